@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The `tessera` binary end to end: version, config sources, errors with suggestions, the
+# kubectl plugin name.
+set -u
+bin=$1
+fail=0
+check() {  # check NAME EXPECTED-SUBSTRING ACTUAL
+  if [[ $3 != *"$2"* ]]; then
+    echo "FAIL $1: expected to find [$2] in:"; echo "$3"; fail=1
+  else
+    echo "ok   $1"
+  fi
+}
+
+out=$("$bin/tessera" version 2>&1); check version "tessera " "$out"
+
+out=$(env TESSERA_LOG_LEVEL=debug "$bin/tessera" config 2>&1)
+check env-source "$(printf 'log.level')" "$out"
+line=$(grep '^log.level ' <<<"$out")
+check env-value "debug" "$line"
+check env-named "env TESSERA_LOG_LEVEL" "$line"
+
+out=$(env TESSERA_LOG_LEVL=debug "$bin/tessera" config 2>&1); rc=$?
+[[ $rc -ne 0 ]] || { echo "FAIL typo exits 0"; fail=1; }
+check typo-suggests "did you mean TESSERA_LOG_LEVEL?" "$out"
+
+out=$("$bin/tessera" confg 2>&1); rc=$?
+[[ $rc -ne 0 ]] || { echo "FAIL unknown command exits 0"; fail=1; }
+check command-suggests 'did you mean "config"?' "$out"
+
+out=$("$bin/tessera" config --for nosuch 2>&1); rc=$?
+[[ $rc -ne 0 ]] || { echo "FAIL unknown --for exits 0"; fail=1; }
+
+[[ -L $bin/kubectl-tessera ]] || { echo "FAIL kubectl-tessera link missing"; fail=1; }
+exit $fail

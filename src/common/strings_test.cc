@@ -1,0 +1,34 @@
+#include "common/strings.h"
+
+#include <gtest/gtest.h>
+
+namespace tessera {
+namespace {
+
+TEST(Strings, SplitAndTrim) {
+  EXPECT_EQ(Split("a,b,,c", ','), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(Split("a,,b", ',', false), (std::vector<std::string>{"a", "", "b"}));
+  EXPECT_EQ(Trim("  x y \n"), "x y");
+}
+
+TEST(Strings, ClosestMatchSuggestsTyposOnly) {
+  std::vector<std::string> keys = {"TESSERA_LOG_LEVEL", "TESSERA_LOG_FORMAT"};
+  EXPECT_EQ(ClosestMatch("TESSERA_LOG_LEVL", keys), "TESSERA_LOG_LEVEL");
+  EXPECT_EQ(ClosestMatch("SOMETHING_ELSE_ENTIRELY", keys), std::nullopt);
+}
+
+TEST(Strings, Base64RoundTrip) {
+  for (std::string s : {"", "a", "ab", "abc", "abcd", "line1\nline2\n"}) {
+    auto decoded = Base64Decode(Base64Encode(s));
+    ASSERT_TRUE(decoded.has_value()) << s;
+    EXPECT_EQ(*decoded, s);
+  }
+  EXPECT_EQ(Base64Encode("hello"), "aGVsbG8=");
+  EXPECT_EQ(Base64Decode("aGVs\nbG8="), "hello");
+  EXPECT_EQ(Base64Decode("aGVsbG8"), std::nullopt);
+  EXPECT_EQ(Base64Decode("a=Vs"), std::nullopt);
+  EXPECT_EQ(Base64Decode("aGV*bG8="), std::nullopt);
+}
+
+}  // namespace
+}  // namespace tessera
