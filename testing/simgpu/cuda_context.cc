@@ -1,0 +1,246 @@
+// Primary and ordinary contexts, the current-context stack, context synchronisation.
+#include "driver_state.h"
+#include "stream_ops.h"
+
+using namespace simgpu;
+
+namespace {
+
+// Creates a context on ordinal `dev`, charging the context's device memory. Needs mu.
+CUresult NewContext(Driver& d, CUdevice dev, unsigned flags, bool primary, Context** out) {
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (dev < 0 || dev >= static_cast<int>(d.visible.size())) return CUDA_ERROR_INVALID_DEVICE;
+  int device = d.visible[dev];
+  if (CUresult r = CheckDevice(d, device); r != CUDA_SUCCESS) return r;
+  {
+    SharedState::Lock lock(*d.state);
+    if (!d.state->Charge(lock, device, d.state->file().ctx_memory)) return CUDA_ERROR_OUT_OF_MEMORY;
+    d.state->CountContext(lock, device, +1);
+  }
+  auto* ctx = new Context();
+  ctx->ordinal = dev;
+  ctx->device = device;
+  ctx->primary = primary;
+  ctx->flags = flags;
+  ctx->legacy.ctx = ctx;
+  ctx->legacy.is_default = true;
+  d.contexts.insert(ctx);
+  *out = ctx;
+  return CUDA_SUCCESS;
+}
+
+CUresult CreateAndPush(CUcontext* pctx, unsigned flags, CUdevice dev) {
+  if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  Context* ctx = nullptr;
+  if (CUresult r = NewContext(d, dev, flags, false, &ctx); r != CUDA_SUCCESS) return r;
+  ContextStack().push_back(CurrentContext());
+  CurrentContext() = ctx;
+  *pctx = reinterpret_cast<CUcontext>(ctx);
+  return CUDA_SUCCESS;
+}
+
+CUresult PrimaryRelease(CUdevice dev, bool reset) {
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (dev < 0 || dev >= static_cast<int>(d.visible.size())) return CUDA_ERROR_INVALID_DEVICE;
+  Driver::PrimaryContext& p = d.primary[dev];
+  if (p.ctx == nullptr) return reset ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+  if (!reset && --p.refs > 0) return CUDA_SUCCESS;
+  DestroyContext(d, p.ctx);
+  p = Driver::PrimaryContext{};
+  return CUDA_SUCCESS;
+}
+
+CUresult SyncContext(Context* ctx_or_null) {
+  Driver& d = TheDriver();
+  uint64_t until = 0;
+  {
+    std::lock_guard<std::mutex> guard(d.mu);
+    Context* ctx = ctx_or_null;
+    if (ctx == nullptr) {
+      if (CUresult r = CurrentCtx(d, &ctx); r != CUDA_SUCCESS) return r;
+    } else if (d.contexts.count(ctx) == 0) {
+      return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    until = ContextDoneAt(*ctx);
+  }
+  WaitUntil(until);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
+  if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (dev < 0 || dev >= static_cast<int>(d.visible.size())) return CUDA_ERROR_INVALID_DEVICE;
+  Driver::PrimaryContext& p = d.primary[dev];
+  if (p.ctx == nullptr) {
+    if (CUresult r = NewContext(d, dev, p.flags, true, &p.ctx); r != CUDA_SUCCESS) return r;
+  }
+  ++p.refs;
+  *pctx = reinterpret_cast<CUcontext>(p.ctx);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+  return PrimaryRelease(dev, false);
+}
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
+  return PrimaryRelease(dev, true);
+}
+
+CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) {
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (dev < 0 || dev >= static_cast<int>(d.visible.size())) return CUDA_ERROR_INVALID_DEVICE;
+  d.primary[dev].flags = flags;
+  if (d.primary[dev].ctx != nullptr) d.primary[dev].ctx->flags = flags;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
+  if (flags == nullptr || active == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (dev < 0 || dev >= static_cast<int>(d.visible.size())) return CUDA_ERROR_INVALID_DEVICE;
+  *flags = d.primary[dev].flags;
+  *active = d.primary[dev].ctx != nullptr ? 1 : 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice dev) {
+  return CreateAndPush(pctx, flags, dev);
+}
+
+CUresult cuCtxCreate_v3(CUcontext* pctx, CUexecAffinityParam* paramsArray, int numParams,
+                        unsigned int flags, CUdevice dev) {
+  if (numParams < 0 || (numParams > 0 && paramsArray == nullptr)) return CUDA_ERROR_INVALID_VALUE;
+  if (numParams > 0) return CUDA_ERROR_NOT_SUPPORTED;  // no execution affinity (MPS) simulated
+  return CreateAndPush(pctx, flags, dev);
+}
+
+CUresult cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags,
+                        CUdevice dev) {
+  if (params != nullptr && (params->numExecAffinityParams > 0 || params->cigParams != nullptr)) {
+    return CUDA_ERROR_NOT_SUPPORTED;  // no execution affinity or CIG simulated
+  }
+  return CreateAndPush(pctx, flags, dev);
+}
+
+CUresult cuCtxDestroy_v2(CUcontext c) {
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  auto* ctx = reinterpret_cast<Context*>(c);
+  if (ctx == nullptr || d.contexts.count(ctx) == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  if (ctx->primary) return CUDA_ERROR_INVALID_CONTEXT;
+  std::vector<Context*>& stack = ContextStack();
+  std::erase(stack, ctx);
+  DestroyContext(d, ctx);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetCurrent(CUcontext c) {
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  auto* ctx = reinterpret_cast<Context*>(c);
+  if (ctx != nullptr && d.contexts.count(ctx) == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  CurrentContext() = ctx;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetCurrent(CUcontext* pctx) {
+  if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  Context* ctx = CurrentContext();
+  *pctx = d.contexts.count(ctx) != 0 ? reinterpret_cast<CUcontext>(ctx) : nullptr;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPushCurrent_v2(CUcontext c) {
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  auto* ctx = reinterpret_cast<Context*>(c);
+  if (ctx == nullptr || d.contexts.count(ctx) == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  ContextStack().push_back(CurrentContext());
+  CurrentContext() = ctx;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPopCurrent_v2(CUcontext* pctx) {
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  Context* ctx = CurrentContext();
+  if (ctx == nullptr || d.contexts.count(ctx) == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  if (pctx != nullptr) *pctx = reinterpret_cast<CUcontext>(ctx);
+  std::vector<Context*>& stack = ContextStack();
+  CurrentContext() = stack.empty() ? nullptr : stack.back();
+  if (!stack.empty()) stack.pop_back();
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetDevice(CUdevice* device) {
+  return cuCtxGetDevice_v2(device, nullptr);
+}
+
+CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext c) {
+  if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  Context* ctx = reinterpret_cast<Context*>(c);
+  if (ctx == nullptr) {
+    if (CUresult r = CurrentCtx(d, &ctx); r != CUDA_SUCCESS) return r;
+  } else if (d.contexts.count(ctx) == 0) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  *device = ctx->ordinal;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSynchronize(void) {
+  return SyncContext(nullptr);
+}
+CUresult cuCtxSynchronize_v2(CUcontext ctx) {
+  return SyncContext(reinterpret_cast<Context*>(ctx));
+}
+
+CUresult cuCtxGetApiVersion(CUcontext c, unsigned int* version) {
+  if (version == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  Context* ctx = reinterpret_cast<Context*>(c);
+  if (ctx == nullptr) {
+    if (CUresult r = CurrentCtx(d, &ctx); r != CUDA_SUCCESS) return r;
+  } else if (d.contexts.count(ctx) == 0) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  *version = 3020;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetFlags(unsigned int* flags) {
+  if (flags == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  Context* ctx = nullptr;
+  if (CUresult r = CurrentCtx(d, &ctx); r != CUDA_SUCCESS) return r;
+  *flags = ctx->flags;
+  return CUDA_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,199 @@
+// Device queries.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "common/strings.h"
+#include "driver_state.h"
+
+using namespace simgpu;
+
+namespace {
+
+// Physical device of ordinal `dev`, checking init and range. Needs mu.
+CUresult Physical(const Driver& d, CUdevice dev, const DeviceState** out) {
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (dev < 0 || dev >= static_cast<int>(d.visible.size())) return CUDA_ERROR_INVALID_DEVICE;
+  *out = &d.state->file().devices[d.visible[dev]];
+  return CUDA_SUCCESS;
+}
+
+CUresult UuidBytes(CUuuid* uuid, CUdevice dev) {
+  if (uuid == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  const DeviceState* s = nullptr;
+  if (CUresult r = Physical(d, dev, &s); r != CUDA_SUCCESS) return r;
+  // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" -> 16 bytes.
+  std::string hex;
+  for (const char* p = s->uuid + 4; *p != '\0'; ++p) {
+    if (*p != '-') hex += *p;
+  }
+  for (int i = 0; i < 16; ++i) {
+    uuid->bytes[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuDeviceGet(CUdevice* device, int ordinal) {
+  if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  const DeviceState* s = nullptr;
+  if (CUresult r = Physical(d, ordinal, &s); r != CUDA_SUCCESS) return r;
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetCount(int* count) {
+  if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  *count = static_cast<int>(d.visible.size());
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
+  if (name == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  const DeviceState* s = nullptr;
+  if (CUresult r = Physical(d, dev, &s); r != CUDA_SUCCESS) return r;
+  snprintf(name, static_cast<size_t>(len), "%s", s->model);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
+  return UuidBytes(uuid, dev);
+}
+CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
+  return UuidBytes(uuid, dev);
+}
+
+CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
+  if (pciBusId == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  const DeviceState* s = nullptr;
+  if (CUresult r = Physical(d, dev, &s); r != CUDA_SUCCESS) return r;
+  snprintf(pciBusId, static_cast<size_t>(len), "0000:%02x:00.0", s->pci_bus);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) {
+  if (dev == nullptr || pciBusId == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  unsigned domain = 0, bus = 0, device = 0, function = 0;
+  if (sscanf(pciBusId, "%x:%x:%x.%x", &domain, &bus, &device, &function) != 4) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  for (size_t i = 0; i < d.visible.size(); ++i) {
+    const DeviceState& s = d.state->file().devices[d.visible[i]];
+    if (domain == 0 && s.pci_bus == bus && device == 0 && function == 0) {
+      *dev = static_cast<CUdevice>(i);
+      return CUDA_SUCCESS;
+    }
+  }
+  return CUDA_ERROR_INVALID_DEVICE;
+}
+
+CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
+  if (pi == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  const DeviceState* s = nullptr;
+  if (CUresult r = Physical(d, dev, &s); r != CUDA_SUCCESS) return r;
+  switch (attrib) {
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+      *pi = 1024;
+      break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
+      *pi = 32;
+      break;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
+      *pi = 1980000;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+      *pi = static_cast<int>(s->sms);
+      break;
+    case CU_DEVICE_ATTRIBUTE_INTEGRATED:
+      *pi = 0;
+      break;
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
+      *pi = static_cast<int>(s->pci_bus);
+      break;
+    case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID:
+      *pi = 0;
+      break;
+    case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID:
+      *pi = 0;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR:
+      *pi = 2048;
+      break;
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
+      *pi = 1;
+      break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+      *pi = 9;
+      break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+      *pi = 0;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
+      *pi = 1;
+      break;
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
+      *pi = 1;
+      break;
+    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+      *pi = 1;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+      *pi = 1;
+      break;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
+  if (bytes == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  const DeviceState* s = nullptr;
+  if (CUresult r = Physical(d, dev, &s); r != CUDA_SUCCESS) return r;
+  *bytes = s->memory_total;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) {
+  if (major == nullptr || minor == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  const DeviceState* s = nullptr;
+  if (CUresult r = Physical(d, dev, &s); r != CUDA_SUCCESS) return r;
+  *major = 9;
+  *minor = 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) {
+  if (pool_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  const DeviceState* s = nullptr;
+  if (CUresult r = Physical(d, dev, &s); r != CUDA_SUCCESS) return r;
+  *pool_out = reinterpret_cast<CUmemoryPool>(d.default_pools[dev].get());
+  return CUDA_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,210 @@
+// Graphs: explicit kernel nodes, stream capture (launches on a capturing stream become kernel
+// nodes), instantiation and launch (every kernel node runs, serially, in the order added).
+// Dependencies between nodes are accepted and, since the nodes run serially, always honoured.
+#include "driver_state.h"
+#include "graph_ops.h"
+#include "launch.h"
+
+using namespace simgpu;
+
+namespace {
+
+CUresult BeginCapture(CUstream h, CUstreamCaptureMode mode, bool per_thread) {
+  if (mode != CU_STREAM_CAPTURE_MODE_GLOBAL && mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+      mode != CU_STREAM_CAPTURE_MODE_RELAXED) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  Stream* s = nullptr;
+  if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+  if (s == &s->ctx->legacy) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  if (s->capture != nullptr) return CUDA_ERROR_ILLEGAL_STATE;
+  s->capture = new Graph();
+  s->capture_invalidated = false;
+  d.graphs.insert(s->capture);
+  return CUDA_SUCCESS;
+}
+
+void DeleteGraph(Driver& d, Graph* g) {
+  for (auto& n : g->nodes) d.nodes.erase(n.get());
+  d.graphs.erase(g);
+  delete g;
+}
+
+CUresult EndCapture(CUstream h, CUgraph* phGraph, bool per_thread) {
+  if (phGraph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  Stream* s = nullptr;
+  if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+  if (s->capture == nullptr) return CUDA_ERROR_ILLEGAL_STATE;
+  Graph* g = s->capture;
+  s->capture = nullptr;
+  if (s->capture_invalidated) {
+    DeleteGraph(d, g);
+    *phGraph = nullptr;
+    return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  }
+  *phGraph = reinterpret_cast<CUgraph>(g);
+  return CUDA_SUCCESS;
+}
+
+CUresult IsCapturing(CUstream h, CUstreamCaptureStatus* status, bool per_thread) {
+  if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  Stream* s = nullptr;
+  if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+  if (s->capture == nullptr) {
+    *status = CU_STREAM_CAPTURE_STATUS_NONE;
+  } else {
+    *status = s->capture_invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                                     : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult LaunchGraph(CUgraphExec hExec, CUstream h, bool per_thread) {
+  Driver& d = TheDriver();
+  std::vector<Function*> kernels;
+  {
+    std::lock_guard<std::mutex> guard(d.mu);
+    if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+    auto* exec = reinterpret_cast<GraphExec*>(hExec);
+    if (d.execs.count(exec) == 0) return CUDA_ERROR_INVALID_HANDLE;
+    kernels = exec->kernels;
+  }
+  const unsigned one[3] = {1, 1, 1};
+  for (Function* f : kernels) {
+    CUresult r = LaunchOne(reinterpret_cast<CUfunction>(f), one, one, h, per_thread);
+    if (r != CUDA_SUCCESS) return r;
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+namespace simgpu {
+
+CUresult AddKernelNode(CUgraphNode* phNode, CUgraph hGraph, const CUgraphNode* deps, size_t numDeps,
+                       CUfunction func) {
+  if (phNode == nullptr || (numDeps > 0 && deps == nullptr)) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  auto* g = reinterpret_cast<Graph*>(hGraph);
+  if (d.graphs.count(g) == 0) return CUDA_ERROR_INVALID_VALUE;
+  auto* f = reinterpret_cast<Function*>(func);
+  if (d.functions.count(f) == 0) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < numDeps; ++i) {
+    if (d.nodes.count(reinterpret_cast<KernelNode*>(deps[i])) == 0) return CUDA_ERROR_INVALID_VALUE;
+  }
+  auto node = std::make_unique<KernelNode>();
+  node->function = f;
+  *phNode = reinterpret_cast<CUgraphNode>(node.get());
+  d.nodes.insert(node.get());
+  g->nodes.push_back(std::move(node));
+  return CUDA_SUCCESS;
+}
+
+}  // namespace simgpu
+
+extern "C" {
+
+CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags) {
+  if (phGraph == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  auto* g = new Graph();
+  d.graphs.insert(g);
+  *phGraph = reinterpret_cast<CUgraph>(g);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphDestroy(CUgraph hGraph) {
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  auto* g = reinterpret_cast<Graph*>(hGraph);
+  if (d.graphs.count(g) == 0) return CUDA_ERROR_INVALID_VALUE;
+  DeleteGraph(d, g);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphAddKernelNode_v2(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                 const CUgraphNode* dependencies, size_t numDependencies,
+                                 const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+  if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return AddKernelNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams->func);
+}
+
+CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) {
+  if (numNodes == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  auto* g = reinterpret_cast<Graph*>(hGraph);
+  if (d.graphs.count(g) == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (nodes != nullptr) {
+    for (size_t i = 0; i < *numNodes && i < g->nodes.size(); ++i) {
+      nodes[i] = reinterpret_cast<CUgraphNode>(g->nodes[i].get());
+    }
+  }
+  *numNodes = g->nodes.size();
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long) {
+  if (phGraphExec == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  auto* g = reinterpret_cast<Graph*>(hGraph);
+  if (d.graphs.count(g) == 0) return CUDA_ERROR_INVALID_VALUE;
+  auto* exec = new GraphExec();
+  for (const auto& n : g->nodes) exec->kernels.push_back(n->function);
+  d.execs.insert(exec);
+  *phGraphExec = reinterpret_cast<CUgraphExec>(exec);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) {
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  auto* exec = reinterpret_cast<GraphExec*>(hGraphExec);
+  if (d.execs.count(exec) == 0) return CUDA_ERROR_INVALID_VALUE;
+  d.execs.erase(exec);
+  delete exec;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphLaunch(CUgraphExec e, CUstream s) {
+  return LaunchGraph(e, s, false);
+}
+CUresult cuGraphLaunch_ptsz(CUgraphExec e, CUstream s) {
+  return LaunchGraph(e, s, true);
+}
+
+CUresult cuStreamBeginCapture_v2(CUstream h, CUstreamCaptureMode mode) {
+  return BeginCapture(h, mode, false);
+}
+CUresult cuStreamBeginCapture_v2_ptsz(CUstream h, CUstreamCaptureMode mode) {
+  return BeginCapture(h, mode, true);
+}
+CUresult cuStreamEndCapture(CUstream h, CUgraph* g) {
+  return EndCapture(h, g, false);
+}
+CUresult cuStreamEndCapture_ptsz(CUstream h, CUgraph* g) {
+  return EndCapture(h, g, true);
+}
+CUresult cuStreamIsCapturing(CUstream h, CUstreamCaptureStatus* st) {
+  return IsCapturing(h, st, false);
+}
+CUresult cuStreamIsCapturing_ptsz(CUstream h, CUstreamCaptureStatus* st) {
+  return IsCapturing(h, st, true);
+}
+
+}  // extern "C"

@@ -1,0 +1,243 @@
+// Streams, events and their synchronisation. An event records when the work queued before it on
+// its stream finishes on the device timeline; waits sleep until then.
+#include <algorithm>
+
+#include "clock.h"
+#include "driver_state.h"
+#include "stream_ops.h"
+
+using namespace simgpu;
+
+namespace {
+
+CUresult NewStream(CUstream* phStream, unsigned flags) {
+  if (phStream == nullptr || (flags & ~1u) != 0) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  Context* ctx = nullptr;
+  if (CUresult r = CurrentCtx(d, &ctx); r != CUDA_SUCCESS) return r;
+  auto* s = new Stream();
+  s->ctx = ctx;
+  s->flags = flags;
+  ctx->streams.insert(s);
+  d.streams.insert(s);
+  *phStream = reinterpret_cast<CUstream>(s);
+  return CUDA_SUCCESS;
+}
+
+CUresult SyncStream(CUstream h, bool per_thread) {
+  Driver& d = TheDriver();
+  uint64_t until = 0;
+  {
+    std::lock_guard<std::mutex> guard(d.mu);
+    Stream* s = nullptr;
+    if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+    if (s->capture != nullptr) {
+      s->capture_invalidated = true;
+      return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    until = SyncPoint(*s);
+  }
+  WaitUntil(until);
+  return CUDA_SUCCESS;
+}
+
+CUresult QueryStream(CUstream h, bool per_thread) {
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  Stream* s = nullptr;
+  if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+  return SyncPoint(*s) <= NowNs() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+CUresult WaitEvent(CUstream h, CUevent e, unsigned flags, bool per_thread) {
+  if (flags != 0 && flags != 1 /* CU_EVENT_WAIT_EXTERNAL */) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  Stream* s = nullptr;
+  if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+  auto* ev = reinterpret_cast<Event*>(e);
+  if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
+  if (ev->recorded) s->not_before_ns = std::max(s->not_before_ns, ev->time_ns);
+  return CUDA_SUCCESS;
+}
+
+CUresult HostFunc(CUstream h, CUhostFn fn, void* data, bool per_thread) {
+  if (fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  uint64_t until = 0;
+  {
+    std::lock_guard<std::mutex> guard(d.mu);
+    Stream* s = nullptr;
+    if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+    if (s->capture != nullptr) {
+      s->capture_invalidated = true;
+      return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    until = StreamDoneAt(*s);
+  }
+  // Runs in stream order, on the calling thread, once the stream's earlier work has finished.
+  WaitUntil(until);
+  fn(data);
+  return CUDA_SUCCESS;
+}
+
+CUresult StreamCtx(CUstream h, CUcontext* pctx, bool per_thread) {
+  if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  Stream* s = nullptr;
+  if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+  *pctx = reinterpret_cast<CUcontext>(s->ctx);
+  return CUDA_SUCCESS;
+}
+
+CUresult RecordEvent(CUevent e, CUstream h, bool per_thread) {
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  Stream* s = nullptr;
+  if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+  auto* ev = reinterpret_cast<Event*>(e);
+  if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
+  if (s->capture != nullptr) return CUDA_SUCCESS;  // event nodes take no device time
+  ev->recorded = true;
+  ev->time_ns = std::max(NowNs(), SyncPoint(*s));
+  return CUDA_SUCCESS;
+}
+
+CUresult Elapsed(float* ms, CUevent start, CUevent end) {
+  if (ms == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  auto* a = reinterpret_cast<Event*>(start);
+  auto* b = reinterpret_cast<Event*>(end);
+  if (d.events.count(a) == 0 || d.events.count(b) == 0) return CUDA_ERROR_INVALID_HANDLE;
+  if (!a->recorded || !b->recorded || ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) != 0) {
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  uint64_t now = NowNs();
+  if (a->time_ns > now || b->time_ns > now) return CUDA_ERROR_NOT_READY;
+  *ms =
+      static_cast<float>((static_cast<double>(b->time_ns) - static_cast<double>(a->time_ns)) / 1e6);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuStreamCreate(CUstream* phStream, unsigned int Flags) {
+  return NewStream(phStream, Flags);
+}
+
+CUresult cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags, int) {
+  return NewStream(phStream, flags);
+}
+
+CUresult cuStreamDestroy_v2(CUstream h) {
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  auto* s = reinterpret_cast<Stream*>(h);
+  if (d.streams.count(s) == 0) return CUDA_ERROR_INVALID_HANDLE;
+  // Work already queued still runs: it is on the device timeline.
+  s->ctx->streams.erase(s);
+  d.streams.erase(s);
+  delete s;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamSynchronize(CUstream h) {
+  return SyncStream(h, false);
+}
+CUresult cuStreamSynchronize_ptsz(CUstream h) {
+  return SyncStream(h, true);
+}
+CUresult cuStreamQuery(CUstream h) {
+  return QueryStream(h, false);
+}
+CUresult cuStreamQuery_ptsz(CUstream h) {
+  return QueryStream(h, true);
+}
+CUresult cuStreamWaitEvent(CUstream h, CUevent e, unsigned int flags) {
+  return WaitEvent(h, e, flags, false);
+}
+CUresult cuStreamWaitEvent_ptsz(CUstream h, CUevent e, unsigned int flags) {
+  return WaitEvent(h, e, flags, true);
+}
+CUresult cuLaunchHostFunc(CUstream h, CUhostFn fn, void* data) {
+  return HostFunc(h, fn, data, false);
+}
+CUresult cuLaunchHostFunc_ptsz(CUstream h, CUhostFn fn, void* data) {
+  return HostFunc(h, fn, data, true);
+}
+CUresult cuStreamGetCtx(CUstream h, CUcontext* pctx) {
+  return StreamCtx(h, pctx, false);
+}
+CUresult cuStreamGetCtx_ptsz(CUstream h, CUcontext* pctx) {
+  return StreamCtx(h, pctx, true);
+}
+
+CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) {
+  if (phEvent == nullptr || (Flags & ~0x7u) != 0) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  Context* ctx = nullptr;
+  if (CUresult r = CurrentCtx(d, &ctx); r != CUDA_SUCCESS) return r;
+  auto* e = new Event();
+  e->flags = Flags;
+  d.events.insert(e);
+  *phEvent = reinterpret_cast<CUevent>(e);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventRecord(CUevent e, CUstream h) {
+  return RecordEvent(e, h, false);
+}
+CUresult cuEventRecord_ptsz(CUevent e, CUstream h) {
+  return RecordEvent(e, h, true);
+}
+
+CUresult cuEventQuery(CUevent e) {
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  auto* ev = reinterpret_cast<Event*>(e);
+  if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
+  return !ev->recorded || ev->time_ns <= NowNs() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+CUresult cuEventSynchronize(CUevent e) {
+  Driver& d = TheDriver();
+  uint64_t until = 0;
+  {
+    std::lock_guard<std::mutex> guard(d.mu);
+    if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+    auto* ev = reinterpret_cast<Event*>(e);
+    if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
+    if (ev->recorded) until = ev->time_ns;
+  }
+  WaitUntil(until);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
+  return Elapsed(ms, start, end);
+}
+CUresult cuEventElapsedTime_v2(float* ms, CUevent start, CUevent end) {
+  return Elapsed(ms, start, end);
+}
+
+CUresult cuEventDestroy_v2(CUevent e) {
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  auto* ev = reinterpret_cast<Event*>(e);
+  if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
+  d.events.erase(ev);
+  delete ev;
+  return CUDA_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,153 @@
+#include "device_spec.h"
+
+#include <cctype>
+#include <charconv>
+
+#include "common/strings.h"
+
+namespace simgpu {
+namespace {
+
+constexpr int kMaxDevices = 16;  // mirrors state_layout.h; checked there with a static_assert
+constexpr size_t kMaxModelLength = 63;
+
+tessera::Result<uint32_t> ParseCount(std::string_view key, std::string_view text, uint32_t min,
+                                     uint32_t max) {
+  uint32_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < min || v > max) {
+    return tessera::InvalidArgument("SIMGPU_DEVICES: " + std::string(key) + "=" +
+                                    std::string(text) + " is not a whole number from " +
+                                    std::to_string(min) + " to " + std::to_string(max));
+  }
+  return v;
+}
+
+tessera::Status CheckModel(std::string_view model) {
+  if (model.empty() || model.size() > kMaxModelLength) {
+    return tessera::InvalidArgument("SIMGPU_DEVICES: model name '" + std::string(model) +
+                                    "' must have 1 to 63 characters");
+  }
+  for (char c : model) {
+    if (!std::isprint(static_cast<unsigned char>(c)) || c == ':' || c == ',' || c == ';' ||
+        c == '"' || c == '\\') {
+      return tessera::InvalidArgument(
+          "SIMGPU_DEVICES: model name '" + std::string(model) +
+          "' may not contain ':', ',', ';', quotes or control characters");
+    }
+  }
+  return tessera::Status::Ok();
+}
+
+}  // namespace
+
+tessera::Result<uint64_t> ParseSize(std::string_view text) {
+  text = tessera::Trim(text);
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  uint64_t number = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + digits, number);
+  std::string unit = tessera::ToLower(text.substr(digits));
+  int shift = -1;
+  if (unit.empty() || unit == "b") shift = 0;
+  if (unit == "k" || unit == "kb" || unit == "kib") shift = 10;
+  if (unit == "m" || unit == "mb" || unit == "mib") shift = 20;
+  if (unit == "g" || unit == "gb" || unit == "gib") shift = 30;
+  if (unit == "t" || unit == "tb" || unit == "tib") shift = 40;
+  if (digits == 0 || ec != std::errc() || end != text.data() + digits || shift < 0) {
+    return tessera::InvalidArgument("size '" + std::string(text) +
+                                    "' is not a number with an optional unit B, KiB, MiB, GiB or "
+                                    "TiB (K/M/G/T and KB/MB/GB/TB mean the same)");
+  }
+  if (shift > 0 && number > (UINT64_MAX >> shift)) {
+    return tessera::InvalidArgument("size '" + std::string(text) + "' is too large");
+  }
+  return number << shift;
+}
+
+std::string DeviceSpec::Canonical() const {
+  std::string out;
+  for (const DeviceModel& d : devices) {
+    out +=
+        "gpu=" + d.model + ":" + std::to_string(d.memory_bytes) + ":" + std::to_string(d.sms) + ";";
+  }
+  out += "ctxmem=" + std::to_string(ctx_memory_bytes);
+  return out;
+}
+
+tessera::Result<DeviceSpec> ParseDeviceSpec(std::string_view text) {
+  DeviceModel uniform{"SimGPU", 16ull << 30, 108};
+  uint32_t count = 1;
+  bool uniform_keys = false;
+  DeviceSpec spec;
+  for (std::string item_text : tessera::Split(text, ';')) {
+    for (const std::string& raw : tessera::Split(item_text, ',')) {
+      std::string_view item = tessera::Trim(raw);
+      if (item.empty()) continue;
+      size_t eq = item.find('=');
+      if (eq == std::string_view::npos) {
+        return tessera::InvalidArgument("SIMGPU_DEVICES: item '" + std::string(item) +
+                                        "' is not KEY=VALUE; keys: count, memory, sms, model, gpu, "
+                                        "ctxmem");
+      }
+      std::string key = tessera::ToLower(tessera::Trim(item.substr(0, eq)));
+      std::string_view value = tessera::Trim(item.substr(eq + 1));
+      if (key == "count") {
+        ASSIGN_OR_RETURN(count, ParseCount(key, value, 1, kMaxDevices));
+        uniform_keys = true;
+      } else if (key == "memory") {
+        auto size = ParseSize(value);
+        if (!size.ok()) return size.status().WithContext("SIMGPU_DEVICES: memory");
+        uniform.memory_bytes = *size;
+        uniform_keys = true;
+      } else if (key == "sms") {
+        ASSIGN_OR_RETURN(uniform.sms, ParseCount(key, value, 1, 100000));
+        uniform_keys = true;
+      } else if (key == "model") {
+        RETURN_IF_ERROR(CheckModel(value));
+        uniform.model = std::string(value);
+        uniform_keys = true;
+      } else if (key == "ctxmem") {
+        auto size = ParseSize(value);
+        if (!size.ok()) return size.status().WithContext("SIMGPU_DEVICES: ctxmem");
+        spec.ctx_memory_bytes = *size;
+      } else if (key == "gpu") {
+        std::vector<std::string> parts = tessera::Split(value, ':', false);
+        if (parts.size() != 3) {
+          return tessera::InvalidArgument("SIMGPU_DEVICES: gpu=" + std::string(value) +
+                                          " is not gpu=MODEL:MEMORY:SMS (e.g. "
+                                          "gpu=SimGPU-H200:141GiB:132)");
+        }
+        DeviceModel d;
+        RETURN_IF_ERROR(CheckModel(parts[0]));
+        d.model = parts[0];
+        auto size = ParseSize(parts[1]);
+        if (!size.ok())
+          return size.status().WithContext("SIMGPU_DEVICES: gpu=" + std::string(value));
+        d.memory_bytes = *size;
+        ASSIGN_OR_RETURN(d.sms, ParseCount("gpu SMS", parts[2], 1, 100000));
+        spec.devices.push_back(d);
+      } else {
+        return tessera::InvalidArgument("SIMGPU_DEVICES: unknown key '" + key +
+                                        "'; keys: count, memory, sms, model, gpu, ctxmem");
+      }
+    }
+  }
+  if (!spec.devices.empty() && uniform_keys) {
+    return tessera::InvalidArgument(
+        "SIMGPU_DEVICES: use either gpu=MODEL:MEMORY:SMS items or count/memory/sms/model, not "
+        "both");
+  }
+  if (spec.devices.size() > static_cast<size_t>(kMaxDevices)) {
+    return tessera::InvalidArgument("SIMGPU_DEVICES: at most 16 gpu= items are allowed");
+  }
+  if (spec.devices.empty()) spec.devices.assign(count, uniform);
+  for (const DeviceModel& d : spec.devices) {
+    if (d.memory_bytes < (2ull << 20)) {
+      return tessera::InvalidArgument("SIMGPU_DEVICES: device memory must be at least 2MiB");
+    }
+  }
+  return spec;
+}
+
+}  // namespace simgpu

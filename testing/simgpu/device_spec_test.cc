@@ -1,0 +1,79 @@
+#include "device_spec.h"
+
+#include <gtest/gtest.h>
+
+namespace simgpu {
+namespace {
+
+TEST(SimgpuDeviceSpec, DefaultsToOneSixteenGiBDevice) {
+  auto spec = ParseDeviceSpec("");
+  ASSERT_TRUE(spec.ok());
+  ASSERT_EQ(spec->devices.size(), 1u);
+  EXPECT_EQ(spec->devices[0].model, "SimGPU");
+  EXPECT_EQ(spec->devices[0].memory_bytes, 16ull << 30);
+  EXPECT_EQ(spec->devices[0].sms, 108u);
+  EXPECT_EQ(spec->ctx_memory_bytes, 0u);
+}
+
+TEST(SimgpuDeviceSpec, UniformForm) {
+  auto spec = ParseDeviceSpec("count=2,memory=24GiB,sms=82,model=SimGPU-3090,ctxmem=300MiB");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_EQ(spec->devices.size(), 2u);
+  EXPECT_EQ(spec->devices[1].model, "SimGPU-3090");
+  EXPECT_EQ(spec->devices[1].memory_bytes, 24ull << 30);
+  EXPECT_EQ(spec->ctx_memory_bytes, 300ull << 20);
+}
+
+TEST(SimgpuDeviceSpec, MixedForm) {
+  auto spec = ParseDeviceSpec("gpu=SimGPU-3090:24268MiB:82;gpu=SimGPU-H200:141GiB:132;ctxmem=1G");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_EQ(spec->devices.size(), 2u);
+  EXPECT_EQ(spec->devices[0].memory_bytes, 24268ull << 20);
+  EXPECT_EQ(spec->devices[1].model, "SimGPU-H200");
+  EXPECT_EQ(spec->devices[1].sms, 132u);
+  EXPECT_EQ(spec->ctx_memory_bytes, 1ull << 30);
+  EXPECT_EQ(spec->Canonical(),
+            "gpu=SimGPU-3090:25446842368:82;gpu=SimGPU-H200:151397597184:132;ctxmem=1073741824");
+}
+
+TEST(SimgpuDeviceSpec, EqualMachinesHaveEqualCanonicalText) {
+  auto a = ParseDeviceSpec("count=2,memory=16384MiB");
+  auto b = ParseDeviceSpec("gpu=SimGPU:16GiB:108;gpu=SimGPU:17179869184:108");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->Canonical(), b->Canonical());
+}
+
+TEST(SimgpuDeviceSpec, ErrorsNameTheProblem) {
+  struct Case {
+    const char* text;
+    const char* message_part;
+  } cases[] = {
+      {"count=0", "count=0 is not a whole number from 1 to 16"},
+      {"count=17", "from 1 to 16"},
+      {"memory=lots", "is not a number with an optional unit"},
+      {"memory=1MiB", "at least 2MiB"},
+      {"colour=blue", "unknown key 'colour'"},
+      {"count", "is not KEY=VALUE"},
+      {"gpu=A:1GiB", "is not gpu=MODEL:MEMORY:SMS"},
+      {"gpu=A:1GiB:8,count=2", "not both"},
+      {"model=a:b", "may not contain"},
+  };
+  for (const Case& c : cases) {
+    auto spec = ParseDeviceSpec(c.text);
+    ASSERT_FALSE(spec.ok()) << c.text;
+    EXPECT_NE(spec.status().message().find(c.message_part), std::string::npos)
+        << c.text << ": " << spec.status().message();
+  }
+}
+
+TEST(SimgpuDeviceSpec, Sizes) {
+  EXPECT_EQ(*ParseSize("512"), 512u);
+  EXPECT_EQ(*ParseSize("2k"), 2048u);
+  EXPECT_EQ(*ParseSize("3MB"), 3ull << 20);
+  EXPECT_EQ(*ParseSize("1TiB"), 1ull << 40);
+  EXPECT_FALSE(ParseSize("99999999999T").ok());
+  EXPECT_FALSE(ParseSize("-1").ok());
+}
+
+}  // namespace
+}  // namespace simgpu

@@ -1,0 +1,154 @@
+#include "driver_state.h"
+
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "clock.h"
+
+namespace simgpu {
+namespace {
+
+Driver* g_driver = nullptr;
+
+void PrepareFork() {
+  g_driver->mu.lock();
+}
+void ParentAfterFork() {
+  g_driver->mu.unlock();
+}
+void ChildAfterFork() {
+  // The child gets a new, uninitialised driver; the parent's objects stay with the parent (the
+  // copies are leaked on purpose: they describe the parent's contexts).
+  g_driver = new Driver();
+  CurrentContext() = nullptr;
+  ContextStack().clear();
+  SharedState::Forget();  // the child's cuInit reads its own environment
+}
+
+// A process that exits normally gives its device memory back at once, as with the real driver;
+// one that is killed is swept by the next process that looks (shared_state.h).
+struct ReleaseAtExit {
+  ~ReleaseAtExit() {
+    if (g_driver == nullptr || g_driver->state == nullptr) return;
+    SharedState::Lock lock(*g_driver->state);
+    g_driver->state->ReleaseSelf(lock);
+  }
+} g_release_at_exit;
+
+}  // namespace
+
+Driver& TheDriver() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_driver = new Driver();
+    pthread_atfork(PrepareFork, ParentAfterFork, ChildAfterFork);
+  });
+  return *g_driver;
+}
+
+std::vector<Context*>& ContextStack() {
+  thread_local std::vector<Context*> stack;
+  return stack;
+}
+
+Context*& CurrentContext() {
+  thread_local Context* current = nullptr;
+  return current;
+}
+
+CUresult CheckInit(const Driver& d) {
+  return d.initialized ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+CUresult CurrentCtx(const Driver& d, Context** out) {
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  Context* c = CurrentContext();
+  if (c == nullptr || d.contexts.count(c) == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  *out = c;
+  return CUDA_SUCCESS;
+}
+
+CUresult ResolveStream(Driver& d, CUstream handle, bool per_thread, Stream** out) {
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (handle == nullptr) handle = per_thread ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+  if (handle == CU_STREAM_LEGACY || handle == CU_STREAM_PER_THREAD) {
+    Context* ctx = nullptr;
+    if (CUresult r = CurrentCtx(d, &ctx); r != CUDA_SUCCESS) return r;
+    if (handle == CU_STREAM_LEGACY) {
+      *out = &ctx->legacy;
+      return CUDA_SUCCESS;
+    }
+    std::unique_ptr<Stream>& s = ctx->per_thread[gettid()];
+    if (!s) {
+      s = std::make_unique<Stream>();
+      s->ctx = ctx;
+      s->is_default = true;
+    }
+    *out = s.get();
+    return CUDA_SUCCESS;
+  }
+  Stream* s = reinterpret_cast<Stream*>(handle);
+  if (d.streams.count(s) == 0) return CUDA_ERROR_INVALID_HANDLE;
+  *out = s;
+  return CUDA_SUCCESS;
+}
+
+void WaitUntil(uint64_t t) {
+  if (t > NowNs()) SleepUntilNs(t);
+}
+
+uint64_t RoundUpToGranule(uint64_t bytes) {
+  return (bytes + kGranule - 1) / kGranule * kGranule;
+}
+
+CUresult CheckDevice(Driver& d, int device) {
+  SharedState::Lock lock(*d.state);
+  return d.state->file().devices[device].removed ? CUDA_ERROR_DEVICE_UNAVAILABLE : CUDA_SUCCESS;
+}
+
+void FreeAllocation(Driver& d, std::map<uint64_t, Allocation>::iterator it) {
+  Allocation& a = it->second;
+  {
+    SharedState::Lock lock(*d.state);
+    d.state->Uncharge(lock, a.device, a.charged);
+  }
+  if (a.host != nullptr) {
+    munmap(a.host, a.charged);
+  } else {
+    d.address_space.Free(it->first, a.charged);
+  }
+  d.allocations.erase(it);
+}
+
+void DestroyContext(Driver& d, Context* ctx) {
+  for (auto it = d.allocations.begin(); it != d.allocations.end();) {
+    auto next = std::next(it);
+    if (it->second.ctx == ctx) FreeAllocation(d, it);
+    it = next;
+  }
+  for (Stream* s : ctx->streams) {
+    d.streams.erase(s);
+    delete s;
+  }
+  for (auto it = d.modules.begin(); it != d.modules.end();) {
+    Module* m = *it;
+    if (m->ctx != ctx) {
+      ++it;
+      continue;
+    }
+    for (auto& [name, f] : m->functions) d.functions.erase(f.get());
+    delete m;
+    it = d.modules.erase(it);
+  }
+  {
+    SharedState::Lock lock(*d.state);
+    d.state->Uncharge(lock, ctx->device, d.state->file().ctx_memory);
+    d.state->CountContext(lock, ctx->device, -1);
+  }
+  d.contexts.erase(ctx);
+  if (CurrentContext() == ctx) CurrentContext() = nullptr;
+  delete ctx;
+}
+
+}  // namespace simgpu

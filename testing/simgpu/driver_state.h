@@ -1,0 +1,184 @@
+// The driver's per-process state: visible devices, contexts, streams, events, modules, functions,
+// allocations, graphs, pools and VMM handles. Device-wide state (memory, the kernel timeline) lives
+// in the shared state file (shared_state.h); this is what a real driver keeps inside the process.
+//
+// Thread-safety: everything below is guarded by Driver::mu, except the current-context stack,
+// which is thread-local. Never sleep while holding mu; take the shared state lock only inside mu
+// (lock order: Driver::mu, then SharedState::Lock).
+//
+// Handles given to the program (CUcontext, CUstream, ...) are pointers to these objects; every call
+// checks them against the live sets, so a stale or forged handle gives CUDA_ERROR_INVALID_HANDLE /
+// CUDA_ERROR_INVALID_CONTEXT instead of a crash.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "abi/cuda_driver.h"
+#include "address_space.h"
+#include "shared_state.h"
+
+namespace simgpu {
+
+inline constexpr size_t kMaxPendingPerStream = 1024;
+inline constexpr uint64_t kDefaultKernelNs = 10'000;
+
+struct Context;
+struct Graph;
+
+struct Stream {
+  Context* ctx = nullptr;
+  unsigned flags = 0;  // CU_STREAM_NON_BLOCKING = 1
+  bool is_default = false;
+  uint64_t last_end_ns = 0;           // when the work queued so far has finished
+  uint64_t not_before_ns = 0;         // from cuStreamWaitEvent
+  std::deque<uint64_t> pending_ends;  // ends of queued launches (bounded)
+  Graph* capture = nullptr;           // non-null while capturing
+  bool capture_invalidated = false;
+};
+
+struct Context {
+  int ordinal = 0;  // CUdevice, as the program numbers them
+  int device = 0;   // physical index in the state file
+  bool primary = false;
+  unsigned flags = 0;
+  Stream legacy;
+  std::set<Stream*> streams;                            // created streams
+  std::map<pid_t, std::unique_ptr<Stream>> per_thread;  // per-thread default streams by tid
+};
+
+struct Function {
+  std::string name;
+  uint64_t duration_ns = kDefaultKernelNs;
+  Context* ctx = nullptr;
+};
+
+struct Module {
+  Context* ctx = nullptr;
+  std::map<std::string, std::unique_ptr<Function>> functions;
+};
+
+struct Allocation {
+  int device = 0;
+  uint64_t size = 0;     // as requested
+  uint64_t charged = 0;  // rounded to the granule
+  Context* ctx = nullptr;
+  void* host = nullptr;  // managed memory: host mapping of `charged` bytes
+};
+
+struct Event {
+  unsigned flags = 0;  // CU_EVENT_DISABLE_TIMING = 2
+  bool recorded = false;
+  uint64_t time_ns = 0;
+};
+
+struct KernelNode {
+  Function* function = nullptr;
+};
+
+struct Graph {
+  std::vector<std::unique_ptr<KernelNode>> nodes;
+};
+
+struct GraphExec {
+  std::vector<Function*> kernels;
+};
+
+struct Pool {
+  int ordinal = 0;
+  bool is_default = false;
+};
+
+// A cuMemCreate handle. Its memory is freed when it is released and no longer mapped.
+struct PhysicalMemory {
+  int device = 0;
+  uint64_t size = 0;
+  bool charged = false;
+  bool released = false;
+  int mappings = 0;
+};
+
+struct Mapping {
+  uint64_t size = 0;
+  PhysicalMemory* memory = nullptr;
+};
+
+struct ArrayAlloc {
+  int device = 0;
+  uint64_t charged = 0;
+};
+
+struct Driver {
+  std::mutex mu;
+  bool initialized = false;
+  SharedState* state = nullptr;
+  std::vector<int> visible;  // ordinal -> physical device index (CUDA_VISIBLE_DEVICES)
+
+  struct PrimaryContext {
+    Context* ctx = nullptr;
+    int refs = 0;
+    unsigned flags = 0;
+  };
+  std::vector<PrimaryContext> primary;               // by ordinal
+  std::vector<std::unique_ptr<Pool>> default_pools;  // by ordinal
+
+  std::set<Context*> contexts;
+  std::set<Stream*> streams;
+  std::set<Event*> events;
+  std::set<Module*> modules;
+  std::set<Function*> functions;
+  std::set<Graph*> graphs;
+  std::set<KernelNode*> nodes;
+  std::set<GraphExec*> execs;
+  std::set<Pool*> pools;
+  std::set<PhysicalMemory*> physical;
+  std::set<ArrayAlloc*> arrays;
+  std::map<uint64_t, Allocation> allocations;  // by base address
+  std::map<uint64_t, uint64_t> reservations;   // VMM reserved ranges: base -> size
+  std::map<uint64_t, Mapping> mappings;        // VMM mapped ranges: base -> mapping
+  AddressSpace address_space;
+  std::map<int, int> pid_stat;  // physical device -> this process's PID table entry
+};
+
+// The process's driver. After fork() the child starts with a fresh, uninitialised driver (as if it
+// had never called cuInit): the parent's contexts and memory are the parent's.
+Driver& TheDriver();
+
+// The calling thread's current context (top of its context stack), or nullptr.
+Context*& CurrentContext();
+std::vector<Context*>& ContextStack();
+
+// Checks that cuInit succeeded; CUDA_ERROR_NOT_INITIALIZED otherwise. Needs mu.
+CUresult CheckInit(const Driver& d);
+
+// The current context, checked for being alive: CUDA_ERROR_INVALID_CONTEXT when there is none.
+CUresult CurrentCtx(const Driver& d, Context** out);
+
+// The stream a handle means: 0 is the legacy default stream (the per-thread one when
+// `per_thread`), CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are explicit. Needs mu.
+CUresult ResolveStream(Driver& d, CUstream handle, bool per_thread, Stream** out);
+
+// Blocks the calling thread until CLOCK_MONOTONIC reaches `t` (no-op when already past).
+void WaitUntil(uint64_t t);
+
+// Destroys a context: its streams, modules and allocations go with it. Needs mu.
+void DestroyContext(Driver& d, Context* ctx);
+
+// Frees an allocation found in d.allocations. Needs mu.
+void FreeAllocation(Driver& d, std::map<uint64_t, Allocation>::iterator it);
+
+// Sweeps dead processes and checks that the device is still on the bus (CUDA_SUCCESS), or says why
+// not (CUDA_ERROR_DEVICE_UNAVAILABLE). Needs mu.
+CUresult CheckDevice(Driver& d, int device);
+
+uint64_t RoundUpToGranule(uint64_t bytes);
+
+}  // namespace simgpu

@@ -1,0 +1,32 @@
+// NVML's per-process state: the init count and one device handle per physical device. NVML sees
+// every device of the machine in its physical order (CUDA_VISIBLE_DEVICES is ignored, as by real
+// NVML). A removed device (`simgpu remove`) keeps its index and count; its handle cannot be
+// obtained and every query on an old handle returns NVML_ERROR_GPU_IS_LOST.
+//
+// Thread-safety: all functions are safe from any thread (the init count is guarded by a mutex;
+// the handles are constant).
+#pragma once
+
+#include "abi/nvml.h"
+#include "shared_state.h"
+
+namespace simgpu {
+
+struct NvmlDevice {
+  int index;
+};
+
+// The attached state, or nullptr when NVML is not initialised.
+SharedState* NvmlState();
+
+// The device a handle names: NVML_ERROR_UNINITIALIZED, NVML_ERROR_INVALID_ARGUMENT (bad handle),
+// NVML_ERROR_GPU_IS_LOST (removed) or NVML_SUCCESS with *state and *index set.
+nvmlReturn_t NvmlResolve(nvmlDevice_t device, SharedState** state, int* index);
+
+// The handle of physical device `index` (no checks).
+nvmlDevice_t NvmlHandle(int index);
+
+nvmlReturn_t NvmlInit();
+nvmlReturn_t NvmlShutdown();
+
+}  // namespace simgpu

@@ -1,0 +1,342 @@
+#include "shared_state.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+#include "clock.h"
+
+namespace simgpu {
+namespace {
+
+static_assert(kMaxDevices == 16, "device_spec.cc assumes 16 devices at most");
+
+uint64_t Fnv1a(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  // splitmix64 finaliser: spreads small input differences over all bits.
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  return h ^ (h >> 31);
+}
+
+void InitDevice(DeviceState& dev, const DeviceModel& model, int index, const std::string& seed) {
+  snprintf(dev.model, sizeof(dev.model), "%s", model.model.c_str());
+  uint64_t a = Fnv1a(seed + "#" + std::to_string(index));
+  uint64_t b = Fnv1a(std::to_string(index) + "#" + seed);
+  snprintf(dev.uuid, sizeof(dev.uuid), "GPU-%08x-%04x-%04x-%04x-%012llx",
+           static_cast<unsigned>(a >> 32), static_cast<unsigned>((a >> 16) & 0xffff),
+           static_cast<unsigned>(a & 0xffff), static_cast<unsigned>(b >> 48),
+           static_cast<unsigned long long>(b & 0xffffffffffffull));
+  dev.pci_bus = 0x10 + 8 * static_cast<uint32_t>(index);
+  snprintf(dev.pci_bus_id, sizeof(dev.pci_bus_id), "00000000:%02X:00.0", dev.pci_bus);
+  dev.memory_total = model.memory_bytes;
+  dev.sms = model.sms;
+}
+
+tessera::Status MakeDirectories(const std::string& path) {
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos != path.size() && path[pos] != '/') continue;
+    std::string prefix = path.substr(0, pos);
+    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      return tessera::ErrnoStatus("create state directory", prefix, errno);
+    }
+  }
+  return tessera::Status::Ok();
+}
+
+// Writes a complete state file under a temporary name and links it into place, so no process ever
+// sees a half-initialised file. Returns OK also when another process won the race.
+tessera::Status CreateStateFile(const std::string& directory, const std::string& path,
+                                const DeviceSpec& spec) {
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  int fd = open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) return tessera::ErrnoStatus("create state file", tmp, errno);
+  fchmod(fd, 0666);  // shared by every user of the directory, whatever the umask
+  if (ftruncate(fd, sizeof(StateFile)) != 0) {
+    int err = errno;
+    close(fd);
+    unlink(tmp.c_str());
+    return tessera::ErrnoStatus("size state file", tmp, err);
+  }
+  void* map = mmap(nullptr, sizeof(StateFile), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) {
+    unlink(tmp.c_str());
+    return tessera::ErrnoStatus("map state file", tmp, errno);
+  }
+  auto* f = static_cast<StateFile*>(map);
+  f->layout_version = kLayoutVersion;
+  f->device_count = static_cast<uint32_t>(spec.devices.size());
+  f->file_size = sizeof(StateFile);
+  f->ctx_memory = spec.ctx_memory_bytes;
+  std::string canonical = spec.Canonical();
+  snprintf(f->spec, sizeof(f->spec), "%s", canonical.c_str());
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+  pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+  pthread_mutex_init(&f->mutex, &attr);
+  pthread_mutexattr_destroy(&attr);
+  for (size_t i = 0; i < spec.devices.size(); ++i) {
+    InitDevice(f->devices[i], spec.devices[i], static_cast<int>(i), directory + "|" + canonical);
+  }
+  f->magic = kStateMagic;
+  munmap(map, sizeof(StateFile));
+  int rc = link(tmp.c_str(), path.c_str());
+  int err = errno;
+  unlink(tmp.c_str());
+  if (rc != 0 && err != EEXIST) return tessera::ErrnoStatus("publish state file", path, err);
+  return tessera::Status::Ok();
+}
+
+}  // namespace
+
+uint64_t ProcessStartTime(int pid) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[1024];
+  ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char* p = strrchr(buf, ')');
+  if (p == nullptr) return 0;
+  // Fields after the command: state is field 3, starttime is field 22.
+  int field = 2;
+  for (; *p != '\0' && field < 22; ++p) {
+    if (*p == ' ') ++field;
+  }
+  return strtoull(p, nullptr, 10);
+}
+
+bool ProcessAlive(int pid, uint64_t start_time) {
+  if (kill(pid, 0) != 0 && errno == ESRCH) return false;
+  if (start_time == 0) return true;
+  uint64_t now_start = ProcessStartTime(pid);
+  return now_start == 0 || now_start == start_time;
+}
+
+std::string SharedState::DefaultDirectory() {
+  const char* dir = getenv("SIMGPU_STATE");
+  if (dir != nullptr && dir[0] != '\0') return dir;
+  return "/dev/shm/simgpu-" + std::to_string(getuid());
+}
+
+namespace {
+std::mutex g_attach_mu;
+SharedState* g_attached = nullptr;          // guarded by g_attach_mu
+tessera::Status* g_attach_error = nullptr;  // guarded by g_attach_mu
+}  // namespace
+
+tessera::Result<SharedState*> SharedState::Attach() {
+  std::lock_guard<std::mutex> guard(g_attach_mu);
+  if (g_attached != nullptr) return g_attached;
+  if (g_attach_error != nullptr) return *g_attach_error;
+  const char* text = getenv("SIMGPU_DEVICES");
+  bool given = text != nullptr && text[0] != '\0';
+  tessera::Result<DeviceSpec> spec = ParseDeviceSpec(given ? text : "");
+  tessera::Result<SharedState*> opened = spec.ok() ? Open(DefaultDirectory(), *spec, given)
+                                                   : tessera::Result<SharedState*>(spec.status());
+  if (!opened.ok()) {
+    g_attach_error = new tessera::Status(opened.status());
+    return opened.status();
+  }
+  g_attached = *opened;
+  return g_attached;
+}
+
+void SharedState::Forget() {
+  // Called in a child right after fork(): no other thread exists, so the mutex is re-created.
+  new (&g_attach_mu) std::mutex();
+  g_attached = nullptr;  // the old mapping stays: the parent's objects may still point into it
+  g_attach_error = nullptr;
+}
+
+tessera::Result<SharedState*> SharedState::Open(const std::string& directory,
+                                                const DeviceSpec& spec, bool spec_given) {
+  RETURN_IF_ERROR(MakeDirectories(directory));
+  std::string path = directory + "/state";
+  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) {
+    RETURN_IF_ERROR(CreateStateFile(directory, path, spec));
+    fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  }
+  if (fd < 0) return tessera::ErrnoStatus("open state file", path, errno);
+  struct stat st;
+  if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != sizeof(StateFile)) {
+    close(fd);
+    return tessera::FailedPrecondition(
+        "simgpu state file " + path + " has another size than this simgpu's layout (version " +
+        std::to_string(kLayoutVersion) + "); run `simgpu reset` (or remove the directory)");
+  }
+  void* map = mmap(nullptr, sizeof(StateFile), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) return tessera::ErrnoStatus("map state file", path, errno);
+  auto* f = static_cast<StateFile*>(map);
+  if (f->magic != kStateMagic || f->layout_version != kLayoutVersion ||
+      f->file_size != sizeof(StateFile)) {
+    munmap(map, sizeof(StateFile));
+    return tessera::FailedPrecondition("simgpu state file " + path +
+                                       " is not a state file of layout version " +
+                                       std::to_string(kLayoutVersion) + "; run `simgpu reset`");
+  }
+  if (spec_given && spec.Canonical() != std::string(f->spec, strnlen(f->spec, sizeof(f->spec)))) {
+    std::string existing(f->spec, strnlen(f->spec, sizeof(f->spec)));
+    munmap(map, sizeof(StateFile));
+    return tessera::FailedPrecondition(
+        "simgpu state in " + directory + " simulates '" + existing +
+        "' but SIMGPU_DEVICES asks for '" + spec.Canonical() +
+        "'; use another SIMGPU_STATE directory or run `simgpu reset` first");
+  }
+  return new SharedState(directory, f);
+}
+
+SharedState::Lock::Lock(SharedState& state) : state_(state) {
+  int rc = pthread_mutex_lock(&state_.file_->mutex);
+  if (rc == EOWNERDEAD) {
+    pthread_mutex_consistent(&state_.file_->mutex);
+    state_.Repair();
+  }
+}
+
+SharedState::Lock::~Lock() {
+  pthread_mutex_unlock(&state_.file_->mutex);
+}
+
+void SharedState::Repair() {
+  // The previous holder died mid-update: rebuild the memory totals from the process slots.
+  for (uint32_t d = 0; d < file_->device_count; ++d) {
+    uint64_t used = 0;
+    for (const ProcessSlot& p : file_->processes) {
+      if (p.pid != 0) used += p.used_bytes[d];
+    }
+    DeviceState& dev = file_->devices[d];
+    dev.used_bytes = used;
+    if (dev.peak_used_bytes < used) dev.peak_used_bytes = used;
+    if (dev.segment_count > kSegmentCapacity) dev.segment_count = 0;
+  }
+}
+
+void SharedState::Sweep(const Lock&, SweepMode mode) {
+  uint64_t now = NowNs();
+  if (mode == SweepMode::kRateLimited && now - file_->last_sweep_ns < 1'000'000) return;
+  file_->last_sweep_ns = now;
+  bool full = mode == SweepMode::kFull;
+  uint32_t end = std::min<uint32_t>(file_->process_slots_end, kMaxProcesses);
+  for (uint32_t i = 0; i < end; ++i) {
+    ProcessSlot& p = file_->processes[i];
+    if (p.pid == 0 || ProcessAlive(p.pid, full ? p.start_time : 0)) continue;
+    for (uint32_t d = 0; d < file_->device_count; ++d) {
+      DeviceState& dev = file_->devices[d];
+      dev.used_bytes -= std::min(dev.used_bytes, p.used_bytes[d]);
+    }
+    p = ProcessSlot{};
+  }
+}
+
+void SharedState::ReleaseSelf(const Lock& lock) {
+  ProcessSlot* self = Self(lock);
+  if (self == nullptr) return;
+  for (uint32_t d = 0; d < file_->device_count; ++d) {
+    DeviceState& dev = file_->devices[d];
+    dev.used_bytes -= std::min(dev.used_bytes, self->used_bytes[d]);
+  }
+  *self = ProcessSlot{};
+}
+
+ProcessSlot* SharedState::Self(const Lock&) {
+  // Guarded by the state mutex, which also excludes this process's other threads.
+  static int cached_pid = 0;
+  static int cached_index = -1;
+  int pid = getpid();
+  if (cached_pid == pid && file_->processes[cached_index].pid == pid) {
+    return &file_->processes[cached_index];
+  }
+  uint64_t start = ProcessStartTime(pid);
+  int free_index = -1;
+  int end = std::min<int>(static_cast<int>(file_->process_slots_end) + 1, kMaxProcesses);
+  for (int i = 0; i < end; ++i) {
+    ProcessSlot& p = file_->processes[i];
+    if (p.pid == pid && p.start_time == start) {
+      free_index = i;
+      break;
+    }
+    if (p.pid == pid) p = ProcessSlot{};  // a dead process that had our PID: nothing of it is left
+    if (p.pid == 0 && free_index < 0) free_index = i;
+  }
+  if (free_index < 0) return nullptr;
+  ProcessSlot& slot = file_->processes[free_index];
+  if (static_cast<uint32_t>(free_index) >= file_->process_slots_end) {
+    file_->process_slots_end = free_index + 1;
+  }
+  if (slot.pid != pid) {
+    slot = ProcessSlot{};
+    slot.pid = pid;
+    slot.start_time = start;
+  }
+  cached_pid = pid;
+  cached_index = free_index;
+  return &slot;
+}
+
+bool SharedState::Charge(const Lock& lock, int dev, uint64_t bytes) {
+  Sweep(lock, SweepMode::kRateLimited);
+  DeviceState& d = file_->devices[dev];
+  if (d.memory_total - d.used_bytes < bytes) {
+    Sweep(lock, SweepMode::kFull);
+    if (d.memory_total - d.used_bytes < bytes) return false;
+  }
+  ProcessSlot* self = Self(lock);
+  if (self == nullptr) return false;
+  self->used_bytes[dev] += bytes;
+  d.used_bytes += bytes;
+  if (d.used_bytes > d.peak_used_bytes) d.peak_used_bytes = d.used_bytes;
+  return true;
+}
+
+void SharedState::Uncharge(const Lock& lock, int dev, uint64_t bytes) {
+  ProcessSlot* self = Self(lock);
+  DeviceState& d = file_->devices[dev];
+  if (self != nullptr) {
+    uint64_t mine = std::min(self->used_bytes[dev], bytes);
+    self->used_bytes[dev] -= mine;
+    d.used_bytes -= std::min(d.used_bytes, mine);
+  }
+}
+
+void SharedState::CountContext(const Lock& lock, int dev, int delta) {
+  ProcessSlot* self = Self(lock);
+  if (self == nullptr) return;
+  if (delta > 0) self->contexts[dev] += delta;
+  if (delta < 0 && self->contexts[dev] > 0) --self->contexts[dev];
+}
+
+void SharedState::PostXid(const Lock&, int dev, uint32_t xid) {
+  uint64_t seq = __atomic_load_n(&file_->xid_seq, __ATOMIC_RELAXED) + 1;
+  file_->xids[seq % kXidCapacity] = XidEvent{seq, static_cast<uint32_t>(dev), xid, NowNs()};
+  __atomic_store_n(&file_->xid_seq, seq, __ATOMIC_RELEASE);
+}
+
+uint64_t SharedState::XidSequence() const {
+  return __atomic_load_n(&file_->xid_seq, __ATOMIC_ACQUIRE);
+}
+
+}  // namespace simgpu

@@ -1,0 +1,102 @@
+// SharedState: this process's view of the simulated machine, the mmap'ed state file in the state
+// directory (SIMGPU_STATE, default /dev/shm/simgpu-<uid>), created by the first process that uses
+// the directory. See state_layout.h for the layout and docs/simgpu.md for the rules.
+//
+// Thread-safety: Attach() is safe from any thread (it opens the file once per process). Every
+// other method needs a SharedState::Lock held by the calling thread; the lock is the robust
+// process-shared mutex in the file, so a process killed while holding it never blocks the others.
+//
+//   SharedState* s = ...;            // from Attach()
+//   SharedState::Lock lock(*s);
+//   s->Sweep(lock, /*full=*/false);
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+#include "device_spec.h"
+#include "state_layout.h"
+
+namespace simgpu {
+
+class SharedState {
+ public:
+  // Holds the state mutex for its lifetime; repairs the totals when the previous holder died.
+  class Lock {
+   public:
+    explicit Lock(SharedState& state);
+    ~Lock();
+    Lock(const Lock&) = delete;
+    Lock& operator=(const Lock&) = delete;
+
+   private:
+    SharedState& state_;
+  };
+
+  // The process-wide state, opened (and created if the directory has none) on first use. Fails
+  // when SIMGPU_DEVICES is malformed, when SIMGPU_DEVICES is set and differs from the machine the
+  // existing state simulates, or when the file has another layout. The result is remembered until
+  // Forget(). The returned object lives until the process exits.
+  static tessera::Result<SharedState*> Attach();
+
+  // Makes the next Attach() read the environment again (a forked child's fresh driver).
+  static void Forget();
+
+  // Opens (creating if needed) the state in `directory` for `spec`; `spec_given` says whether the
+  // caller insists on that spec (otherwise an existing state is used whatever it simulates).
+  static tessera::Result<SharedState*> Open(const std::string& directory, const DeviceSpec& spec,
+                                            bool spec_given);
+
+  // SIMGPU_STATE, or /dev/shm/simgpu-<uid>.
+  static std::string DefaultDirectory();
+
+  StateFile& file() { return *file_; }
+  const std::string& directory() const { return directory_; }
+  int device_count() const { return static_cast<int>(file_->device_count); }
+
+  enum class SweepMode {
+    kRateLimited,  // kill(pid, 0) on every slot, at most once a millisecond (allocation paths)
+    kQuick,        // kill(pid, 0) on every slot, now
+    kFull,         // also compares process start times, against PID reuse
+  };
+  // Frees the memory of processes that have exited.
+  void Sweep(const Lock& lock, SweepMode mode);
+
+  // Frees everything this process holds and gives up its slot (at exit).
+  void ReleaseSelf(const Lock& lock);
+
+  // This process's slot, added when missing. nullptr when all slots are taken.
+  ProcessSlot* Self(const Lock& lock);
+
+  // Charges `bytes` of device `dev` to this process. Returns false (charging nothing) when the
+  // device does not have them free, after a full sweep.
+  bool Charge(const Lock& lock, int dev, uint64_t bytes);
+  void Uncharge(const Lock& lock, int dev, uint64_t bytes);
+
+  // Counts a context of this process on `dev` (delta +1 or -1) for NVML's process list.
+  void CountContext(const Lock& lock, int dev, int delta);
+
+  // Appends an Xid event for device `dev` (also used when a device is removed).
+  void PostXid(const Lock& lock, int dev, uint32_t xid);
+
+  // Number of Xid events ever posted (read without the lock).
+  uint64_t XidSequence() const;
+
+ private:
+  SharedState(std::string directory, StateFile* file)
+      : directory_(std::move(directory)), file_(file) {}
+  void Repair();
+
+  const std::string directory_;
+  StateFile* const file_;
+};
+
+// Clock ticks since boot at which process `pid` started (field 22 of /proc/<pid>/stat); 0 when the
+// process does not exist.
+uint64_t ProcessStartTime(int pid);
+
+// Whether `pid` still runs and is the process that started at `start_time` (0: do not check).
+bool ProcessAlive(int pid, uint64_t start_time);
+
+}  // namespace simgpu

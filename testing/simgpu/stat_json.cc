@@ -1,0 +1,42 @@
+#include "stat_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include "clock.h"
+#include "timeline.h"
+
+namespace simgpu {
+
+std::string StatJson(SharedState& state) {
+  nlohmann::json devices = nlohmann::json::array();
+  SharedState::Lock lock(state);
+  state.Sweep(lock, SharedState::SweepMode::kFull);
+  uint64_t now = NowNs();
+  for (int i = 0; i < state.device_count(); ++i) {
+    DeviceState& d = state.file().devices[i];
+    Settle(d, now);
+    nlohmann::json by_pid = nlohmann::json::object();
+    for (int k = 0; k < kMaxPidStats; ++k) {
+      if (d.pids[k].pid == 0) continue;
+      by_pid[std::to_string(d.pids[k].pid)] = PidBusyNs(d, k, now);
+    }
+    uint64_t busy_last_second = BusyInWindow(d, now, 1'000'000'000ull);
+    devices.push_back({
+        {"index", i},
+        {"uuid", d.uuid},
+        {"model", d.model},
+        {"pci_bus_id", d.pci_bus_id},
+        {"sms", d.sms},
+        {"removed", d.removed != 0},
+        {"memory_total", d.memory_total},
+        {"used_bytes", d.used_bytes},
+        {"peak_used_bytes", d.peak_used_bytes},
+        {"busy_ns", BusyNs(d, now)},
+        {"busy_ns_by_pid", by_pid},
+        {"utilization_gpu", std::min<uint64_t>(100, busy_last_second / 10'000'000)},
+    });
+  }
+  return nlohmann::json{{"devices", devices}}.dump();
+}
+
+}  // namespace simgpu

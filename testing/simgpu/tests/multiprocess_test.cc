@@ -1,0 +1,227 @@
+// simgpu across processes: one device timeline shared by all, dead processes' memory released,
+// fork, CUDA_VISIBLE_DEVICES, and a state created for another machine.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <time.h>
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "abi/cuda_driver.h"
+#include "clock.h"
+#include "sim_test_env.h"
+
+namespace simgpu::testing {
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kGiB = 1ull << 30;
+
+// Initialises the driver and makes device `ordinal`'s primary context current. 0 on success.
+int UseDevice(int ordinal) {
+  CUcontext ctx = nullptr;
+  if (cuInit(0) != CUDA_SUCCESS) return 10;
+  if (cuDevicePrimaryCtxRetain(&ctx, ordinal) != CUDA_SUCCESS) return 11;
+  if (cuCtxSetCurrent(ctx) != CUDA_SUCCESS) return 12;
+  return 0;
+}
+
+// Launches `kernel` back to back for `seconds`, synchronising every 4 launches.
+int Saturate(const char* kernel, double seconds) {
+  if (int rc = UseDevice(0); rc != 0) return rc;
+  CUmodule mod = nullptr;
+  CUfunction f = nullptr;
+  if (cuModuleLoadData(&mod, "image") != CUDA_SUCCESS) return 13;
+  if (cuModuleGetFunction(&f, mod, kernel) != CUDA_SUCCESS) return 14;
+  uint64_t end = NowNs() + static_cast<uint64_t>(seconds * 1e9);
+  while (NowNs() < end) {
+    for (int i = 0; i < 4; ++i) {
+      if (cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr) != CUDA_SUCCESS) {
+        return 15;
+      }
+    }
+    if (cuCtxSynchronize() != CUDA_SUCCESS) return 16;
+  }
+  return 0;
+}
+
+TEST(SimgpuTimeline, TwoSaturatingProcessesShareTheDeviceEvenly) {
+  PrivateState state("count=1");
+  uint64_t start = NowNs();
+  pid_t a = Spawn([] { return Saturate("busy_500us", 1.5); });
+  pid_t b = Spawn([] { return Saturate("busy_500us", 1.5); });
+
+  // Sampled while they run, busy time never runs ahead of the wall clock.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  uint64_t t1 = NowNs();
+  uint64_t busy1 = state.Stat()["devices"][0]["busy_ns"];
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  uint64_t busy2 = state.Stat()["devices"][0]["busy_ns"];
+  uint64_t t2 = NowNs();
+  EXPECT_LE(busy2 - busy1, t2 - t1);
+  EXPECT_GE(busy2 - busy1, (t2 - t1) / 2);  // both keep it busy (loose: CI machines are loaded)
+
+  ASSERT_EQ(Wait(a), 0);
+  ASSERT_EQ(Wait(b), 0);
+  uint64_t wall = NowNs() - start;
+  nlohmann::json dev = state.Stat()["devices"][0];
+  uint64_t busy = dev["busy_ns"];
+  uint64_t busy_a = dev["busy_ns_by_pid"][std::to_string(a)];
+  uint64_t busy_b = dev["busy_ns_by_pid"][std::to_string(b)];
+  EXPECT_LE(busy, wall);
+  EXPECT_EQ(busy_a + busy_b, busy);
+  double share_a = static_cast<double>(busy_a) / static_cast<double>(busy);
+  EXPECT_NEAR(share_a, 0.5, 0.08) << "busy_a=" << busy_a << " busy_b=" << busy_b;
+}
+
+TEST(SimgpuTimeline, QueuedWorkIsNotCountedBeforeItRuns) {
+  PrivateState state("count=1");
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t child = Spawn([&] {
+    if (int rc = UseDevice(0); rc != 0) return rc;
+    CUmodule mod = nullptr;
+    CUfunction f = nullptr;
+    cuModuleLoadData(&mod, "image");
+    cuModuleGetFunction(&f, mod, "busy_400000us");
+    cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr);  // 400 ms queued
+    char c = 'x';
+    if (write(fds[1], &c, 1) != 1) return 20;
+    return cuCtxSynchronize() == CUDA_SUCCESS ? 0 : 21;
+  });
+  char c;
+  ASSERT_EQ(read(fds[0], &c, 1), 1);
+  uint64_t t0 = NowNs();
+  uint64_t busy0 = state.Stat()["devices"][0]["busy_ns"];
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  uint64_t busy1 = state.Stat()["devices"][0]["busy_ns"];
+  uint64_t t1 = NowNs();
+  EXPECT_LE(busy0, t0);  // never more than what has elapsed
+  EXPECT_LE(busy1 - busy0, t1 - t0 + 1'000'000);
+  EXPECT_LT(busy1, 400'000'000u);
+  ASSERT_EQ(Wait(child), 0);
+  EXPECT_EQ(state.Stat()["devices"][0]["busy_ns"], 400'000'000u);
+  close(fds[0]);
+  close(fds[1]);
+}
+
+TEST(SimgpuMemory, KilledProcessMemoryIsReleased) {
+  PrivateState state("count=1,memory=4GiB");
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t holder = Spawn([&] {
+    if (int rc = UseDevice(0); rc != 0) return rc;
+    CUdeviceptr p = 0;
+    if (cuMemAlloc(&p, 3 * kGiB) != CUDA_SUCCESS) return 30;
+    char c = 'x';
+    if (write(fds[1], &c, 1) != 1) return 31;
+    pause();
+    return 0;
+  });
+  ChildGuard guard(holder);
+  char c;
+  ASSERT_EQ(read(fds[0], &c, 1), 1);
+  EXPECT_EQ(state.Stat()["devices"][0]["used_bytes"], 3 * kGiB);
+  kill(holder, SIGKILL);
+  EXPECT_EQ(guard.Reap(), 128 + SIGKILL);
+  // Another process can have the whole device at once: the allocation sweeps the dead holder.
+  pid_t taker = Spawn([] {
+    if (int rc = UseDevice(0); rc != 0) return rc;
+    CUdeviceptr p = 0;
+    return cuMemAlloc(&p, 4 * kGiB) == CUDA_SUCCESS ? 0 : 32;
+  });
+  EXPECT_EQ(Wait(taker), 0);
+  nlohmann::json dev = state.Stat()["devices"][0];
+  EXPECT_EQ(dev["used_bytes"], 0u);
+  EXPECT_EQ(dev["peak_used_bytes"], 4 * kGiB);
+  close(fds[0]);
+  close(fds[1]);
+}
+
+TEST(SimgpuMemory, ForkedChildHasItsOwnDriverAndMemory) {
+  PrivateState state("count=1,memory=4GiB");
+  ASSERT_EQ(UseDevice(0), 0);
+  CUdeviceptr p = 0;
+  ASSERT_EQ(cuMemAlloc(&p, 100 * kMiB), CUDA_SUCCESS);
+  pid_t child = Spawn([] {
+    CUcontext ctx = nullptr;
+    // The parent's context is not the child's.
+    if (cuCtxGetCurrent(&ctx) != CUDA_ERROR_NOT_INITIALIZED) return 40;
+    if (int rc = UseDevice(0); rc != 0) return rc;
+    CUdeviceptr q = 0;
+    if (cuMemAlloc(&q, 200 * kMiB) != CUDA_SUCCESS) return 41;
+    size_t free_bytes = 0, total = 0;
+    cuMemGetInfo(&free_bytes, &total);
+    return free_bytes == 4 * kGiB - 100 * kMiB - 200 * kMiB ? 0 : 42;
+  });
+  EXPECT_EQ(Wait(child), 0);
+  size_t free_bytes = 0, total = 0;
+  ASSERT_EQ(cuMemGetInfo(&free_bytes, &total), CUDA_SUCCESS);
+  EXPECT_EQ(free_bytes, 4 * kGiB - 100 * kMiB);  // the exited child's memory is back
+  ASSERT_EQ(cuMemFree(p), CUDA_SUCCESS);
+  ASSERT_EQ(cuDevicePrimaryCtxReset(0), CUDA_SUCCESS);
+}
+
+// Runs in a child: cuInit under `cvd` and the names of the devices it sees, comma separated.
+std::string VisibleNames(const char* cvd) {
+  int fds[2];
+  if (pipe(fds) != 0) return "pipe failed";
+  pid_t child = Spawn([&] {
+    if (cvd == nullptr) {
+      unsetenv("CUDA_VISIBLE_DEVICES");
+    } else {
+      setenv("CUDA_VISIBLE_DEVICES", cvd, 1);
+    }
+    std::string out;
+    CUresult r = cuInit(0);
+    if (r != CUDA_SUCCESS) {
+      out = "error " + std::to_string(r);
+    } else {
+      int n = 0;
+      cuDeviceGetCount(&n);
+      for (int i = 0; i < n; ++i) {
+        char name[64];
+        cuDeviceGetName(name, sizeof(name), i);
+        out += (i ? "," : "") + std::string(name);
+      }
+    }
+    return write(fds[1], out.data(), out.size()) == static_cast<ssize_t>(out.size()) ? 0 : 1;
+  });
+  close(fds[1]);
+  std::string result;
+  char buf[256];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof(buf))) > 0) result.append(buf, n);
+  close(fds[0]);
+  Wait(child);
+  return result;
+}
+
+TEST(SimgpuVisibleDevices, IndexesAndUuidsInTheGivenOrder) {
+  PrivateState state("gpu=A:1GiB:10;gpu=B:2GiB:20;gpu=C:3GiB:30");
+  std::string uuid_b = state.Stat()["devices"][1]["uuid"];
+  EXPECT_EQ(VisibleNames(nullptr), "A,B,C");
+  EXPECT_EQ(VisibleNames("2,0"), "C,A");
+  EXPECT_EQ(VisibleNames(uuid_b.c_str()), "B");
+  EXPECT_EQ(VisibleNames((uuid_b.substr(0, 12) + ",0").c_str()), "B,A");  // unique prefix
+  EXPECT_EQ(VisibleNames("1,7,0"), "B");  // enumeration stops at an invalid entry
+  EXPECT_EQ(VisibleNames("1,1"), "B");    // and at a repeated one
+  EXPECT_EQ(VisibleNames(""), "error " + std::to_string(CUDA_ERROR_NO_DEVICE));
+  EXPECT_EQ(VisibleNames("GPU-nonexistent"), "error " + std::to_string(CUDA_ERROR_NO_DEVICE));
+}
+
+TEST(SimgpuState, ADifferentMachineSpecFailsCuInit) {
+  PrivateState state("count=2,memory=8GiB");
+  EXPECT_EQ(state.Stat()["devices"].size(), 2u);
+  pid_t child = Spawn([] {
+    setenv("SIMGPU_DEVICES", "count=1,memory=8GiB", 1);
+    return cuInit(0) == CUDA_ERROR_OPERATING_SYSTEM ? 0 : 1;
+  });
+  EXPECT_EQ(Wait(child), 0);
+  pid_t same = Spawn([] { return cuInit(0) == CUDA_SUCCESS ? 0 : 1; });
+  EXPECT_EQ(Wait(same), 0);
+}
+
+}  // namespace
+}  // namespace simgpu::testing

@@ -1,0 +1,93 @@
+// Helpers for simgpu's GoogleTest programs: a private state directory per test, child processes
+// that run a function and exit, and reading the state the way `simgpu stat` does.
+// Thread-compatible: used from the test's main thread.
+#pragma once
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "shared_state.h"
+#include "stat_json.h"
+
+namespace simgpu::testing {
+
+// Creates a fresh state directory, points SIMGPU_STATE at it and sets SIMGPU_DEVICES; removes the
+// directory when destroyed.
+class PrivateState {
+ public:
+  explicit PrivateState(const std::string& devices) {
+    char tmpl[] = "/tmp/simgpu-gtest-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    setenv("SIMGPU_STATE", dir_.c_str(), 1);
+    setenv("SIMGPU_DEVICES", devices.c_str(), 1);
+  }
+  ~PrivateState() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  const std::string& dir() const { return dir_; }
+
+  // The state as `simgpu stat` reports it (opened once, without insisting on a spec).
+  nlohmann::json Stat() {
+    if (state_ == nullptr) {
+      auto spec = ParseDeviceSpec(getenv("SIMGPU_DEVICES"));
+      auto state = SharedState::Open(dir_, *spec, false);
+      if (!state.ok()) return nlohmann::json{{"error", state.status().message()}};
+      state_ = *state;
+    }
+    return nlohmann::json::parse(StatJson(*state_));
+  }
+
+ private:
+  std::string dir_;
+  SharedState* state_ = nullptr;  // mapped for the rest of the test program
+};
+
+// Forks a child that runs `body` and exits with its return value (before any CUDA call in the
+// parent, or after: the child's driver starts uninitialised either way).
+inline pid_t Spawn(const std::function<int()>& body) {
+  pid_t pid = fork();
+  if (pid == 0) _exit(body());
+  return pid;
+}
+
+// Kills and reaps a child when it goes out of scope (a failed assertion must not leave it).
+class ChildGuard {
+ public:
+  explicit ChildGuard(pid_t pid) : pid_(pid) {}
+  ~ChildGuard() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  // Waits for the child (see Wait below); the guard then leaves it alone.
+  int Reap();
+  ChildGuard(const ChildGuard&) = delete;
+  ChildGuard& operator=(const ChildGuard&) = delete;
+
+ private:
+  pid_t pid_;
+};
+
+// Waits for `pid`; its exit status, or 128 + signal.
+inline int Wait(pid_t pid) {
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+inline int ChildGuard::Reap() {
+  int status = Wait(pid_);
+  pid_ = 0;
+  return status;
+}
+
+}  // namespace simgpu::testing
