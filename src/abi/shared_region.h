@@ -1,0 +1,74 @@
+/* The shared region: one memory-mapped file per container, shared by every process of the
+ * container that loads libtessera-cuda.so, and read by the node agent's metrics exporter.
+ *
+ * Location: `region=` in the limits file, else CUDA_DEVICE_MEMORY_SHARED_CACHE, else
+ * TESSERA_REGION_DEFAULT_PATH. The file is created by the first process (mode 0666, so processes
+ * of other users in the container share it) and sized to sizeof(struct tessera_region).
+ *
+ * Versioning: `magic` and `version` identify the layout. A reader must check both and refuse any
+ * other version; a change to any field's meaning or place bumps TESSERA_REGION_VERSION. Fields are
+ * naturally aligned fixed-width integers, little-endian, x86-64 / aarch64 layout; the test
+ * src/hook/tests/region_layout_test.cc pins sizes and offsets.
+ *
+ * Thread-safety: every field below `lock` is written only with `lock` held (a robust,
+ * process-shared pthread mutex: a process that dies holding it hands the next locker EOWNERDEAD,
+ * and that locker recomputes each device's used_bytes from the slots before it continues).
+ * Readers that do not take the lock (the metrics exporter) may see a value that is a few
+ * allocations old, never a torn 64-bit value. `last_sweep_ns` is updated with atomic operations. */
+#ifndef TESSERA_ABI_SHARED_REGION_H_
+#define TESSERA_ABI_SHARED_REGION_H_
+
+#include <pthread.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TESSERA_REGION_MAGIC 0x3147455241535354ULL /* "TSSAREG1" read as little-endian bytes */
+#define TESSERA_REGION_VERSION 1u
+#define TESSERA_REGION_MAX_DEVICES 16
+#define TESSERA_REGION_MAX_SLOTS 1024
+#define TESSERA_REGION_DEFAULT_PATH "/tmp/tessera-cuda.region"
+
+/* One device as the container sees it (index = container device index). */
+struct tessera_region_device {
+  uint64_t limit_bytes;   /* memory limit last registered by a process (0 = none) */
+  uint64_t used_bytes;    /* sum of slots[].used_bytes[index] of live slots */
+  uint64_t peak_bytes;    /* highest used_bytes seen since the region was created */
+  uint64_t context_bytes; /* device memory one context costs, as measured (0 = not measured) */
+  uint32_t cores_percent; /* compute limit (0 = none); used by the compute limiter */
+  uint32_t reserved0;
+  uint64_t reserved[11]; /* zero; room for later fields without moving the slots */
+};
+
+/* One process. pid 0 = free slot. */
+struct tessera_region_slot {
+  int32_t pid;         /* PID as the container sees it */
+  uint32_t reserved0;  /* zero */
+  uint64_t start_time; /* field 22 of /proc/<pid>/stat (clock ticks after boot): tells PID reuse */
+  uint64_t used_bytes[TESSERA_REGION_MAX_DEVICES]; /* this process's charge per device */
+};
+
+struct tessera_region {
+  uint64_t magic;         /* TESSERA_REGION_MAGIC once initialised */
+  uint32_t version;       /* TESSERA_REGION_VERSION */
+  uint32_t header_size;   /* offsetof(struct tessera_region, slots) */
+  uint64_t total_size;    /* sizeof(struct tessera_region) */
+  uint32_t device_count;  /* TESSERA_REGION_MAX_DEVICES */
+  uint32_t slot_count;    /* TESSERA_REGION_MAX_SLOTS */
+  uint64_t last_sweep_ns; /* CLOCK_MONOTONIC time of the last dead-process sweep (atomic) */
+  uint64_t reserved[3];
+  union {
+    pthread_mutex_t mutex; /* robust, process-shared */
+    unsigned char bytes[64];
+  } lock;
+  struct tessera_region_device devices[TESSERA_REGION_MAX_DEVICES];
+  struct tessera_region_slot slots[TESSERA_REGION_MAX_SLOTS];
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TESSERA_ABI_SHARED_REGION_H_ */

@@ -1,0 +1,129 @@
+#include "os.h"
+
+#include "alloc_map.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+struct entry {
+  uint64_t key;
+  uint64_t bytes;
+  uint64_t context;
+  int32_t kind; /* 0 = empty, -1 = deleted */
+  int32_t device;
+};
+
+static pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct entry* g_table;
+static size_t g_capacity; /* power of two */
+static size_t g_live;
+static size_t g_used; /* live + deleted */
+
+static size_t hash(int kind, uint64_t key) {
+  uint64_t h = key * 0x9E3779B97F4A7C15ull ^ (uint64_t)kind * 0xC2B2AE3D27D4EB4Full;
+  return (size_t)(h ^ (h >> 29));
+}
+
+static struct entry* find(int kind, uint64_t key) {
+  if (g_table == NULL) return NULL;
+  size_t mask = g_capacity - 1;
+  for (size_t i = hash(kind, key) & mask, n = 0; n < g_capacity; i = (i + 1) & mask, ++n) {
+    struct entry* e = &g_table[i];
+    if (e->kind == 0) return NULL;
+    if (e->kind == kind && e->key == key) return e;
+  }
+  return NULL;
+}
+
+static int grow(void) {
+  size_t capacity = g_capacity ? g_capacity : 256;
+  if (g_live * 2 >= capacity) capacity *= 2; /* otherwise: same size, drops deleted entries */
+  struct entry* table = calloc(capacity, sizeof(*table));
+  if (table == NULL) return -1;
+  size_t mask = capacity - 1;
+  for (size_t i = 0; i < g_capacity; ++i) {
+    struct entry* e = &g_table[i];
+    if (e->kind <= 0) continue;
+    size_t j = hash(e->kind, e->key) & mask;
+    while (table[j].kind != 0) j = (j + 1) & mask;
+    table[j] = *e;
+  }
+  free(g_table);
+  g_table = table;
+  g_capacity = capacity;
+  g_used = g_live;
+  return 0;
+}
+
+int alloc_map_put(int kind, uint64_t key, int device, uint64_t bytes, uint64_t context) {
+  pthread_mutex_lock(&g_mutex);
+  struct entry* e = find(kind, key);
+  if (e == NULL) {
+    if ((g_used + 1) * 4 > g_capacity * 3 && grow() != 0) {
+      pthread_mutex_unlock(&g_mutex);
+      return -1;
+    }
+    size_t mask = g_capacity - 1;
+    size_t i = hash(kind, key) & mask;
+    while (g_table[i].kind > 0) i = (i + 1) & mask;
+    e = &g_table[i];
+    if (e->kind == 0) ++g_used;
+    ++g_live;
+  }
+  e->kind = kind;
+  e->key = key;
+  e->device = device;
+  e->bytes = bytes;
+  e->context = context;
+  pthread_mutex_unlock(&g_mutex);
+  return 0;
+}
+
+int alloc_map_take(int kind, uint64_t key, int* device, uint64_t* bytes, uint64_t* context) {
+  pthread_mutex_lock(&g_mutex);
+  struct entry* e = find(kind, key);
+  if (e == NULL) {
+    pthread_mutex_unlock(&g_mutex);
+    return -1;
+  }
+  *device = e->device;
+  *bytes = e->bytes;
+  if (context != NULL) *context = e->context;
+  e->kind = -1;
+  --g_live;
+  pthread_mutex_unlock(&g_mutex);
+  return 0;
+}
+
+int alloc_map_take_context(uint64_t context, uint64_t* bytes_per_device, int devices) {
+  int removed = 0;
+  pthread_mutex_lock(&g_mutex);
+  for (size_t i = 0; i < g_capacity && context != 0; ++i) {
+    struct entry* e = &g_table[i];
+    if (e->kind <= 0 || e->context != context) continue;
+    if (e->device >= 0 && e->device < devices) bytes_per_device[e->device] += e->bytes;
+    e->kind = -1;
+    --g_live;
+    ++removed;
+  }
+  pthread_mutex_unlock(&g_mutex);
+  return removed;
+}
+
+int alloc_map_contains(int kind, uint64_t key) {
+  pthread_mutex_lock(&g_mutex);
+  int found = find(kind, key) != NULL;
+  pthread_mutex_unlock(&g_mutex);
+  return found;
+}
+
+void alloc_map_reset_in_child(void) {
+  /* Another thread of the parent may have held the mutex or been mid-update at fork(): start over
+   * with a fresh mutex and table (the old table is left behind, not freed: it may be torn). */
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  g_mutex = fresh;
+  g_table = NULL;
+  g_capacity = 0;
+  g_live = 0;
+  g_used = 0;
+}

@@ -1,0 +1,40 @@
+/* What this process allocated through the library: (kind, handle) -> (device index, charged
+ * bytes, owning context). A free finds its charge here; a free of a handle that is not here
+ * (allocated before the library was loaded, or by another path) passes through without touching the
+ * shared region.
+ *
+ * An open-addressing hash table that grows as needed (calloc). Thread-safety: every function takes
+ * the table's process-local mutex. After fork() the child calls alloc_map_reset_in_child() (its
+ * allocations belong to the parent). */
+#ifndef TESSERA_HOOK_ALLOC_MAP_H_
+#define TESSERA_HOOK_ALLOC_MAP_H_
+
+#include <stdint.h>
+
+enum alloc_kind {
+  ALLOC_POINTER = 1, /* cuMemAlloc*, managed, async, pools: the device pointer */
+  ALLOC_ARRAY,       /* CUarray */
+  ALLOC_MIPMAP,      /* CUmipmappedArray */
+  ALLOC_HANDLE,      /* cuMemCreate's CUmemGenericAllocationHandle */
+  ALLOC_CONTEXT,     /* cuCtxCreate's CUcontext */
+  ALLOC_PRIMARY      /* a device's primary context, keyed by CUdevice */
+};
+
+/* Records an allocation; returns -1 when memory for the table ran out. An existing entry with
+ * the same key is replaced (the driver reused a handle whose free the library did not see).
+ * `context` is the context whose destruction frees the allocation (0: none, e.g. cuMemCreate). */
+int alloc_map_put(int kind, uint64_t key, int device, uint64_t bytes, uint64_t context);
+
+/* Removes and returns an allocation; returns -1 when the key is unknown. `context` may be NULL. */
+int alloc_map_take(int kind, uint64_t key, int* device, uint64_t* bytes, uint64_t* context);
+
+/* Removes every allocation owned by `context` (the driver freed them with it) and adds their
+ * bytes to bytes_per_device[device index]. Returns how many it removed. */
+int alloc_map_take_context(uint64_t context, uint64_t* bytes_per_device, int devices);
+
+/* Returns 1 when the key is recorded, without removing it. */
+int alloc_map_contains(int kind, uint64_t key);
+
+void alloc_map_reset_in_child(void);
+
+#endif /* TESSERA_HOOK_ALLOC_MAP_H_ */

@@ -1,0 +1,116 @@
+#include "os.h"
+
+#include "charge.h"
+
+#include "alloc_map.h"
+#include "log.h"
+#include "real.h"
+#include "region.h"
+#include "state.h"
+
+int charge_failed_mode(void) {
+  return hook_state_init() == HOOK_FAILED;
+}
+
+CUresult charge_reserve(CUdevice dev, uint64_t bytes, int round, struct charge* c) {
+  c->active = 0;
+  c->index = -1;
+  c->bytes = 0;
+  c->context = 0;
+  int mode = hook_state_init();
+  if (mode == HOOK_FAILED) return CUDA_ERROR_NOT_INITIALIZED;
+  if (mode == HOOK_INACTIVE) return CUDA_SUCCESS;
+  int index = hook_device_index(dev);
+  if (index < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  uint64_t charged = round ? hook_round_up(bytes, hook_granularity(dev)) : bytes;
+  uint64_t limit = hook_limits()->memory[index];
+  if (region_charge(index, charged, limit) != 0) {
+    HOOK_LOG(HOOK_LOG_INFO,
+             "refused %llu bytes on device %d: %llu of the limit %llu bytes are in use",
+             (unsigned long long)charged, index, (unsigned long long)region_used(index),
+             (unsigned long long)limit);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  c->active = 1;
+  c->index = index;
+  c->bytes = charged;
+  return CUDA_SUCCESS;
+}
+
+CUresult charge_reserve_current(uint64_t bytes, int round, struct charge* c) {
+  c->active = 0;
+  c->context = 0;
+  int mode = hook_state_init();
+  if (mode == HOOK_FAILED) return CUDA_ERROR_NOT_INITIALIZED;
+  if (mode == HOOK_INACTIVE) return CUDA_SUCCESS;
+  CUdevice dev;
+  CUcontext ctx;
+  if (hook_current_context(&ctx, &dev) != 0) return CUDA_SUCCESS; /* the driver fails it */
+  CUresult rc = charge_reserve(dev, bytes, round, c);
+  c->context = (uint64_t)(uintptr_t)ctx;
+  return rc;
+}
+
+void charge_release_context(uint64_t context) {
+  if (context == 0 || hook_state_init() != HOOK_ACTIVE) return;
+  uint64_t bytes[TESSERA_MAX_DEVICES] = {0};
+  if (alloc_map_take_context(context, bytes, TESSERA_MAX_DEVICES) == 0) return;
+  for (int i = 0; i < TESSERA_MAX_DEVICES; ++i) {
+    if (bytes[i] == 0) continue;
+    HOOK_LOG(HOOK_LOG_INFO, "context gone: released %llu bytes of its allocations on device %d",
+             (unsigned long long)bytes[i], i);
+    region_uncharge(i, bytes[i]);
+  }
+}
+
+CUresult charge_grow(struct charge* c, uint64_t extra) {
+  if (!c->active || extra == 0) return CUDA_SUCCESS;
+  if (region_charge(c->index, extra, hook_limits()->memory[c->index]) != 0) {
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  c->bytes += extra;
+  return CUDA_SUCCESS;
+}
+
+void charge_shrink(struct charge* c, uint64_t less) {
+  if (!c->active) return;
+  if (less > c->bytes) less = c->bytes;
+  region_uncharge(c->index, less);
+  c->bytes -= less;
+}
+
+CUresult charge_finish(CUresult rc, struct charge* c, int kind, uint64_t key) {
+  if (!c->active) return rc;
+  if (rc != CUDA_SUCCESS) {
+    region_uncharge(c->index, c->bytes);
+  } else if (alloc_map_put(kind, key, c->index, c->bytes, c->context) != 0) {
+    HOOK_LOG(HOOK_LOG_WARN,
+             "out of host memory for the allocation table: %llu bytes on device "
+             "%d stay charged until exit",
+             (unsigned long long)c->bytes, c->index);
+  }
+  return rc;
+}
+
+int charge_take(int kind, uint64_t key, struct charge* c) {
+  c->active = 0;
+  if (hook_state_init() != HOOK_ACTIVE) return 0;
+  int device;
+  uint64_t bytes, context;
+  if (alloc_map_take(kind, key, &device, &bytes, &context) != 0) return 0; /* not ours */
+  c->active = 1;
+  c->index = device;
+  c->bytes = bytes;
+  c->context = context;
+  return 1;
+}
+
+CUresult charge_release(CUresult rc, struct charge* c, int kind, uint64_t key) {
+  if (!c->active) return rc;
+  if (rc == CUDA_SUCCESS) {
+    region_uncharge(c->index, c->bytes);
+  } else {
+    alloc_map_put(kind, key, c->index, c->bytes, c->context);
+  }
+  return rc;
+}

@@ -1,0 +1,47 @@
+/* The limits of this container, read once per process: from the read-only limits file
+ * (/var/run/tessera/limits, format in abi/limits_format.h) when it exists, then the environment
+ * cannot change them; else from the file named by TESSERA_LIMITS_FILE; else from the
+ * HAMi-compatible environment (CUDA_DEVICE_MEMORY_LIMIT[_<i>], CUDA_DEVICE_SM_LIMIT[_<i>],
+ * TESSERA_CORE_MODE, CUDA_DEVICE_MEMORY_SHARED_CACHE).
+ *
+ * A malformed value never means "no limit": hook_limits.error is set with a message that names the
+ * source, the value and what is allowed, and the library then fails every CUDA call.
+ *
+ * Thread-safety: plain functions over caller-owned structs; no global state. */
+#ifndef TESSERA_HOOK_LIMITS_H_
+#define TESSERA_HOOK_LIMITS_H_
+
+#include <stdint.h>
+
+#include "abi/limits_format.h"
+
+enum hook_core_mode { HOOK_CORE_HARD = 0, HOOK_CORE_ELASTIC = 1 };
+
+struct hook_limits {
+  int active; /* some limit is configured: the library accounts and enforces */
+  int error;  /* malformed configuration: every CUDA call fails */
+  char message[512];
+  char source[300]; /* where the limits came from, for log lines */
+  int from_file;
+  uint64_t memory[TESSERA_MAX_DEVICES]; /* bytes; 0 = no limit */
+  int cores[TESSERA_MAX_DEVICES];       /* percent; 0 = no limit */
+  int mode;                             /* enum hook_core_mode */
+  int device_count;                     /* devices= of the file; 0 when not given */
+  int has_uuid[TESSERA_MAX_DEVICES];
+  char uuid[TESSERA_MAX_DEVICES][96]; /* uuid.<i> of the file ("GPU-...") */
+  char region_path[512];
+};
+
+/* Parses a size: plain bytes, or a number with k/m/g/t or Ki/Mi/Gi/Ti (powers of 1024, any case,
+ * optional trailing B). Returns 0 on success, else -1 and a reason in *why. */
+int hook_parse_size(const char* text, uint64_t* out, const char** why);
+
+/* Parses the text of a limits file into *out (which it resets first). `name` is used in messages.
+ * Returns 0, or -1 with out->error and out->message set. */
+int hook_limits_parse_file(const char* text, const char* name, struct hook_limits* out);
+
+/* Reads the limits from the sources above, `fixed_path` being the read-only file's path
+ * (TESSERA_LIMITS_PATH outside tests). Never fails: errors land in out->error / out->message. */
+void hook_limits_load(const char* fixed_path, struct hook_limits* out);
+
+#endif /* TESSERA_HOOK_LIMITS_H_ */

@@ -1,0 +1,74 @@
+#include "os.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+__thread int tessera_in_hook __attribute__((tls_model("initial-exec"))) = 0;
+
+uint64_t os_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void os_sleep_ns(uint64_t ns) {
+  struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull),
+                        .tv_nsec = (long)(ns % 1000000000ull)};
+  while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+  }
+}
+
+/* Liveness without /proc: kill(pid, 0) tells "no such process" (ESRCH) from "exists" (0) and
+ * "exists, not ours" (EPERM). The start time is then unknown (0). */
+static int process_exists(int pid, uint64_t* start_time, int* zombie) {
+  if (kill(pid, 0) == -1 && errno == ESRCH) return -1;
+  *start_time = 0;
+  *zombie = 0;
+  return 0;
+}
+
+int os_process_info(int pid, uint64_t* start_time, int* zombie) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  /* Not readable: no /proc, or hidepid hides other users' processes. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return process_exists(pid, start_time, zombie);
+  char buf[1024];
+  ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0) return process_exists(pid, start_time, zombie); /* it may just have exited */
+  buf[n] = '\0';
+  /* The command name (field 2) may hold spaces and parentheses: parse after the last ')'. A line
+   * that does not parse never declares a process dead. */
+  char* p = strrchr(buf, ')');
+  if (p == NULL || p[1] != ' ') return process_exists(pid, start_time, zombie);
+  p += 2;
+  *zombie = (*p == 'Z' || *p == 'X');
+  /* Fields after ')': state is index 0, starttime (field 22) index 19. */
+  for (int field = 0; field < 19; ++field) {
+    p = strchr(p, ' ');
+    if (p == NULL) return process_exists(pid, start_time, zombie);
+    ++p;
+  }
+  uint64_t value = 0;
+  while (*p >= '0' && *p <= '9') value = value * 10 + (uint64_t)(*p++ - '0');
+  *start_time = value;
+  return 0;
+}
+
+void os_write_stderr(const char* text, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(2, text, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    text += n;
+    len -= (size_t)n;
+  }
+}

@@ -1,0 +1,85 @@
+/* The real driver and NVML functions that libtessera-cuda.so calls, resolved lazily by name in
+ * one table, and the real dlsym.
+ *
+ * Nothing here loads a library until a CUDA or NVML hook runs, so a process that never uses CUDA
+ * never opens libcuda.so.1. Resolution is idempotent and lock-free (racing threads store the same
+ * pointer).
+ *
+ * Thread-safety: every function is thread-safe. */
+#ifndef TESSERA_HOOK_REAL_H_
+#define TESSERA_HOOK_REAL_H_
+
+#include "abi/cuda_driver.h"
+#include "abi/nvml.h"
+
+/* Driver symbols the library calls itself or forwards exported hooks to. */
+// clang-format off
+#define HOOK_REAL_CUDA(X)          \
+  X(cuInit)                        \
+  X(cuGetProcAddress)              \
+  X(cuGetProcAddress_v2)           \
+  X(cuDeviceGet)                   \
+  X(cuDeviceGetUuid)               \
+  X(cuDeviceTotalMem_v2)           \
+  X(cuCtxGetDevice)                \
+  X(cuCtxGetCurrent)               \
+  X(cuMemGetInfo_v2)               \
+  X(cuMemGetAllocationGranularity) \
+  X(cuMemAlloc_v2)                 \
+  X(cuMemAllocPitch_v2)            \
+  X(cuMemAllocManaged)             \
+  X(cuMemFree_v2)                  \
+  X(cuMemAllocAsync)               \
+  X(cuMemAllocAsync_ptsz)          \
+  X(cuMemAllocFromPoolAsync)       \
+  X(cuMemAllocFromPoolAsync_ptsz)  \
+  X(cuMemFreeAsync)                \
+  X(cuMemFreeAsync_ptsz)           \
+  X(cuMemCreate)                   \
+  X(cuMemRelease)                  \
+  X(cuArrayCreate_v2)              \
+  X(cuArray3DCreate_v2)            \
+  X(cuArrayDestroy)                \
+  X(cuMipmappedArrayCreate)        \
+  X(cuMipmappedArrayDestroy)       \
+  X(cuCtxCreate_v2)                \
+  X(cuCtxCreate_v3)                \
+  X(cuCtxCreate_v4)                \
+  X(cuCtxDestroy_v2)               \
+  X(cuDevicePrimaryCtxRetain)      \
+  X(cuDevicePrimaryCtxRelease)     \
+  X(cuDevicePrimaryCtxRelease_v2)  \
+  X(cuDevicePrimaryCtxReset)       \
+  X(cuDevicePrimaryCtxReset_v2)    \
+  X(cuDevicePrimaryCtxGetState)
+
+#define HOOK_REAL_NVML(X)       \
+  X(nvmlInit_v2)                \
+  X(nvmlDeviceGetHandleByUUID)  \
+  X(nvmlDeviceGetIndex)         \
+  X(nvmlDeviceGetUUID)          \
+  X(nvmlDeviceGetMemoryInfo)    \
+  X(nvmlDeviceGetMemoryInfo_v2)
+// clang-format on
+
+enum hook_real_id {
+#define HOOK_REAL_ENUM(name) REAL_##name,
+  HOOK_REAL_CUDA(HOOK_REAL_ENUM) REAL_CUDA_END,
+  HOOK_REAL_NVML(HOOK_REAL_ENUM) REAL_COUNT
+#undef HOOK_REAL_ENUM
+};
+
+/* The real function `id`, or NULL when the library does not have it. */
+void* real_fn(enum hook_real_id id);
+
+/* glibc's dlsym (dlvsym(RTLD_NEXT, "dlsym", <base version>)). */
+void* real_dlsym(void* handle, const char* name);
+
+/* Handles of libcuda.so.1 / libnvidia-ml.so.1 (opened on first use), or NULL. */
+void* real_cuda_library(void);
+void* real_nvml_library(void);
+
+/* Shorthand: REAL(cuMemAlloc_v2) is the real function with its own type. */
+#define REAL(name) ((__typeof__(&name))real_fn(REAL_##name))
+
+#endif /* TESSERA_HOOK_REAL_H_ */

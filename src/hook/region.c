@@ -1,0 +1,329 @@
+#include "os.h"
+
+#include "region.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define SWEEP_PERIOD_NS 200000000ull
+#define SWEEP_MIN_GAP_NS 150000000ull
+
+static struct tessera_region* g_region;
+static int g_slot = -1;
+static int g_slot_pid;
+static uint64_t g_slot_start;
+static int g_reaper_started;
+static pthread_mutex_t g_slot_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+struct tessera_region* region_get(void) {
+  return __atomic_load_n(&g_region, __ATOMIC_ACQUIRE);
+}
+
+static int init_mutex(pthread_mutex_t* mutex) {
+  pthread_mutexattr_t attr;
+  if (pthread_mutexattr_init(&attr) != 0) return -1;
+  int rc = pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+  if (rc == 0) rc = pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+  if (rc == 0) rc = pthread_mutex_init(mutex, &attr);
+  pthread_mutexattr_destroy(&attr);
+  return rc == 0 ? 0 : -1;
+}
+
+int region_open(const char* path, char* error, size_t error_size) {
+  int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd >= 0) {
+    fchmod(fd, 0666); /* whatever the umask: processes of other users share the region */
+  } else if (errno == EEXIST) {
+    fd = open(path, O_RDWR | O_CLOEXEC);
+  }
+  if (fd < 0) {
+    snprintf(error, error_size, "cannot open shared region %s: %s", path, strerror(errno));
+    return -1;
+  }
+  /* flock serialises creation: one process sizes and initialises, the others wait. */
+  while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+  }
+  const size_t size = sizeof(struct tessera_region);
+  off_t current = lseek(fd, 0, SEEK_END);
+  if (current >= 0 && (size_t)current < size && ftruncate(fd, (off_t)size) != 0) {
+    snprintf(error, error_size, "cannot size shared region %s: %s", path, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  struct tessera_region* region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (region == MAP_FAILED) {
+    snprintf(error, error_size, "cannot map shared region %s: %s", path, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  int rc = 0;
+  if (region->magic == 0) {
+    if (init_mutex(&region->lock.mutex) != 0) {
+      snprintf(error, error_size, "cannot initialise the lock of shared region %s", path);
+      rc = -1;
+    } else {
+      region->version = TESSERA_REGION_VERSION;
+      region->header_size = (uint32_t)offsetof(struct tessera_region, slots);
+      region->total_size = size;
+      region->device_count = TESSERA_REGION_MAX_DEVICES;
+      region->slot_count = TESSERA_REGION_MAX_SLOTS;
+      __atomic_store_n(&region->magic, TESSERA_REGION_MAGIC, __ATOMIC_RELEASE);
+    }
+  } else if (region->magic != TESSERA_REGION_MAGIC || region->version != TESSERA_REGION_VERSION ||
+             region->total_size != size) {
+    snprintf(error, error_size,
+             "shared region %s has another layout (magic %#llx version %u size %llu; this library "
+             "uses version %u size %zu): remove it or give processes of different versions "
+             "different regions",
+             path, (unsigned long long)region->magic, region->version,
+             (unsigned long long)region->total_size, TESSERA_REGION_VERSION, size);
+    rc = -1;
+  }
+  flock(fd, LOCK_UN);
+  close(fd);
+  if (rc != 0) {
+    munmap(region, size);
+    return -1;
+  }
+  __atomic_store_n(&g_region, region, __ATOMIC_RELEASE);
+  return 0;
+}
+
+/* Makes device totals equal the sum of the live slots (after a holder of the lock died). */
+static void repair(struct tessera_region* r) {
+  for (int d = 0; d < TESSERA_REGION_MAX_DEVICES; ++d) {
+    uint64_t sum = 0;
+    for (int s = 0; s < TESSERA_REGION_MAX_SLOTS; ++s) {
+      if (r->slots[s].pid != 0) sum += r->slots[s].used_bytes[d];
+    }
+    r->devices[d].used_bytes = sum;
+  }
+}
+
+static int lock(struct tessera_region* r) {
+  int rc = pthread_mutex_lock(&r->lock.mutex);
+  if (rc == EOWNERDEAD) {
+    HOOK_LOG(HOOK_LOG_INFO, "a process died holding the shared region lock; repairing");
+    repair(r);
+    pthread_mutex_consistent(&r->lock.mutex);
+    return 0;
+  }
+  if (rc != 0) {
+    HOOK_LOG(HOOK_LOG_ERROR, "cannot lock the shared region: %s", strerror(rc));
+    return -1;
+  }
+  return 0;
+}
+
+static void unlock(struct tessera_region* r) {
+  pthread_mutex_unlock(&r->lock.mutex);
+}
+
+static void free_slot_locked(struct tessera_region* r, int s) {
+  struct tessera_region_slot* slot = &r->slots[s];
+  for (int d = 0; d < TESSERA_REGION_MAX_DEVICES; ++d) {
+    uint64_t used = slot->used_bytes[d];
+    uint64_t total = r->devices[d].used_bytes;
+    r->devices[d].used_bytes = total > used ? total - used : 0;
+    slot->used_bytes[d] = 0;
+  }
+  slot->start_time = 0;
+  slot->pid = 0;
+}
+
+int region_sweep(void) {
+  struct tessera_region* r = region_get();
+  if (r == NULL) return 0;
+  __atomic_store_n(&r->last_sweep_ns, os_now_ns(), __ATOMIC_RELAXED);
+  int self = g_slot;
+  int freed = 0;
+  for (int s = 0; s < TESSERA_REGION_MAX_SLOTS; ++s) {
+    int pid = __atomic_load_n(&r->slots[s].pid, __ATOMIC_RELAXED);
+    if (pid == 0 || s == self) continue;
+    uint64_t recorded = __atomic_load_n(&r->slots[s].start_time, __ATOMIC_RELAXED);
+    uint64_t start = 0;
+    int zombie = 0;
+    int alive = os_process_info(pid, &start, &zombie) == 0 && !zombie &&
+                (start == 0 || recorded == 0 || start == recorded);
+    if (alive) continue;
+    if (lock(r) != 0) return freed;
+    /* Still the same process? (the slot may have been freed and retaken meanwhile) */
+    if (r->slots[s].pid == pid && r->slots[s].start_time == recorded) {
+      HOOK_LOG(HOOK_LOG_INFO, "released the charge of dead process %d", pid);
+      free_slot_locked(r, s);
+      ++freed;
+    }
+    unlock(r);
+  }
+  return freed;
+}
+
+static void* reaper_main(void* arg) {
+  (void)arg;
+  for (;;) {
+    os_sleep_ns(SWEEP_PERIOD_NS);
+    struct tessera_region* r = region_get();
+    uint64_t last = __atomic_load_n(&r->last_sweep_ns, __ATOMIC_RELAXED);
+    uint64_t now = os_now_ns();
+    if (now - last < SWEEP_MIN_GAP_NS) continue;
+    if (!__atomic_compare_exchange_n(&r->last_sweep_ns, &last, now, 0, __ATOMIC_RELAXED,
+                                     __ATOMIC_RELAXED)) {
+      continue; /* another process's reaper took this round */
+    }
+    region_sweep();
+  }
+  return NULL;
+}
+
+static void start_reaper(void) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 64 * 1024);
+  /* The thread must not take signals meant for the application's threads. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t thread;
+  int rc = pthread_create(&thread, &attr, reaper_main, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    HOOK_LOG(HOOK_LOG_WARN,
+             "cannot start the reaper thread (%s); dead processes are then "
+             "released when an allocation does not fit",
+             strerror(rc));
+    return;
+  }
+  pthread_detach(thread);
+}
+
+static int take_slot(struct tessera_region* r, int pid, uint64_t start) {
+  if (lock(r) != 0) return -1;
+  int found = -1;
+  for (int s = 0; s < TESSERA_REGION_MAX_SLOTS && found < 0; ++s) {
+    if (r->slots[s].pid == pid) {
+      /* A slot left by an earlier process with this PID (it died unseen): release it. */
+      free_slot_locked(r, s);
+    }
+    if (r->slots[s].pid == 0) found = s;
+  }
+  if (found >= 0) {
+    r->slots[found].start_time = start;
+    __atomic_store_n(&r->slots[found].pid, pid, __ATOMIC_RELEASE);
+  }
+  unlock(r);
+  return found;
+}
+
+int region_slot(void) {
+  int slot = __atomic_load_n(&g_slot, __ATOMIC_ACQUIRE);
+  if (slot >= 0) return slot;
+  struct tessera_region* r = region_get();
+  if (r == NULL) return -1;
+  pthread_mutex_lock(&g_slot_mutex);
+  if (g_slot < 0) {
+    int pid = (int)getpid();
+    uint64_t start = 0;
+    int zombie = 0;
+    os_process_info(pid, &start, &zombie);
+    int s = take_slot(r, pid, start);
+    if (s < 0 && region_sweep() > 0) s = take_slot(r, pid, start);
+    if (s < 0) {
+      HOOK_LOG(HOOK_LOG_ERROR, "the shared region has no free slot (%d processes)",
+               TESSERA_REGION_MAX_SLOTS);
+    } else {
+      g_slot_pid = pid;
+      g_slot_start = start;
+      if (!g_reaper_started) {
+        g_reaper_started = 1;
+        start_reaper();
+      }
+      __atomic_store_n(&g_slot, s, __ATOMIC_RELEASE);
+    }
+  }
+  slot = g_slot;
+  pthread_mutex_unlock(&g_slot_mutex);
+  return slot;
+}
+
+static int try_charge(struct tessera_region* r, int slot, int index, uint64_t bytes,
+                      uint64_t limit) {
+  if (lock(r) != 0) return -1;
+  struct tessera_region_device* device = &r->devices[index];
+  uint64_t used = device->used_bytes;
+  int fits = limit == 0 || (bytes <= limit && used <= limit - bytes);
+  if (fits) {
+    device->used_bytes = used + bytes;
+    if (device->used_bytes > device->peak_bytes) device->peak_bytes = device->used_bytes;
+    r->slots[slot].used_bytes[index] += bytes;
+  }
+  unlock(r);
+  return fits ? 0 : -1;
+}
+
+int region_charge(int index, uint64_t bytes, uint64_t limit) {
+  struct tessera_region* r = region_get();
+  int slot = region_slot();
+  if (r == NULL || slot < 0) return -1;
+  if (try_charge(r, slot, index, bytes, limit) == 0) return 0;
+  if (region_sweep() == 0) return -1;
+  return try_charge(r, slot, index, bytes, limit);
+}
+
+void region_uncharge(int index, uint64_t bytes) {
+  struct tessera_region* r = region_get();
+  int slot = __atomic_load_n(&g_slot, __ATOMIC_ACQUIRE);
+  if (r == NULL || slot < 0 || bytes == 0) return;
+  if (lock(r) != 0) return;
+  struct tessera_region_slot* s = &r->slots[slot];
+  if (s->pid == g_slot_pid && s->start_time == g_slot_start) {
+    uint64_t mine = s->used_bytes[index];
+    uint64_t give = bytes < mine ? bytes : mine;
+    s->used_bytes[index] = mine - give;
+    uint64_t total = r->devices[index].used_bytes;
+    r->devices[index].used_bytes = total > give ? total - give : 0;
+  }
+  unlock(r);
+}
+
+uint64_t region_used(int index) {
+  struct tessera_region* r = region_get();
+  return r ? __atomic_load_n(&r->devices[index].used_bytes, __ATOMIC_RELAXED) : 0;
+}
+
+void region_publish_device(int index, uint64_t limit, uint32_t cores) {
+  struct tessera_region* r = region_get();
+  if (r == NULL || lock(r) != 0) return;
+  r->devices[index].limit_bytes = limit;
+  r->devices[index].cores_percent = cores;
+  unlock(r);
+}
+
+void region_release_own_slot(void) {
+  struct tessera_region* r = region_get();
+  int slot = __atomic_load_n(&g_slot, __ATOMIC_ACQUIRE);
+  if (r == NULL || slot < 0 || (int)getpid() != g_slot_pid) return;
+  if (lock(r) != 0) return;
+  if (r->slots[slot].pid == g_slot_pid && r->slots[slot].start_time == g_slot_start) {
+    free_slot_locked(r, slot);
+  }
+  unlock(r);
+  __atomic_store_n(&g_slot, -1, __ATOMIC_RELEASE);
+}
+
+void region_reset_in_child(void) {
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  g_slot_mutex = fresh;
+  g_slot = -1;
+  g_reaper_started = 0; /* threads do not survive fork() */
+}

@@ -1,0 +1,54 @@
+/* This process's view of the shared region (abi/shared_region.h): opening or creating it, the
+ * robust lock, charging and releasing memory per device, this process's slot, and the release of
+ * dead processes' charges.
+ *
+ * Dead processes: a slot whose PID no longer exists, is a zombie, or has another start time (PID
+ * reuse) is dead; its charge is released by a sweep. Sweeps run (1) on the allocation path when a
+ * charge does not fit, before it is refused, and (2) in a reaper thread that every process which
+ * holds a slot starts: it wakes every 200 ms and sweeps unless another process's reaper swept in
+ * the last 150 ms (last_sweep_ns), so a dead process's charge is gone within about 0.4 s even
+ * when no process allocates, at a cost of about five sweeps a second per container.
+ *
+ * Thread-safety: all functions are thread-safe; the region's fields are changed only under its
+ * robust process-shared mutex. After fork() the child calls region_reset_in_child(). */
+#ifndef TESSERA_HOOK_REGION_H_
+#define TESSERA_HOOK_REGION_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "abi/shared_region.h"
+
+/* Maps the region at `path`, creating and initialising it when needed. Returns 0, or -1 with a
+ * message in `error`. */
+int region_open(const char* path, char* error, size_t error_size);
+
+/* The mapped region, or NULL before region_open succeeded. */
+struct tessera_region* region_get(void);
+
+/* Takes a slot for this process (once; again after fork). Returns the slot index or -1 when the
+ * region has no free slot. Starts the reaper thread. */
+int region_slot(void);
+
+/* Adds `bytes` to device `index`'s usage unless that would exceed `limit` (0 = no limit).
+ * Returns 0, or -1 when it does not fit even after releasing dead processes. */
+int region_charge(int index, uint64_t bytes, uint64_t limit);
+
+/* Gives back a charge made by region_charge. */
+void region_uncharge(int index, uint64_t bytes);
+
+/* Current usage of device `index` (0 without a region). */
+uint64_t region_used(int index);
+
+/* Records what this process knows about device `index` for readers of the region. */
+void region_publish_device(int index, uint64_t limit, uint32_t cores);
+
+/* Releases the charges of dead processes; returns how many slots it freed. */
+int region_sweep(void);
+
+/* Releases this process's slot (at exit). */
+void region_release_own_slot(void);
+
+void region_reset_in_child(void);
+
+#endif /* TESSERA_HOOK_REGION_H_ */

@@ -1,0 +1,267 @@
+#include "os.h"
+
+#include "state.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc_map.h"
+#include "log.h"
+#include "real.h"
+#include "region.h"
+
+#define MAX_CUDA_DEVICES 64
+#define DEFAULT_GRANULE (2ull << 20)
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_mode;
+static struct hook_limits g_limits;
+
+/* Per CUDA device handle (0..63): container index + 1 (0 = not mapped yet, INDEX_NONE = not one
+ * of the container's devices), and allocation granularity (0 = not asked yet). */
+#define INDEX_NONE (-1000)
+static int g_index[MAX_CUDA_DEVICES];
+static uint64_t g_granule[MAX_CUDA_DEVICES];
+static pthread_mutex_t g_map_mutex = PTHREAD_MUTEX_INITIALIZER;
+static int g_nvml_ready; /* 0 unknown, 1 initialised, -1 unavailable */
+
+static void at_fork_child(void) {
+  alloc_map_reset_in_child();
+  region_reset_in_child();
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  g_map_mutex = fresh;
+}
+
+__attribute__((destructor)) static void at_exit(void) {
+  if (g_mode == HOOK_ACTIVE) region_release_own_slot();
+}
+
+static void init_once(void) {
+  int saved = tessera_in_hook;
+  tessera_in_hook = 1;
+  hook_log_init();
+  hook_limits_load(TESSERA_LIMITS_PATH, &g_limits);
+  if (g_limits.error) {
+    hook_log(HOOK_LOG_ERROR, "CUDA is disabled in this process: %s", g_limits.message);
+    g_mode = HOOK_FAILED;
+  } else if (!g_limits.active) {
+    HOOK_LOG(HOOK_LOG_DEBUG, "no limits configured (%s): passing CUDA calls through",
+             g_limits.source);
+    g_mode = HOOK_INACTIVE;
+  } else {
+    char error[768];
+    if (region_open(g_limits.region_path, error, sizeof(error)) != 0) {
+      hook_log(HOOK_LOG_ERROR, "CUDA is disabled in this process: %s", error);
+      g_mode = HOOK_FAILED;
+    } else {
+      pthread_atfork(NULL, NULL, at_fork_child);
+      g_mode = HOOK_ACTIVE;
+      HOOK_LOG(HOOK_LOG_INFO, "limits from %s, region %s", g_limits.source, g_limits.region_path);
+    }
+  }
+  tessera_in_hook = saved;
+}
+
+int hook_state_init(void) {
+  pthread_once(&g_once, init_once);
+  return g_mode;
+}
+
+const struct hook_limits* hook_limits(void) {
+  return &g_limits;
+}
+
+static void format_uuid(const CUuuid* uuid, char* out, size_t size) {
+  const unsigned char* b = (const unsigned char*)uuid->bytes;
+  snprintf(out, size, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+           b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+           b[14], b[15]);
+}
+
+static int file_index_of_uuid(const char* uuid) {
+  for (int i = 0; i < TESSERA_MAX_DEVICES; ++i) {
+    if (g_limits.has_uuid[i] && strcasecmp(g_limits.uuid[i], uuid) == 0) return i;
+  }
+  return -1;
+}
+
+static int file_has_uuids(void) {
+  for (int i = 0; i < TESSERA_MAX_DEVICES; ++i) {
+    if (g_limits.has_uuid[i]) return 1;
+  }
+  return 0;
+}
+
+static int nvml_ready(void) {
+  if (g_nvml_ready == 0) {
+    __typeof__(&nvmlInit_v2) init = REAL(nvmlInit_v2);
+    g_nvml_ready = init != NULL && init() == NVML_SUCCESS ? 1 : -1;
+  }
+  return g_nvml_ready == 1;
+}
+
+/* The container index from CUDA_VISIBLE_DEVICES when NVML is not available. */
+static int index_from_visible_devices(int ordinal) {
+  const char* visible = getenv("CUDA_VISIBLE_DEVICES");
+  if (visible == NULL) return ordinal;
+  int position = 0;
+  for (const char* p = visible; *p;) {
+    char* end;
+    long value = strtol(p, &end, 10);
+    if (end == p) break;
+    if (position == ordinal) return (int)value;
+    ++position;
+    p = *end == ',' ? end + 1 : end;
+    if (*end != ',' && *end != '\0') break;
+  }
+  return ordinal;
+}
+
+static int compute_index(CUdevice dev) {
+  char uuid[96] = "";
+  CUuuid raw;
+  __typeof__(&cuDeviceGetUuid) get_uuid = REAL(cuDeviceGetUuid);
+  if (get_uuid != NULL && get_uuid(&raw, dev) == CUDA_SUCCESS)
+    format_uuid(&raw, uuid, sizeof(uuid));
+  if (g_limits.from_file && file_has_uuids()) {
+    int index = file_index_of_uuid(uuid);
+    if (index < 0) {
+      hook_log(HOOK_LOG_ERROR, "device %d (%s) is not listed in %s: its allocations are refused",
+               (int)dev, uuid[0] ? uuid : "UUID unknown", g_limits.source);
+    }
+    return index;
+  }
+  if (uuid[0] && nvml_ready()) {
+    nvmlDevice_t device;
+    unsigned int index;
+    __typeof__(&nvmlDeviceGetHandleByUUID) by_uuid = REAL(nvmlDeviceGetHandleByUUID);
+    __typeof__(&nvmlDeviceGetIndex) get_index = REAL(nvmlDeviceGetIndex);
+    if (by_uuid && get_index && by_uuid(uuid, &device) == NVML_SUCCESS &&
+        get_index(device, &index) == NVML_SUCCESS && index < TESSERA_MAX_DEVICES) {
+      return (int)index;
+    }
+  }
+  int index = index_from_visible_devices((int)dev);
+  HOOK_LOG(HOOK_LOG_DEBUG, "device %d: NVML cannot map %s, using index %d", (int)dev, uuid, index);
+  return index >= 0 && index < TESSERA_MAX_DEVICES ? index : -1;
+}
+
+int hook_device_index(CUdevice dev) {
+  if (dev < 0 || dev >= MAX_CUDA_DEVICES) return -1;
+  int cached = __atomic_load_n(&g_index[dev], __ATOMIC_ACQUIRE);
+  if (cached != 0) return cached == INDEX_NONE ? -1 : cached - 1;
+  pthread_mutex_lock(&g_map_mutex);
+  if (g_index[dev] == 0) {
+    int index = compute_index(dev);
+    if (index >= 0) {
+      region_publish_device(index, g_limits.memory[index], (uint32_t)g_limits.cores[index]);
+      HOOK_LOG(HOOK_LOG_INFO, "CUDA device %d is container device %d (memory limit %llu bytes)",
+               (int)dev, index, (unsigned long long)g_limits.memory[index]);
+    }
+    __atomic_store_n(&g_index[dev], index >= 0 ? index + 1 : INDEX_NONE, __ATOMIC_RELEASE);
+  }
+  int index = g_index[dev] == INDEX_NONE ? -1 : g_index[dev] - 1;
+  pthread_mutex_unlock(&g_map_mutex);
+  return index;
+}
+
+int hook_nvml_device_index(nvmlDevice_t device) {
+  if (g_limits.from_file && file_has_uuids()) {
+    char uuid[96];
+    __typeof__(&nvmlDeviceGetUUID) get_uuid = REAL(nvmlDeviceGetUUID);
+    if (get_uuid == NULL || get_uuid(device, uuid, sizeof(uuid)) != NVML_SUCCESS) return -1;
+    return file_index_of_uuid(uuid);
+  }
+  unsigned int index;
+  __typeof__(&nvmlDeviceGetIndex) get_index = REAL(nvmlDeviceGetIndex);
+  if (get_index == NULL || get_index(device, &index) != NVML_SUCCESS) return -1;
+  return index < TESSERA_MAX_DEVICES ? (int)index : -1;
+}
+
+int hook_current_device(CUdevice* dev) {
+  __typeof__(&cuCtxGetDevice) get = REAL(cuCtxGetDevice);
+  return get != NULL && get(dev) == CUDA_SUCCESS ? 0 : -1;
+}
+
+static unsigned g_context_generation = 1;
+static __thread CUcontext tl_context __attribute__((tls_model("initial-exec")));
+static __thread CUdevice tl_device __attribute__((tls_model("initial-exec")));
+static __thread unsigned tl_generation __attribute__((tls_model("initial-exec")));
+
+int hook_current_context(CUcontext* ctx, CUdevice* dev) {
+  __typeof__(&cuCtxGetCurrent) get = REAL(cuCtxGetCurrent);
+  if (get == NULL || get(ctx) != CUDA_SUCCESS || *ctx == NULL) return -1;
+  unsigned generation = __atomic_load_n(&g_context_generation, __ATOMIC_ACQUIRE);
+  if (*ctx == tl_context && generation == tl_generation) {
+    *dev = tl_device;
+    return 0;
+  }
+  if (hook_current_device(dev) != 0) return -1;
+  tl_context = *ctx;
+  tl_device = *dev;
+  tl_generation = generation;
+  return 0;
+}
+
+void hook_forget_contexts(void) {
+  __atomic_add_fetch(&g_context_generation, 1, __ATOMIC_ACQ_REL);
+}
+
+uint64_t hook_round_up(uint64_t bytes, uint64_t granule) {
+  if (granule == 0) return bytes;
+  uint64_t rest = bytes % granule;
+  if (rest == 0) return bytes;
+  uint64_t up = granule - rest;
+  return bytes > UINT64_MAX - up ? UINT64_MAX : bytes + up;
+}
+
+uint64_t hook_granularity(CUdevice dev) {
+  if (dev < 0 || dev >= MAX_CUDA_DEVICES) return DEFAULT_GRANULE;
+  uint64_t granule = __atomic_load_n(&g_granule[dev], __ATOMIC_RELAXED);
+  if (granule != 0) return granule;
+  granule = DEFAULT_GRANULE;
+  size_t answer = 0;
+  CUmemAllocationProp prop;
+  memset(&prop, 0, sizeof(prop));
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = dev;
+  __typeof__(&cuMemGetAllocationGranularity) get = REAL(cuMemGetAllocationGranularity);
+  if (get != NULL && get(&answer, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS &&
+      answer > 0) {
+    granule = answer;
+  }
+  __atomic_store_n(&g_granule[dev], granule, __ATOMIC_RELAXED);
+  return granule;
+}
+
+uint64_t hook_context_cost(int index) {
+  struct tessera_region* r = region_get();
+  return r ? __atomic_load_n(&r->devices[index].context_bytes, __ATOMIC_RELAXED) : 0;
+}
+
+void hook_record_context_cost(int index, uint64_t bytes) {
+  struct tessera_region* r = region_get();
+  if (r != NULL) __atomic_store_n(&r->devices[index].context_bytes, bytes, __ATOMIC_RELAXED);
+}
+
+int hook_device_free_memory(CUdevice dev, uint64_t* free_bytes) {
+  char uuid[96];
+  CUuuid raw;
+  __typeof__(&cuDeviceGetUuid) get_uuid = REAL(cuDeviceGetUuid);
+  if (get_uuid == NULL || get_uuid(&raw, dev) != CUDA_SUCCESS || !nvml_ready()) return -1;
+  format_uuid(&raw, uuid, sizeof(uuid));
+  nvmlDevice_t device;
+  nvmlMemory_t memory;
+  __typeof__(&nvmlDeviceGetHandleByUUID) by_uuid = REAL(nvmlDeviceGetHandleByUUID);
+  __typeof__(&nvmlDeviceGetMemoryInfo) info = REAL(nvmlDeviceGetMemoryInfo);
+  if (by_uuid == NULL || info == NULL || by_uuid(uuid, &device) != NVML_SUCCESS ||
+      info(device, &memory) != NVML_SUCCESS) {
+    return -1;
+  }
+  *free_bytes = memory.free;
+  return 0;
+}

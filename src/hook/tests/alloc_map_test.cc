@@ -1,0 +1,68 @@
+// Unit tests of the allocation table (alloc_map.c): growth past many entries, deletion and reuse
+// of slots, replacement of a reused handle, and release of everything a context owned.
+#include <gtest/gtest.h>
+
+extern "C" {
+#include "hook/alloc_map.h"
+}
+
+namespace {
+
+class AllocMapTest : public ::testing::Test {
+ protected:
+  void SetUp() override { alloc_map_reset_in_child(); }  // a fresh, empty table per test
+};
+
+TEST_F(AllocMapTest, KeepsManyEntriesAndFindsEachOnce) {
+  constexpr uint64_t kCount = 100000;
+  for (uint64_t i = 0; i < kCount; ++i) {
+    ASSERT_EQ(alloc_map_put(ALLOC_POINTER, 0x7f0000000000ull + i * 4096, int(i % 3), i, 0), 0);
+  }
+  for (uint64_t i = 0; i < kCount; i += 2) {
+    int device = -1;
+    uint64_t bytes = 0;
+    ASSERT_EQ(alloc_map_take(ALLOC_POINTER, 0x7f0000000000ull + i * 4096, &device, &bytes, nullptr),
+              0);
+    EXPECT_EQ(device, int(i % 3));
+    EXPECT_EQ(bytes, i);
+  }
+  for (uint64_t i = 0; i < kCount; ++i) {
+    EXPECT_EQ(alloc_map_contains(ALLOC_POINTER, 0x7f0000000000ull + i * 4096), i % 2 == 1) << i;
+  }
+  int device;
+  uint64_t bytes;
+  EXPECT_EQ(alloc_map_take(ALLOC_POINTER, 0x7f0000000000ull, &device, &bytes, nullptr), -1)
+      << "taken twice";
+}
+
+TEST_F(AllocMapTest, KindsAreSeparateAndAReusedHandleReplacesItsEntry) {
+  ASSERT_EQ(alloc_map_put(ALLOC_POINTER, 42, 0, 100, 0), 0);
+  ASSERT_EQ(alloc_map_put(ALLOC_ARRAY, 42, 1, 200, 0), 0);
+  ASSERT_EQ(alloc_map_put(ALLOC_POINTER, 42, 2, 300, 0), 0);  // the driver reused the pointer
+  int device;
+  uint64_t bytes;
+  ASSERT_EQ(alloc_map_take(ALLOC_POINTER, 42, &device, &bytes, nullptr), 0);
+  EXPECT_EQ(device, 2);
+  EXPECT_EQ(bytes, 300u);
+  EXPECT_EQ(alloc_map_take(ALLOC_POINTER, 42, &device, &bytes, nullptr), -1);
+  ASSERT_EQ(alloc_map_take(ALLOC_ARRAY, 42, &device, &bytes, nullptr), 0);
+  EXPECT_EQ(bytes, 200u);
+}
+
+TEST_F(AllocMapTest, TakeContextReleasesExactlyWhatTheContextOwned) {
+  for (uint64_t i = 1; i <= 10; ++i) {
+    ASSERT_EQ(alloc_map_put(ALLOC_POINTER, i, int(i % 2), 1000 * i, i <= 6 ? 0xc1 : 0xc2), 0);
+  }
+  ASSERT_EQ(alloc_map_put(ALLOC_HANDLE, 99, 0, 5, 0), 0);  // owned by no context
+  uint64_t bytes[4] = {0, 0, 0, 0};
+  EXPECT_EQ(alloc_map_take_context(0xc1, bytes, 4), 6);
+  EXPECT_EQ(bytes[0], 2000u + 4000u + 6000u);
+  EXPECT_EQ(bytes[1], 1000u + 3000u + 5000u);
+  EXPECT_EQ(alloc_map_take_context(0xc1, bytes, 4), 0) << "nothing left of that context";
+  EXPECT_FALSE(alloc_map_contains(ALLOC_POINTER, 3));
+  EXPECT_TRUE(alloc_map_contains(ALLOC_POINTER, 7));
+  EXPECT_TRUE(alloc_map_contains(ALLOC_HANDLE, 99));
+  EXPECT_EQ(alloc_map_take_context(0, bytes, 4), 0) << "context 0 means none";
+}
+
+}  // namespace

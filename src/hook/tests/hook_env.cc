@@ -1,0 +1,76 @@
+#include "hook_env.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace tessera::hooktest {
+
+HookEnv::HookEnv() {
+  const char* build = std::getenv("TESSERA_BUILD_DIR");
+  build_dir_ = build ? build : ".";
+  std::string pattern = (std::filesystem::temp_directory_path() / "tessera-hook-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  dir_ = pattern;
+  std::filesystem::create_directories(dir_ + "/state");
+}
+
+HookEnv::~HookEnv() {
+  if (region_ != nullptr) munmap(region_, sizeof(tessera_region));
+  std::error_code ignored;
+  std::filesystem::remove_all(dir_, ignored);
+}
+
+bool HookEnv::RealDriver() {
+  const char* real = std::getenv("TESSERA_HOOK_REAL_DRIVER");
+  return real != nullptr && std::string(real) == "1";
+}
+
+Env HookEnv::ProbeEnv(const std::string& devices) const {
+  const char* path = std::getenv("PATH");
+  if (RealDriver()) {
+    return Env{{"PATH", path ? path : "/usr/bin:/bin"},
+               {"LD_PRELOAD", library()},
+               {"CUDA_DEVICE_MEMORY_SHARED_CACHE", region_path()}};
+  }
+  return Env{
+      {"PATH", path ? path : "/usr/bin:/bin"},
+      {"LD_LIBRARY_PATH", build_dir_ + "/lib/simgpu"},
+      {"LD_PRELOAD", library()},
+      {"SIMGPU_STATE", dir_ + "/state"},
+      {"SIMGPU_DEVICES", devices},
+      {"CUDA_DEVICE_MEMORY_SHARED_CACHE", region_path()},
+  };
+}
+
+std::string HookEnv::WriteFile(const std::string& name, const std::string& text) const {
+  std::string path = dir_ + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+nlohmann::json HookEnv::Stat(const std::string& devices) const {
+  Env env = ProbeEnv(devices);
+  env.erase("LD_PRELOAD");
+  RunResult r = RunProgram({simgpu_cli(), "stat"}, env, std::chrono::seconds(30));
+  if (r.exit_code != 0) throw std::runtime_error("simgpu stat failed: " + r.Describe());
+  return nlohmann::json::parse(r.out);
+}
+
+const tessera_region* HookEnv::MapRegion() {
+  if (region_ != nullptr) return static_cast<const tessera_region*>(region_);
+  int fd = open(region_path().c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  void* map = mmap(nullptr, sizeof(tessera_region), PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) return nullptr;
+  region_ = map;
+  return static_cast<const tessera_region*>(region_);
+}
+
+}  // namespace tessera::hooktest

@@ -1,0 +1,57 @@
+// Shared set-up of the hook's process tests: where the built library, simgpu and the probe are,
+// a per-test temporary directory (simgpu state, shared region, limits files), and the
+// environment a probe runs with. Thread-safety: one instance per test.
+#ifndef TESSERA_HOOK_TESTS_HOOK_ENV_H_
+#define TESSERA_HOOK_TESTS_HOOK_ENV_H_
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "abi/shared_region.h"
+#include "process.h"
+
+namespace tessera::hooktest {
+
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kGiB = 1ull << 30;
+
+class HookEnv {
+ public:
+  HookEnv();   // creates the temporary directory
+  ~HookEnv();  // removes it
+
+  std::string build_dir() const { return build_dir_; }
+  std::string library() const { return build_dir_ + "/lib/libtessera-cuda.so"; }
+  std::string probe() const { return build_dir_ + "/tests/hook_probe"; }
+  std::string simgpu_cli() const { return build_dir_ + "/bin/simgpu"; }
+  std::string dir() const { return dir_; }
+  std::string region_path() const { return dir_ + "/region"; }
+
+  // TESSERA_HOOK_REAL_DRIVER=1 (scripts/gpu-check): probes use the system's driver, not simgpu;
+  // tests that need simgpu's devices or its `stat` skip themselves.
+  static bool RealDriver();
+
+  // The environment of a probe: simgpu with `devices` (or the real driver), the library
+  // preloaded, the region in the temporary directory, nothing inherited but PATH.
+  Env ProbeEnv(const std::string& devices = "count=1,memory=16GiB") const;
+
+  // Writes a file in the temporary directory; returns its path.
+  std::string WriteFile(const std::string& name, const std::string& text) const;
+
+  // `simgpu stat` for the state of this test's probes.
+  nlohmann::json Stat(const std::string& devices = "count=1,memory=16GiB") const;
+
+  // Maps the shared region read-only (nullptr when it does not exist yet).
+  const tessera_region* MapRegion();
+
+ private:
+  std::string build_dir_;
+  std::string dir_;
+  void* region_ = nullptr;
+};
+
+}  // namespace tessera::hooktest
+
+#endif  // TESSERA_HOOK_TESTS_HOOK_ENV_H_

@@ -1,0 +1,327 @@
+// Process tests of libtessera-cuda.so: each runs hook_probe (a real CUDA program) with the
+// library preloaded over simgpu, in a per-test state directory and region.
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "hook_env.h"
+
+namespace tessera::hooktest {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+std::string Bytes(uint64_t n) {
+  return std::to_string(n);
+}
+
+// The scenarios that run through each route a program can take to the driver.
+class RouteTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  RunResult Probe(const std::vector<std::string>& args, Env env,
+                  milliseconds timeout = seconds(60)) {
+    std::vector<std::string> argv = {hook.probe(), GetParam()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProgram(argv, env, timeout);
+  }
+  HookEnv hook;
+};
+
+TEST_P(RouteTest, LastGranuleFitsAndTheNextByteDoesNot) {
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "256m";
+  RunResult r = Probe({"boundary", Bytes(256 * kMiB)}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_EQ(r.err, "") << "the library must be silent at the default log level";
+}
+
+TEST_P(RouteTest, EveryAllocationPathIsChargedReleasedAndRefused) {
+  Env env = hook.ProbeEnv("count=1,memory=16GiB,ctxmem=6MiB");
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "256Mi";
+  // On a real driver a context costs what it costs: the probe then only checks that it is charged.
+  RunResult r =
+      Probe({"paths", Bytes(256 * kMiB), HookEnv::RealDriver() ? "any" : Bytes(6 * kMiB)}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
+TEST_P(RouteTest, InfoReportsTheLimit) {
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  RunResult r = Probe({"info", Bytes(kGiB), Bytes(kGiB)}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
+TEST_P(RouteTest, InfoClampsALimitAboveTheDevice) {
+  if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's devices";
+  Env env = hook.ProbeEnv("count=1,memory=8GiB");
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "32g";
+  RunResult r = Probe({"info", Bytes(32 * kGiB), Bytes(8 * kGiB)}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
+TEST_P(RouteTest, ForkedChildrenNeitherInheritNorReleaseTheParentsCharge) {
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  RunResult r = Probe({"fork", Bytes(kGiB)}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
+TEST_P(RouteTest, TwoDevicesHaveTheirOwnLimits) {
+  if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's devices";
+  Env env = hook.ProbeEnv("count=2,memory=16GiB");
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  env["CUDA_DEVICE_MEMORY_LIMIT_1"] = "512m";
+  RunResult r = Probe({"devices", Bytes(kGiB), Bytes(512 * kMiB)}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
+TEST_P(RouteTest, VisibleDevicesReorderingKeepsEachLimitOnItsDevice) {
+  if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's devices";
+  Env env = hook.ProbeEnv("count=2,memory=16GiB");
+  env["CUDA_DEVICE_MEMORY_LIMIT_0"] = "256m";
+  env["CUDA_DEVICE_MEMORY_LIMIT_1"] = "512m";
+  env["CUDA_VISIBLE_DEVICES"] = "1,0";
+  RunResult r = Probe({"devices", Bytes(512 * kMiB), Bytes(256 * kMiB)}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
+TEST_P(RouteTest, LimitsFileMapsDevicesByUuid) {
+  if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's devices";
+  nlohmann::json stat = hook.Stat("count=2,memory=16GiB");
+  std::string u0 = stat["devices"][0]["uuid"], u1 = stat["devices"][1]["uuid"];
+  Env env = hook.ProbeEnv("count=2,memory=16GiB");
+  env["TESSERA_LIMITS_FILE"] = hook.WriteFile(
+      "limits", "version=1\nmode=hard\ndevices=2\nuuid.0=" + u0 + "\nuuid.1=" + u1 +
+                    "\nmemory.0=268435456\nmemory.1=512Mi\nregion=" + hook.region_path() + "\n");
+  env["CUDA_VISIBLE_DEVICES"] = "1,0";
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "8g";  // ignored: the file wins
+  RunResult r = Probe({"devices", Bytes(512 * kMiB), Bytes(256 * kMiB)}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
+TEST_P(RouteTest, ContextDestroyAndResetReleaseTheirAllocations) {
+  Env env = hook.ProbeEnv("count=1,memory=16GiB,ctxmem=4MiB");
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  RunResult r = Probe({"contexts"}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(Routes, RouteTest, ::testing::Values("direct", "runtime", "runtime-ptds"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name) c = c == '-' ? '_' : c;
+                           return name;
+                         });
+
+class HookTest : public ::testing::Test {
+ protected:
+  RunResult Probe(const std::vector<std::string>& args, const Env& env,
+                  milliseconds timeout = seconds(60)) {
+    std::vector<std::string> argv = {hook.probe()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProgram(argv, env, timeout);
+  }
+  HookEnv hook;
+};
+
+TEST_F(HookTest, EightProcessesNeverExceedTheLimitTogether) {
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "2g";
+  std::vector<std::thread> threads;
+  std::vector<RunResult> results(8);
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      std::vector<std::string> argv = {hook.probe(),    i % 2 ? "runtime" : "direct",
+                                       "stress",        "10",
+                                       Bytes(2 * kGiB), std::to_string(1234 + i)};
+      results[i] = RunProgram(argv, env, seconds(90));
+    });
+  }
+  for (auto& t : threads) t.join();
+  uint64_t allocations = 0;
+  for (const auto& r : results) {
+    EXPECT_EQ(r.exit_code, 0) << r.Describe();
+    auto at = r.out.find("allocations=");
+    if (at != std::string::npos) allocations += std::stoull(r.out.substr(at + 12));
+  }
+  EXPECT_GT(allocations, 1000u);
+  if (!HookEnv::RealDriver()) {  // the device's own view of its usage
+    nlohmann::json stat = hook.Stat();
+    uint64_t peak = stat["devices"][0]["peak_used_bytes"];
+    EXPECT_LE(peak, 2 * kGiB);
+    EXPECT_GT(peak, kGiB) << "the processes should have come close to the limit";
+    EXPECT_EQ(uint64_t(stat["devices"][0]["used_bytes"]), 0u);
+  }
+  const tessera_region* region = hook.MapRegion();
+  ASSERT_NE(region, nullptr);
+  EXPECT_EQ(region->devices[0].used_bytes, 0u);
+  EXPECT_LE(region->devices[0].peak_bytes, 2 * kGiB);
+}
+
+TEST_F(HookTest, KilledProcessChargeIsFreeForTheNextAllocationAtOnce) {
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "2g";
+  Child holder({hook.probe(), "direct", "hold", Bytes(1536 * kMiB)}, env);
+  ASSERT_TRUE(holder.WaitForLine("held", seconds(30)));
+  // The second process is initialised before the kill, so that only the allocation is timed
+  // (driver start-up is not the library's to bound).
+  std::string go = hook.dir() + "/go";
+  Child next({hook.probe(), "direct", "alloc-when", Bytes(2 * kGiB), go}, env);
+  ASSERT_TRUE(next.WaitForLine("ready", seconds(30)));
+  holder.KillAndReap(SIGKILL);
+  auto killed = std::chrono::steady_clock::now();
+  hook.WriteFile("go", "");
+  int code = next.Wait(seconds(30));
+  auto took = std::chrono::steady_clock::now() - killed;
+  EXPECT_EQ(code, 0) << "the whole limit must be free once the holder is dead";
+  EXPECT_LT(took, seconds(1));
+}
+
+TEST_F(HookTest, KilledProcessChargeIsReleasedWithinOneSecondWithoutNewAllocations) {
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "2g";
+  Child idle({hook.probe(), "direct", "hold", Bytes(256 * kMiB)}, env);
+  ASSERT_TRUE(idle.WaitForLine("held", seconds(30)));
+  Child victim({hook.probe(), "runtime", "hold", Bytes(kGiB)}, env);
+  ASSERT_TRUE(victim.WaitForLine("held", seconds(30)));
+  const tessera_region* region = hook.MapRegion();
+  ASSERT_NE(region, nullptr);
+  EXPECT_EQ(region->devices[0].used_bytes, kGiB + 256 * kMiB);
+  // Not reaped on purpose: a zombie is as dead as a reaped process.
+  kill(victim.pid(), SIGKILL);
+  auto killed = std::chrono::steady_clock::now();
+  while (__atomic_load_n(&region->devices[0].used_bytes, __ATOMIC_RELAXED) != 256 * kMiB &&
+         std::chrono::steady_clock::now() - killed < seconds(5)) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  auto took = std::chrono::steady_clock::now() - killed;
+  EXPECT_EQ(region->devices[0].used_bytes, 256 * kMiB);
+  EXPECT_LT(took, seconds(1));
+}
+
+TEST_F(HookTest, ProcessDyingInsideTheRegionLockLeavesItUsableAndRepaired) {
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  Child holder({hook.probe(), "direct", "hold", Bytes(256 * kMiB)}, env);
+  ASSERT_TRUE(holder.WaitForLine("held", seconds(30)));
+  // A process takes the region's lock, half-updates a device total and dies holding the lock.
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(hook.region_path().c_str(), O_RDWR);
+    if (fd < 0) _exit(1);
+    auto* region = static_cast<tessera_region*>(
+        mmap(nullptr, sizeof(tessera_region), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    if (region == MAP_FAILED || pthread_mutex_lock(&region->lock.mutex) != 0) _exit(1);
+    region->devices[0].used_bytes = 900 * kMiB;  // torn: no slot holds this
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  // The next locker gets EOWNERDEAD, rebuilds the totals from the slots and goes on: 768 MiB fit.
+  RunResult r = Probe({"direct", "alloc", Bytes(768 * kMiB)}, env, seconds(30));
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+  const tessera_region* region = hook.MapRegion();
+  ASSERT_NE(region, nullptr);
+  EXPECT_EQ(region->devices[0].used_bytes, 256 * kMiB);
+}
+
+TEST_F(HookTest, LogLevelMakesItTalk) {
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "256m";
+  env["TESSERA_LOG_LEVEL"] = "debug";
+  RunResult r = Probe({"direct", "alloc", Bytes(512 * kMiB)}, env);
+  EXPECT_EQ(r.exit_code, 3) << r.Describe();
+  EXPECT_NE(r.err.find("refused"), std::string::npos) << r.err;
+  env.erase("TESSERA_LOG_LEVEL");
+  env["LIBCUDA_LOG_LEVEL"] = "2";
+  r = Probe({"direct", "alloc", Bytes(512 * kMiB)}, env);
+  EXPECT_NE(r.err.find("refused"), std::string::npos) << r.err;
+}
+
+TEST_F(HookTest, DlsymNextKeepsTheCallersMeaning) {
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  RunResult r = Probe({"direct", "rtld-next"}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
+TEST_F(HookTest, NoLimitPassesEverythingThroughWithoutARegion) {
+  Env env = hook.ProbeEnv();
+  RunResult r = Probe({"direct", "alloc", Bytes(12 * kGiB)}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_EQ(hook.MapRegion(), nullptr);
+}
+
+struct BadLimit {
+  std::string name;
+  std::string value;
+  std::string message;  // part of the expected error line
+};
+
+class BadLimitTest : public ::testing::TestWithParam<BadLimit> {
+ protected:
+  HookEnv hook;
+};
+
+TEST_P(BadLimitTest, EveryCudaCallFailsWithAClearMessage) {
+  const BadLimit& bad = GetParam();
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  if (bad.name == "file") {
+    env["TESSERA_LIMITS_FILE"] = hook.WriteFile("limits", bad.value);
+  } else {
+    env[bad.name] = bad.value;
+  }
+  for (const char* route : {"direct", "runtime"}) {
+    RunResult r = RunProgram({hook.probe(), route, "init"}, env, seconds(30));
+    EXPECT_EQ(r.exit_code, 3) << route << ": cuInit must fail with CUDA_ERROR_NOT_INITIALIZED\n"
+                              << r.Describe();
+    EXPECT_NE(r.err.find("CUDA is disabled"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(bad.message), std::string::npos) << r.err;
+  }
+  RunResult r = RunProgram({hook.probe(), "direct", "alloc", "1"}, env, seconds(30));
+  EXPECT_NE(r.exit_code, 0) << r.Describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Values, BadLimitTest,
+    ::testing::Values(BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "4Q", "unknown size suffix"},
+                      BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "lots", "not a number"},
+                      BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "", "empty value"},
+                      BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "-1g", "not a number"},
+                      BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "4GiBs", "unknown size suffix"},
+                      BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "99999999999999999999", "too large"},
+                      BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "20000000000t", "too large"},
+                      BadLimit{"CUDA_DEVICE_MEMORY_LIMIT_1", "1.5g", "CUDA_DEVICE_MEMORY_LIMIT_1"},
+                      BadLimit{"CUDA_DEVICE_MEMORY_LIMIT_x", "1g", "not a device index"},
+                      BadLimit{"CUDA_DEVICE_MEMORY_LIMIT_16", "1g", "not a device index"},
+                      BadLimit{"CUDA_DEVICE_SM_LIMIT", "101", "not a percent"},
+                      BadLimit{"TESSERA_CORE_MODE", "soft", "allowed: hard, elastic"},
+                      BadLimit{"TESSERA_LIMITS_FILE", "/nonexistent/limits",
+                               "cannot read limits file"},
+                      BadLimit{"file", "memory.0=1g\n", "the first key must be version=1"},
+                      BadLimit{"file", "version=2\n", "unsupported version"},
+                      BadLimit{"file", "version=1\nmemroy.0=1g\n", "unknown key \"memroy.0\""},
+                      BadLimit{"file", "version=1\nmemory.0=1 g\n", "unknown size suffix"},
+                      BadLimit{"file", "version=1\ndevices=1\nmemory.1=1g\n", "beyond devices"},
+                      BadLimit{"file", "version=1\ncores.0=150\n", "a percent 0 to 100"},
+                      BadLimit{"file", "version=1\nmemory.0=1g\nmemory.0=2g\n", "duplicate key"},
+                      BadLimit{"file", "", "empty limits file"}),
+    [](const auto& info) { return "Case" + std::to_string(info.index); });
+
+}  // namespace
+}  // namespace tessera::hooktest

@@ -1,0 +1,503 @@
+// hook_probe: a CUDA program that checks the behaviour of libtessera-cuda.so from the inside.
+// Run under LD_PRELOAD=libtessera-cuda.so over simgpu (or a real driver) by hook_test.
+//
+//   hook_probe <route> <command> [args]      route: direct | runtime | runtime-ptds
+//
+// Each command checks what it can see itself and exits 0 when everything held, 1 with a message
+// on stderr when something did not, 2 on a usage error. Sizes are in bytes.
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "probe_api.h"
+
+namespace tessera::hooktest {
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kGranule = 2 * kMiB;
+
+Api api;
+int failures = 0;
+CUcontext primary = nullptr;  // the primary context Open made current
+
+#define CHECK_THAT(cond, ...)                                                              \
+  do {                                                                                     \
+    if (!(cond)) {                                                                         \
+      std::fprintf(stderr, "probe: %s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+      std::fprintf(stderr, __VA_ARGS__);                                                   \
+      std::fprintf(stderr, "\n");                                                          \
+      ++failures;                                                                          \
+    }                                                                                      \
+  } while (0)
+
+#define CHECK_RC(call, want)                                                            \
+  do {                                                                                  \
+    CUresult rc_ = (call);                                                              \
+    CHECK_THAT(rc_ == (want), "%s returned %d, want %d", #call, (int)rc_, (int)(want)); \
+  } while (0)
+
+constexpr uint64_t kAnyCharge = UINT64_MAX;  // Path(): some charge, its size unknown
+
+uint64_t RoundUp(uint64_t n) {
+  return (n + kGranule - 1) / kGranule * kGranule;
+}
+
+uint64_t Arg(char** argv, int argc, int i) {
+  if (i >= argc) {
+    std::fprintf(stderr, "probe: missing argument %d\n", i);
+    std::exit(2);
+  }
+  return std::strtoull(argv[i], nullptr, 0);
+}
+
+// Initialises the driver and makes device `ordinal`'s primary context current.
+void Open(int ordinal = 0) {
+  CUresult rc = api.Init(0);
+  if (rc != CUDA_SUCCESS) {
+    std::fprintf(stderr, "probe: cuInit returned %d\n", (int)rc);
+    std::exit(1);
+  }
+  CUdevice dev;
+  CUcontext ctx;
+  if (api.DeviceGet(&dev, ordinal) != CUDA_SUCCESS ||
+      api.PrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS || api.CtxSetCurrent(ctx) != CUDA_SUCCESS) {
+    std::fprintf(stderr, "probe: cannot open device %d\n", ordinal);
+    std::exit(1);
+  }
+  primary = ctx;
+  CUdevice current = -1;  // cuCtxGetDevice is fetched at version 13000 on the runtime route
+  if (api.CtxGetDevice(&current) != CUDA_SUCCESS || current != dev) {
+    std::fprintf(stderr, "probe: cuCtxGetDevice does not give device %d\n", ordinal);
+    std::exit(1);
+  }
+}
+
+// Usage the library reports: total - free of cuMemGetInfo.
+uint64_t Used() {
+  size_t free_bytes = 0, total = 0;
+  if (api.MemGetInfo(&free_bytes, &total) != CUDA_SUCCESS) return UINT64_MAX;
+  return total - free_bytes;
+}
+
+// boundary <limit>: the exact last granule succeeds, the next byte fails.
+int Boundary(uint64_t limit) {
+  Open();
+  uint64_t base = Used();
+  uint64_t room = limit - base;
+  CUdeviceptr a = 0, b = 0, c = 0;
+  CHECK_RC(api.MemAlloc(&a, room - kGranule), CUDA_SUCCESS);
+  CHECK_RC(api.MemAlloc(&b, kGranule), CUDA_SUCCESS);
+  CHECK_THAT(Used() == limit, "used %llu, limit %llu", (unsigned long long)Used(),
+             (unsigned long long)limit);
+  CHECK_RC(api.MemAlloc(&c, 1), CUDA_ERROR_OUT_OF_MEMORY);
+  CHECK_RC(api.MemFree(b), CUDA_SUCCESS);
+  CHECK_RC(api.MemAlloc(&b, kGranule - 1), CUDA_SUCCESS);  // rounds up to the last granule
+  CHECK_RC(api.MemAlloc(&c, 1), CUDA_ERROR_OUT_OF_MEMORY);
+  CHECK_RC(api.MemFree(b), CUDA_SUCCESS);
+  CHECK_RC(api.MemFree(a), CUDA_SUCCESS);
+  CHECK_RC(api.MemAlloc(&a, room + 1), CUDA_ERROR_OUT_OF_MEMORY);
+  CHECK_RC(api.MemAlloc(&a, room), CUDA_SUCCESS);
+  CHECK_RC(api.MemFree(a), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base, "used %llu after freeing everything, %llu before",
+             (unsigned long long)Used(), (unsigned long long)base);
+  return failures ? 1 : 0;
+}
+
+// Checks that `alloc` charges `expected` bytes and `release` gives them back.
+template <typename Alloc, typename Release>
+void Path(const char* name, uint64_t expected, Alloc alloc, Release release) {
+  uint64_t before = Used();
+  CUresult rc = alloc();
+  CHECK_THAT(rc == CUDA_SUCCESS, "%s: allocation returned %d", name, (int)rc);
+  if (rc != CUDA_SUCCESS) return;
+  uint64_t during = Used();
+  if (expected == kAnyCharge) {
+    CHECK_THAT(during > before, "%s: nothing charged", name);
+  } else {
+    CHECK_THAT(during - before == expected, "%s: charged %llu bytes, want %llu", name,
+               (unsigned long long)(during - before), (unsigned long long)expected);
+  }
+  rc = release();
+  CHECK_THAT(rc == CUDA_SUCCESS, "%s: free returned %d", name, (int)rc);
+  CHECK_THAT(Used() == before, "%s: %llu bytes still charged after the free", name,
+             (unsigned long long)(Used() - before));
+}
+
+// paths <limit> <ctxmem|any>: every allocation path charges, frees, and is refused over the
+// limit. With "any" (a real driver) a context must cost something, whatever it is.
+int Paths(uint64_t limit, const std::string& ctxmem_arg) {
+  Open();
+  const bool any = ctxmem_arg == "any";
+  const uint64_t ctxmem = any ? Used() : std::strtoull(ctxmem_arg.c_str(), nullptr, 0);
+  CHECK_THAT(Used() == ctxmem, "the primary context is charged %llu bytes, want %llu",
+             (unsigned long long)Used(), (unsigned long long)ctxmem);
+  CHECK_THAT(!any || ctxmem > 0, "the primary context is not charged");
+  const uint64_t big = limit;  // never fits next to the context
+  CUdeviceptr p = 0;
+  size_t pitch = 0;
+  Path(
+      "cuMemAlloc", RoundUp(3 * kMiB), [&] { return api.MemAlloc(&p, 3 * kMiB); },
+      [&] { return api.MemFree(p); });
+  CHECK_RC(api.MemAlloc(&p, big), CUDA_ERROR_OUT_OF_MEMORY);
+  {
+    // The driver picks the pitch: the charge is pitch * height, rounded up.
+    uint64_t before = Used();
+    CHECK_RC(api.MemAllocPitch(&p, &pitch, 1000, 3000, 4), CUDA_SUCCESS);
+    CHECK_THAT(Used() - before == RoundUp(uint64_t(pitch) * 3000),
+               "cuMemAllocPitch: charged %llu, pitch %zu", (unsigned long long)(Used() - before),
+               pitch);
+    CHECK_RC(api.MemFree(p), CUDA_SUCCESS);
+    CHECK_THAT(Used() == before, "cuMemAllocPitch: still charged after the free");
+  }
+  CHECK_RC(api.MemAllocPitch(&p, &pitch, big, 1, 4), CUDA_ERROR_OUT_OF_MEMORY);
+  Path(
+      "cuMemAllocManaged", RoundUp(5 * kMiB), [&] { return api.MemAllocManaged(&p, 5 * kMiB, 1); },
+      [&] { return api.MemFree(p); });
+  CHECK_RC(api.MemAllocManaged(&p, big, 1), CUDA_ERROR_OUT_OF_MEMORY);
+  Path(
+      "cuMemAllocAsync", RoundUp(7 * kMiB),
+      [&] { return api.MemAllocAsync(&p, 7 * kMiB, nullptr); },
+      [&] {
+        CUresult rc = api.MemFreeAsync(p, nullptr);
+        api.StreamSynchronize(nullptr);
+        return rc;
+      });
+  CHECK_RC(api.MemAllocAsync(&p, big, nullptr), CUDA_ERROR_OUT_OF_MEMORY);
+  CUdevice dev = 0;
+  api.DeviceGet(&dev, 0);
+  CUmemoryPool pool = nullptr;
+  CHECK_RC(api.DeviceGetDefaultMemPool(&pool, dev), CUDA_SUCCESS);
+  Path(
+      "cuMemAllocFromPoolAsync", RoundUp(9 * kMiB),
+      [&] { return api.MemAllocFromPoolAsync(&p, 9 * kMiB, pool, nullptr); },
+      [&] {
+        CUresult rc = api.MemFreeAsync(p, nullptr);
+        api.StreamSynchronize(nullptr);
+        return rc;
+      });
+  CHECK_RC(api.MemAllocFromPoolAsync(&p, big, pool, nullptr), CUDA_ERROR_OUT_OF_MEMORY);
+  CUmemAllocationProp prop;
+  std::memset(&prop, 0, sizeof(prop));
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  CUmemGenericAllocationHandle handle = 0;
+  Path(
+      "cuMemCreate(device)", 4 * kMiB, [&] { return api.MemCreate(&handle, 4 * kMiB, &prop, 0); },
+      [&] { return api.MemRelease(handle); });
+  CHECK_RC(api.MemCreate(&handle, RoundUp(big), &prop, 0), CUDA_ERROR_OUT_OF_MEMORY);
+  CUmemAllocationProp host = prop;
+  host.location.type = CU_MEM_LOCATION_TYPE_HOST;
+  Path(
+      "cuMemCreate(host)", 0, [&] { return api.MemCreate(&handle, 4 * kMiB, &host, 0); },
+      [&] { return api.MemRelease(handle); });
+  CUarray array = nullptr;
+  CUDA_ARRAY_DESCRIPTOR desc = {1024, 1024, CU_AD_FORMAT_FLOAT, 4};  // 16 MiB
+  Path(
+      "cuArrayCreate", 16 * kMiB, [&] { return api.ArrayCreate(&array, &desc); },
+      [&] { return api.ArrayDestroy(array); });
+  CUDA_ARRAY_DESCRIPTOR huge = {1u << 20, (size_t)(big >> 20) + 1, CU_AD_FORMAT_UNSIGNED_INT8, 1};
+  CHECK_RC(api.ArrayCreate(&array, &huge), CUDA_ERROR_OUT_OF_MEMORY);
+  CUDA_ARRAY3D_DESCRIPTOR desc3 = {256, 256, 64, CU_AD_FORMAT_HALF, 2, 0};  // 16 MiB
+  Path(
+      "cuArray3DCreate", 16 * kMiB, [&] { return api.Array3DCreate(&array, &desc3); },
+      [&] { return api.ArrayDestroy(array); });
+  CUmipmappedArray mip = nullptr;
+  CUDA_ARRAY3D_DESCRIPTOR mdesc = {1024, 1024, 0, CU_AD_FORMAT_UNSIGNED_INT8, 4, 0};
+  // Levels of 4, 1, 0.25 MiB: 5.25 MiB, rounded to 6.
+  Path(
+      "cuMipmappedArrayCreate", 6 * kMiB, [&] { return api.MipmappedArrayCreate(&mip, &mdesc, 3); },
+      [&] { return api.MipmappedArrayDestroy(mip); });
+  CUcontext ctx = nullptr;
+  Path(
+      "cuCtxCreate", any ? kAnyCharge : ctxmem, [&] { return api.CtxCreate(&ctx, 0, dev); },
+      [&] {
+        CUresult rc = api.CtxDestroy(ctx);
+        api.CtxSetCurrent(primary);  // which context is current after a destroy varies
+        return rc;
+      });
+  // A free of a pointer the library never saw reaches the driver untouched.
+  uint64_t before = Used();
+  CHECK_THAT(api.MemFree(0xdead0000ull) != CUDA_SUCCESS, "freeing an unknown pointer succeeded");
+  CHECK_THAT(Used() == before, "freeing an unknown pointer changed the usage");
+  return failures ? 1 : 0;
+}
+
+// info <limit> <expected total>: what cuMemGetInfo, cuDeviceTotalMem and NVML report.
+int Info(uint64_t limit, uint64_t total) {
+  Open();
+  size_t free_bytes = 0, total_bytes = 0;
+  uint64_t base = Used();
+  CHECK_RC(api.MemGetInfo(&free_bytes, &total_bytes), CUDA_SUCCESS);
+  CHECK_THAT(total_bytes == total, "cuMemGetInfo total %zu, want %llu", total_bytes,
+             (unsigned long long)total);
+  CUdeviceptr p = 0;
+  CHECK_RC(api.MemAlloc(&p, 100 * kMiB), CUDA_SUCCESS);
+  CHECK_RC(api.MemGetInfo(&free_bytes, &total_bytes), CUDA_SUCCESS);
+  CHECK_THAT(free_bytes == total - base - 100 * kMiB, "cuMemGetInfo free %zu, want %llu",
+             free_bytes, (unsigned long long)(total - base - 100 * kMiB));
+  size_t only = 0;
+  CUresult rc = api.MemGetInfo(nullptr, &only);  // the driver decides; the library must not crash
+  CHECK_THAT(rc != CUDA_SUCCESS || only == total, "cuMemGetInfo(NULL, &total): total %zu", only);
+  CUdevice dev = 0;
+  api.DeviceGet(&dev, 0);
+  size_t device_total = 0;
+  CHECK_RC(api.DeviceTotalMem(&device_total, dev), CUDA_SUCCESS);
+  CHECK_THAT(device_total == total, "cuDeviceTotalMem %zu, want %llu", device_total,
+             (unsigned long long)total);
+  CHECK_THAT(api.DeviceTotalMem(nullptr, dev) != CUDA_SUCCESS, "cuDeviceTotalMem(NULL) succeeded");
+  CHECK_THAT(api.NvmlInit() == NVML_SUCCESS, "nvmlInit failed");
+  nvmlDevice_t device;
+  CHECK_THAT(api.NvmlHandleByIndex(0, &device) == NVML_SUCCESS, "no NVML device 0");
+  nvmlMemory_t memory;
+  CHECK_THAT(api.NvmlMemoryInfo(device, &memory) == NVML_SUCCESS, "nvmlDeviceGetMemoryInfo failed");
+  CHECK_THAT(memory.total == total, "NVML total %llu, want %llu", memory.total,
+             (unsigned long long)total);
+  CHECK_THAT(memory.used == base + 100 * kMiB, "NVML used %llu, want %llu", memory.used,
+             (unsigned long long)(base + 100 * kMiB));
+  CHECK_THAT(memory.free == total - memory.used, "NVML free %llu", memory.free);
+  nvmlMemory_v2_t memory2;
+  std::memset(&memory2, 0, sizeof(memory2));
+  memory2.version = nvmlMemory_v2;
+  CHECK_THAT(api.NvmlMemoryInfoV2(device, &memory2) == NVML_SUCCESS,
+             "nvmlDeviceGetMemoryInfo_v2 failed");
+  CHECK_THAT(memory2.total == total, "NVML v2 total %llu", memory2.total);
+  CHECK_THAT(memory2.used + memory2.reserved + memory2.free <= total,
+             "NVML v2 parts exceed the total");
+  CHECK_THAT(api.NvmlMemoryInfo(device, nullptr) != NVML_SUCCESS, "NVML accepted a null pointer");
+  CHECK_RC(api.MemFree(p), CUDA_SUCCESS);
+  (void)limit;
+  return failures ? 1 : 0;
+}
+
+// hold <bytes>: allocates, prints "held", then waits up to 120 s to be killed.
+int Hold(uint64_t bytes) {
+  Open();
+  CUdeviceptr p = 0;
+  CUresult rc = api.MemAlloc(&p, bytes);
+  if (rc != CUDA_SUCCESS) {
+    std::fprintf(stderr, "probe: hold: cuMemAlloc(%llu) returned %d\n", (unsigned long long)bytes,
+                 (int)rc);
+    return 1;
+  }
+  std::printf("held\n");
+  std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::seconds(120));
+  return 0;
+}
+
+// alloc <bytes>: exits 0 when the allocation succeeds, 3 when it is refused as out of memory.
+int Alloc(uint64_t bytes) {
+  Open();
+  CUdeviceptr p = 0;
+  CUresult rc = api.MemAlloc(&p, bytes);
+  if (rc == CUDA_ERROR_OUT_OF_MEMORY) return 3;
+  if (rc != CUDA_SUCCESS) {
+    std::fprintf(stderr, "probe: alloc: cuMemAlloc returned %d\n", (int)rc);
+    return 1;
+  }
+  return 0;
+}
+
+// alloc-when <bytes> <path>: initialises, prints "ready", waits (up to 60 s) for `path` to exist,
+// then allocates: exits 0 when the allocation succeeds, 3 when it is refused.
+int AllocWhen(uint64_t bytes, const char* path) {
+  Open();
+  std::printf("ready\n");
+  std::fflush(stdout);
+  for (int i = 0; i < 60000 && access(path, F_OK) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CUdeviceptr p = 0;
+  CUresult rc = api.MemAlloc(&p, bytes);
+  return rc == CUDA_SUCCESS ? 0 : rc == CUDA_ERROR_OUT_OF_MEMORY ? 3 : 1;
+}
+
+// stress <seconds> <limit> <seed>: random allocations and frees; prints counts.
+int Stress(uint64_t seconds, uint64_t limit, uint64_t seed) {
+  Open();
+  std::mt19937_64 random(seed);
+  std::vector<std::pair<CUdeviceptr, uint64_t>> held;
+  uint64_t ok = 0, refused = 0;
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (!held.empty() && (random() % 2 == 0 || held.size() > 64)) {
+      size_t i = random() % held.size();
+      CHECK_RC(api.MemFree(held[i].first), CUDA_SUCCESS);
+      held[i] = held.back();
+      held.pop_back();
+      continue;
+    }
+    uint64_t bytes = 1 + random() % (limit / 4);
+    CUdeviceptr p = 0;
+    CUresult rc = api.MemAlloc(&p, bytes);
+    if (rc == CUDA_SUCCESS) {
+      held.emplace_back(p, bytes);
+      ++ok;
+    } else {
+      CHECK_THAT(rc == CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc returned %d", (int)rc);
+      ++refused;
+    }
+    CHECK_THAT(Used() <= limit, "usage %llu above the limit", (unsigned long long)Used());
+  }
+  for (auto& [p, bytes] : held) api.MemFree(p);
+  std::printf("allocations=%llu refused=%llu\n", (unsigned long long)ok,
+              (unsigned long long)refused);
+  return failures ? 1 : 0;
+}
+
+// fork <limit>: a forked child neither inherits nor releases the parent's charge; a child that
+// uses CUDA again gets its own.
+int Fork(uint64_t limit) {
+  Open();
+  uint64_t base = Used();
+  CUdeviceptr p = 0;
+  CHECK_RC(api.MemAlloc(&p, limit / 2), CUDA_SUCCESS);
+  pid_t quiet = fork();
+  if (quiet == 0) _exit(0);  // exits without touching CUDA
+  int status = 0;
+  waitpid(quiet, &status, 0);
+  CHECK_THAT(Used() == base + RoundUp(limit / 2), "a child's exit changed the parent's charge");
+  pid_t child = fork();
+  if (child == 0) {
+    // The child sees the container's usage and may take what is left, not more.
+    size_t free_bytes = 0, total = 0;
+    CUresult rc = api.MemGetInfo(&free_bytes, &total);
+    if (rc == CUDA_ERROR_NOT_INITIALIZED) _exit(0);  // real drivers refuse CUDA after fork()
+    if (rc != CUDA_SUCCESS) _exit(10);
+    if (total != limit) _exit(11);
+    CUdeviceptr q = 0;
+    if (api.MemAlloc(&q, limit - base - RoundUp(limit / 2) + 1) != CUDA_ERROR_OUT_OF_MEMORY)
+      _exit(12);
+    _exit(0);
+  }
+  waitpid(child, &status, 0);
+  CHECK_THAT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "CUDA child exited with %d",
+             WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  CHECK_THAT(Used() == base + RoundUp(limit / 2),
+             "the CUDA child's exit changed the parent's charge");
+  CHECK_RC(api.MemFree(p), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base, "usage %llu after the free", (unsigned long long)Used());
+  return failures ? 1 : 0;
+}
+
+// devices <limit for ordinal 0> <limit for ordinal 1> ...: each device's limit applies to it.
+int Devices(int argc, char** argv, int first) {
+  if (api.Init(0) != CUDA_SUCCESS) return 1;
+  for (int i = first; i < argc; ++i) {
+    int ordinal = i - first;
+    uint64_t limit = std::strtoull(argv[i], nullptr, 0);
+    Open(ordinal);
+    CUdevice dev = 0;
+    api.DeviceGet(&dev, ordinal);
+    size_t total = 0;
+    CHECK_RC(api.DeviceTotalMem(&total, dev), CUDA_SUCCESS);
+    CHECK_THAT(total == limit, "device %d: total %zu, want %llu", ordinal, total,
+               (unsigned long long)limit);
+    uint64_t base = Used();
+    CUdeviceptr p = 0, q = 0;
+    CHECK_RC(api.MemAlloc(&p, limit - base), CUDA_SUCCESS);
+    CHECK_RC(api.MemAlloc(&q, 1), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK_RC(api.MemFree(p), CUDA_SUCCESS);
+  }
+  return failures ? 1 : 0;
+}
+
+// contexts: destroying, resetting or finally releasing a context releases what was allocated in it.
+int Contexts() {
+  Open();
+  uint64_t base = Used();
+  CUdevice dev = 0;
+  api.DeviceGet(&dev, 0);
+  CUdeviceptr p = 0;
+  // The last release of the primary context (Open retained it once) destroys it.
+  CHECK_RC(api.MemAlloc(&p, 16 * kMiB), CUDA_SUCCESS);
+  CHECK_RC(api.PrimaryCtxRelease(dev), CUDA_SUCCESS);
+  Open();
+  CHECK_THAT(Used() == base, "after the last cuDevicePrimaryCtxRelease: used %llu, want %llu",
+             (unsigned long long)Used(), (unsigned long long)base);
+  CHECK_RC(api.MemAlloc(&p, 64 * kMiB), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base + 64 * kMiB, "used %llu", (unsigned long long)Used());
+  CHECK_RC(api.PrimaryCtxReset(dev), CUDA_SUCCESS);
+  Open();  // a new primary context
+  CHECK_THAT(Used() == base, "after cuDevicePrimaryCtxReset: used %llu, want %llu",
+             (unsigned long long)Used(), (unsigned long long)base);
+  CUcontext ctx = nullptr;
+  CHECK_RC(api.CtxCreate(&ctx, 0, dev), CUDA_SUCCESS);
+  uint64_t with_context = Used();
+  CHECK_RC(api.MemAlloc(&p, 32 * kMiB), CUDA_SUCCESS);
+  CHECK_THAT(Used() == with_context + 32 * kMiB, "used %llu", (unsigned long long)Used());
+  CHECK_RC(api.CtxDestroy(ctx), CUDA_SUCCESS);
+  api.CtxSetCurrent(primary);
+  CHECK_THAT(Used() == base, "after cuCtxDestroy: used %llu, want %llu", (unsigned long long)Used(),
+             (unsigned long long)base);
+  return failures ? 1 : 0;
+}
+
+// rtld-next: dlsym(RTLD_NEXT, ...) keeps the caller's meaning under the dlsym hook.
+int RtldNext() {
+  void* next = dlsym(RTLD_NEXT, "getpid");
+  void* global = dlsym(RTLD_DEFAULT, "getpid");
+  CHECK_THAT(next != nullptr && next == global, "RTLD_NEXT getpid %p, RTLD_DEFAULT %p", next,
+             global);
+  CHECK_THAT(dlsym(RTLD_NEXT, "no_such_symbol_anywhere") == nullptr, "found a missing symbol");
+  // From the program, the next object defining cuInit is the preloaded library (or libcuda).
+  void* init = dlsym(RTLD_NEXT, "cuInit");
+  CHECK_THAT(init != nullptr, "RTLD_NEXT cuInit not found");
+  return failures ? 1 : 0;
+}
+
+// init: exits with cuInit's result.
+int InitOnly() {
+  return static_cast<int>(api.Init(0));
+}
+
+}  // namespace
+}  // namespace tessera::hooktest
+
+int main(int argc, char** argv) {
+  using namespace tessera::hooktest;
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: hook_probe direct|runtime|runtime-ptds <command> [args]\n");
+    return 2;
+  }
+  std::string error = LoadApi(argv[1], &api);
+  if (!error.empty()) {
+    std::fprintf(stderr, "probe: %s\n", error.c_str());
+    return 1;
+  }
+  std::string command = argv[2];
+  if (command == "boundary") return Boundary(Arg(argv, argc, 3));
+  if (command == "paths") {
+    if (argc < 5) return 2;
+    return Paths(Arg(argv, argc, 3), argv[4]);
+  }
+  if (command == "info") return Info(Arg(argv, argc, 3), Arg(argv, argc, 4));
+  if (command == "hold") return Hold(Arg(argv, argc, 3));
+  if (command == "alloc") return Alloc(Arg(argv, argc, 3));
+  if (command == "alloc-when") {
+    if (argc < 5) return 2;
+    return AllocWhen(Arg(argv, argc, 3), argv[4]);
+  }
+  if (command == "stress")
+    return Stress(Arg(argv, argc, 3), Arg(argv, argc, 4), Arg(argv, argc, 5));
+  if (command == "fork") return Fork(Arg(argv, argc, 3));
+  if (command == "devices") return Devices(argc, argv, 3);
+  if (command == "init") return InitOnly();
+  if (command == "rtld-next") return RtldNext();
+  if (command == "contexts") return Contexts();
+  std::fprintf(stderr, "probe: unknown command %s\n", command.c_str());
+  return 2;
+}

@@ -1,0 +1,66 @@
+// The driver and NVML entry points the hook test programs call, gathered in one table so that
+// every scenario runs the same way through both routes a program can take to the driver:
+//   direct:  symbols linked from libcuda.so.1 / libnvidia-ml.so.1 (symbol interposition);
+//   runtime: dlopen + dlsym("cuGetProcAddress_v2") + cuGetProcAddress_v2(name, version, flags),
+//            the way the CUDA 13 runtime does, optionally with the per-thread-stream flag.
+// Thread-safety: the table is filled once, before use, and read-only afterwards.
+#ifndef TESSERA_HOOK_TESTS_PROBE_API_H_
+#define TESSERA_HOOK_TESTS_PROBE_API_H_
+
+#include <string>
+
+#include "abi/cuda_driver.h"
+#include "abi/nvml.h"
+
+namespace tessera::hooktest {
+
+// X(field, symbol for the direct route, name for cuGetProcAddress, version CUDA 13 asks for)
+#define PROBE_CUDA_API(X)                                                                   \
+  X(Init, cuInit, "cuInit", 2000)                                                           \
+  X(DeviceGet, cuDeviceGet, "cuDeviceGet", 2000)                                            \
+  X(DeviceTotalMem, cuDeviceTotalMem_v2, "cuDeviceTotalMem", 3020)                          \
+  X(DeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", 11020) \
+  X(PrimaryCtxRetain, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 7000)           \
+  X(PrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, "cuDevicePrimaryCtxRelease", 11000)    \
+  X(PrimaryCtxReset, cuDevicePrimaryCtxReset_v2, "cuDevicePrimaryCtxReset", 11000)          \
+  X(CtxSetCurrent, cuCtxSetCurrent, "cuCtxSetCurrent", 4000)                                \
+  X(CtxCreate, cuCtxCreate_v2, "cuCtxCreate", 3020)                                         \
+  X(CtxDestroy, cuCtxDestroy_v2, "cuCtxDestroy", 4000)                                      \
+  X(CtxGetDevice, cuCtxGetDevice, "cuCtxGetDevice", 13000)                                  \
+  X(MemGetInfo, cuMemGetInfo_v2, "cuMemGetInfo", 3020)                                      \
+  X(MemAlloc, cuMemAlloc_v2, "cuMemAlloc", 3020)                                            \
+  X(MemAllocPitch, cuMemAllocPitch_v2, "cuMemAllocPitch", 3020)                             \
+  X(MemAllocManaged, cuMemAllocManaged, "cuMemAllocManaged", 6000)                          \
+  X(MemFree, cuMemFree_v2, "cuMemFree", 3020)                                               \
+  X(MemAllocAsync, cuMemAllocAsync, "cuMemAllocAsync", 11020)                               \
+  X(MemAllocFromPoolAsync, cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", 11020)       \
+  X(MemFreeAsync, cuMemFreeAsync, "cuMemFreeAsync", 11020)                                  \
+  X(MemCreate, cuMemCreate, "cuMemCreate", 10020)                                           \
+  X(MemRelease, cuMemRelease, "cuMemRelease", 10020)                                        \
+  X(ArrayCreate, cuArrayCreate_v2, "cuArrayCreate", 3020)                                   \
+  X(Array3DCreate, cuArray3DCreate_v2, "cuArray3DCreate", 3020)                             \
+  X(ArrayDestroy, cuArrayDestroy, "cuArrayDestroy", 2000)                                   \
+  X(MipmappedArrayCreate, cuMipmappedArrayCreate, "cuMipmappedArrayCreate", 5000)           \
+  X(MipmappedArrayDestroy, cuMipmappedArrayDestroy, "cuMipmappedArrayDestroy", 5000)        \
+  X(StreamSynchronize, cuStreamSynchronize, "cuStreamSynchronize", 2000)
+
+#define PROBE_NVML_API(X)                                                              \
+  X(NvmlInit, nvmlInit_v2, "nvmlInit_v2")                                              \
+  X(NvmlHandleByIndex, nvmlDeviceGetHandleByIndex_v2, "nvmlDeviceGetHandleByIndex_v2") \
+  X(NvmlMemoryInfo, nvmlDeviceGetMemoryInfo, "nvmlDeviceGetMemoryInfo")                \
+  X(NvmlMemoryInfoV2, nvmlDeviceGetMemoryInfo_v2, "nvmlDeviceGetMemoryInfo_v2")
+
+struct Api {
+#define PROBE_FIELD(field, symbol, ...) decltype(&symbol) field = nullptr;
+  PROBE_CUDA_API(PROBE_FIELD)
+  PROBE_NVML_API(PROBE_FIELD)
+#undef PROBE_FIELD
+};
+
+// Fills `api` for `route` ("direct", "runtime" or "runtime-ptds"). Returns an empty string, or
+// what could not be resolved.
+std::string LoadApi(const std::string& route, Api* api);
+
+}  // namespace tessera::hooktest
+
+#endif  // TESSERA_HOOK_TESTS_PROBE_API_H_

@@ -1,0 +1,155 @@
+#include "process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+namespace tessera::hooktest {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<char*> Pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// Forks and execs; returns the pid and the read ends of stdout/stderr pipes.
+pid_t Spawn(const std::vector<std::string>& argv, const Env& env, int* out_fd, int* err_fd) {
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) return -1;
+  std::vector<std::string> args = argv;
+  std::vector<std::string> envs = EnvStrings(env);
+  std::vector<char*> arg_ptrs = Pointers(args);
+  std::vector<char*> env_ptrs = Pointers(envs);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    execve(arg_ptrs[0], arg_ptrs.data(), env_ptrs.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  *out_fd = out_pipe[0];
+  *err_fd = err_pipe[0];
+  return pid;
+}
+
+int ExitCode(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+std::vector<std::string> EnvStrings(const Env& env) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::string RunResult::Describe() const {
+  return "exit " + std::to_string(exit_code) + (timed_out ? " (timed out)" : "") +
+         "\n--- stdout\n" + out + "--- stderr\n" + err;
+}
+
+RunResult RunProgram(const std::vector<std::string>& argv, const Env& env,
+                     std::chrono::milliseconds timeout) {
+  RunResult result;
+  int out_fd, err_fd;
+  pid_t pid = Spawn(argv, env, &out_fd, &err_fd);
+  if (pid < 0) {
+    result.err = "spawn failed";
+    return result;
+  }
+  auto deadline = Clock::now() + timeout;
+  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      result.timed_out = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    if (poll(fds, 2, static_cast<int>(left.count())) < 0 && errno != EINTR) break;
+    for (auto& fd : fds) {
+      if (fd.fd < 0 || !(fd.revents & (POLLIN | POLLHUP))) continue;
+      char buf[4096];
+      ssize_t n = read(fd.fd, buf, sizeof(buf));
+      if (n <= 0) {
+        close(fd.fd);
+        fd.fd = -1;
+        --open_fds;
+        continue;
+      }
+      (fd.fd == out_fd ? result.out : result.err).append(buf, static_cast<size_t>(n));
+    }
+  }
+  for (auto& fd : fds) {
+    if (fd.fd >= 0) close(fd.fd);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  result.exit_code = result.timed_out ? -1 : ExitCode(status);
+  return result;
+}
+
+Child::Child(const std::vector<std::string>& argv, const Env& env) {
+  int err_fd;
+  pid_ = Spawn(argv, env, &out_fd_, &err_fd);
+  if (pid_ > 0) close(err_fd);  // stderr is not needed; a closed pipe only loses diagnostics
+}
+
+Child::~Child() {
+  if (pid_ > 0) KillAndReap(SIGKILL);
+  if (out_fd_ >= 0) close(out_fd_);
+}
+
+bool Child::WaitForLine(const std::string& line, std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (buffer_.find(line + "\n") == std::string::npos) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return false;
+    pollfd fd = {out_fd_, POLLIN, 0};
+    if (poll(&fd, 1, static_cast<int>(left.count())) <= 0) continue;
+    char buf[1024];
+    ssize_t n = read(out_fd_, buf, sizeof(buf));
+    if (n <= 0) return false;
+    buffer_.append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
+int Child::KillAndReap(int signal) {
+  int status = 0;
+  if (pid_ <= 0) return status;
+  kill(pid_, signal);
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return status;
+}
+
+int Child::Wait(std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  int status = 0;
+  while (Clock::now() < deadline) {
+    pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      pid_ = -1;
+      return ExitCode(status);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return -1;
+}
+
+}  // namespace tessera::hooktest

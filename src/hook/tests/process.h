@@ -1,0 +1,56 @@
+// Running the hook's test programs: child processes with an exact environment, captured output,
+// and a deadline. Thread-safety: none needed (tests run single-threaded).
+#ifndef TESSERA_HOOK_TESTS_PROCESS_H_
+#define TESSERA_HOOK_TESTS_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tessera::hooktest {
+
+using Env = std::map<std::string, std::string>;
+
+struct RunResult {
+  int exit_code = -1;  // -1 when killed by a signal or the deadline
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+  std::string Describe() const;
+};
+
+// Runs argv[0] (a path) with exactly `env`, waits at most `timeout`.
+RunResult RunProgram(const std::vector<std::string>& argv, const Env& env,
+                     std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+// A child left running; its stdout is readable line by line.
+class Child {
+ public:
+  Child(const std::vector<std::string>& argv, const Env& env);
+  ~Child();  // kills and reaps the child if it still runs
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // Reads stdout until `line` appears or `timeout` passes; true when it appeared.
+  bool WaitForLine(const std::string& line, std::chrono::milliseconds timeout);
+  // Sends `signal` and reaps the child; returns the wait status.
+  int KillAndReap(int signal);
+  // Waits for the child to exit (at most `timeout`); returns the exit code or -1.
+  int Wait(std::chrono::milliseconds timeout);
+
+ private:
+  pid_t pid_ = -1;
+  int out_fd_ = -1;
+  std::string buffer_;
+};
+
+// Builds a NULL-terminated "K=V" list.
+std::vector<std::string> EnvStrings(const Env& env);
+
+}  // namespace tessera::hooktest
+
+#endif  // TESSERA_HOOK_TESTS_PROCESS_H_

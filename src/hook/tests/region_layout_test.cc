@@ -1,0 +1,33 @@
+// Pins the layout of the shared region (abi/shared_region.h): the node agent's metrics exporter
+// reads it, so a change of any offset or size must come with a new TESSERA_REGION_VERSION.
+#include <cstddef>
+
+#include <gtest/gtest.h>
+
+#include "abi/shared_region.h"
+
+namespace {
+
+TEST(RegionLayout, Version1IsPinned) {
+  EXPECT_EQ(TESSERA_REGION_VERSION, 1u);
+  EXPECT_EQ(TESSERA_REGION_MAGIC, 0x3147455241535354ull);
+  EXPECT_EQ(sizeof(tessera_region_device), 128u);
+  EXPECT_EQ(offsetof(tessera_region_device, used_bytes), 8u);
+  EXPECT_EQ(offsetof(tessera_region_device, peak_bytes), 16u);
+  EXPECT_EQ(offsetof(tessera_region_device, context_bytes), 24u);
+  EXPECT_EQ(offsetof(tessera_region_device, cores_percent), 32u);
+  EXPECT_EQ(sizeof(tessera_region_slot), 144u);
+  EXPECT_EQ(offsetof(tessera_region_slot, start_time), 8u);
+  EXPECT_EQ(offsetof(tessera_region_slot, used_bytes), 16u);
+  EXPECT_EQ(offsetof(tessera_region, version), 8u);
+  EXPECT_EQ(offsetof(tessera_region, total_size), 16u);
+  EXPECT_EQ(offsetof(tessera_region, device_count), 24u);
+  EXPECT_EQ(offsetof(tessera_region, last_sweep_ns), 32u);
+  EXPECT_EQ(offsetof(tessera_region, lock), 64u);
+  EXPECT_EQ(offsetof(tessera_region, devices), 128u);
+  EXPECT_EQ(offsetof(tessera_region, slots), 128u + 16 * 128u);
+  EXPECT_EQ(sizeof(tessera_region), 128u + 16 * 128u + 1024 * 144u);
+  EXPECT_LE(sizeof(pthread_mutex_t), 64u);
+}
+
+}  // namespace
