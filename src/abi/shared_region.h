@@ -14,7 +14,8 @@
  * process-shared pthread mutex: a process that dies holding it hands the next locker EOWNERDEAD,
  * and that locker recomputes each device's used_bytes from the slots before it continues).
  * Readers that do not take the lock (the metrics exporter) may see a value that is a few
- * allocations old, never a torn 64-bit value. `last_sweep_ns` is updated with atomic operations. */
+ * allocations old, never a torn 64-bit value. `last_sweep_ns` and the devices' compute_* fields
+ * are updated with atomic operations only. */
 #ifndef TESSERA_ABI_SHARED_REGION_H_
 #define TESSERA_ABI_SHARED_REGION_H_
 
@@ -39,7 +40,11 @@ struct tessera_region_device {
   uint64_t context_bytes; /* device memory one context costs, as measured (0 = not measured) */
   uint32_t cores_percent; /* compute limit (0 = none); used by the compute limiter */
   uint32_t reserved0;
-  uint64_t reserved[11]; /* zero; room for later fields without moving the slots */
+  /* Compute limiter (src/hook/compute.c), changed only with atomic operations, never under
+   * `lock`. Both are CLOCK_MONOTONIC nanoseconds; 0 in a fresh region means "nothing yet". */
+  uint64_t compute_tat_ns;       /* end of the virtual time the container has been granted */
+  uint64_t compute_contended_ns; /* elastic: treat the device as contended until this time */
+  uint64_t reserved[9];          /* zero; room for later fields without moving the slots */
 };
 
 /* One process. pid 0 = free slot. */

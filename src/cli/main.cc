@@ -53,7 +53,8 @@ int Main(int argc, char** argv) {
 
   std::string name;
   if (program == "kubectl-tessera") {
-    name = "inspect";
+    name = "inspect";  // `kubectl tessera inspect ...` runs kubectl-tessera with "inspect" first
+    if (!args.empty() && args[0] == "inspect") args.erase(args.begin());
   } else {
     if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
       PrintUsage(args.empty() ? std::cerr : std::cout);

@@ -1,11 +1,22 @@
 #include "cli/command.h"
 #include "cli/config_command.h"
+#include "demo/demo_command.h"
+#include "inspect/inspect_command.h"
+#include "kube/config_keys.h"
+#include "node/config_keys.h"
+#include "node/node_command.h"
+#include "scheduler/config_keys.h"
+#include "scheduler/scheduler_command.h"
 
 namespace tessera::cli {
 
 const std::vector<KeyGroup>& KeyGroups() {
   static const std::vector<KeyGroup> groups = {
       {"log", &config::AddCommonKeys},
+      {"kube", &kube::AddConfigKeys},
+      {"inspect", &inspect::AddInspectKeys},
+      {"node", &node::AddConfigKeys},
+      {"scheduler", &scheduler::AddSchedulerKeys},
   };
   return groups;
 }
@@ -13,6 +24,10 @@ const std::vector<KeyGroup>& KeyGroups() {
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
       ConfigCommand(),
+      demo::DemoCommand(),
+      inspect::InspectCommand(),
+      node::NodeCommand(),
+      scheduler::SchedulerCommand(),
   };
   return commands;
 }

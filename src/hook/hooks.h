@@ -59,6 +59,21 @@ CUresult hook_device_total_mem(void* real, size_t* bytes, CUdevice dev);
 nvmlReturn_t hook_nvml_memory_info(void* real, nvmlDevice_t device, nvmlMemory_t* memory);
 nvmlReturn_t hook_nvml_memory_info_v2(void* real, nvmlDevice_t device, nvmlMemory_v2_t* memory);
 
+CUresult hook_launch_kernel(void* real, CUfunction f, unsigned int gx, unsigned int gy,
+                            unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz,
+                            unsigned int shared, CUstream stream, void** params, void** extra);
+CUresult hook_launch_kernel_ex(void* real, const CUlaunchConfig* config, CUfunction f,
+                               void** params, void** extra);
+CUresult hook_launch_cooperative(void* real, CUfunction f, unsigned int gx, unsigned int gy,
+                                 unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz,
+                                 unsigned int shared, CUstream stream, void** params);
+CUresult hook_launch_cooperative_multi(void* real, CUDA_LAUNCH_PARAMS* list, unsigned int count,
+                                       unsigned int flags);
+CUresult hook_launch(void* real, CUfunction f);
+CUresult hook_launch_grid(void* real, CUfunction f, int width, int height);
+CUresult hook_launch_grid_async(void* real, CUfunction f, int width, int height, CUstream stream);
+CUresult hook_graph_launch(void* real, CUgraphExec exec, CUstream stream);
+
 /* For procaddr.c: the wrapper to hand out for `real`, the driver's answer for `symbol` at
  * `version` (cuGetProcAddress) or for the exact symbol name (version < 0, dlsym). Returns `real`
  * when the library does not wrap that name, NULL when it cannot (no free wrapper slot). */

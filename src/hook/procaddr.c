@@ -81,6 +81,22 @@ WRAPPERS(hook_mem_get_info, CUresult, (size_t * a, size_t* b), (a, b));
 WRAPPERS(hook_device_total_mem, CUresult, (size_t * a, CUdevice b), (a, b));
 WRAPPERS(hook_nvml_memory_info, nvmlReturn_t, (nvmlDevice_t a, nvmlMemory_t* b), (a, b));
 WRAPPERS(hook_nvml_memory_info_v2, nvmlReturn_t, (nvmlDevice_t a, nvmlMemory_v2_t* b), (a, b));
+WRAPPERS(hook_launch_kernel, CUresult,
+         (CUfunction a, unsigned int b, unsigned int c, unsigned int d, unsigned int e,
+          unsigned int f, unsigned int g, unsigned int h, CUstream i, void** j, void** k),
+         (a, b, c, d, e, f, g, h, i, j, k));
+WRAPPERS(hook_launch_kernel_ex, CUresult,
+         (const CUlaunchConfig* a, CUfunction b, void** c, void** d), (a, b, c, d));
+WRAPPERS(hook_launch_cooperative, CUresult,
+         (CUfunction a, unsigned int b, unsigned int c, unsigned int d, unsigned int e,
+          unsigned int f, unsigned int g, unsigned int h, CUstream i, void** j),
+         (a, b, c, d, e, f, g, h, i, j));
+WRAPPERS(hook_launch_cooperative_multi, CUresult,
+         (CUDA_LAUNCH_PARAMS * a, unsigned int b, unsigned int c), (a, b, c));
+WRAPPERS(hook_launch, CUresult, (CUfunction a), (a));
+WRAPPERS(hook_launch_grid, CUresult, (CUfunction a, int b, int c), (a, b, c));
+WRAPPERS(hook_launch_grid_async, CUresult, (CUfunction a, int b, int c, CUstream d), (a, b, c, d));
+WRAPPERS(hook_graph_launch, CUresult, (CUgraphExec a, CUstream b), (a, b));
 
 /* One ABI of one entry point. `proc_name` is the name cuGetProcAddress is asked for (valid from
  * min_version up to, not including, max_version); `symbols` the exported names with this ABI. */
@@ -128,6 +144,18 @@ static const struct family kFamilies[] = {
            "cuDevicePrimaryCtxReset_v2"),
     FAMILY(hook_mem_get_info, "cuMemGetInfo", 3020, NO_MAX, "cuMemGetInfo_v2"),
     FAMILY(hook_device_total_mem, "cuDeviceTotalMem", 3020, NO_MAX, "cuDeviceTotalMem_v2"),
+    FAMILY(hook_launch_kernel, "cuLaunchKernel", 0, NO_MAX, "cuLaunchKernel",
+           "cuLaunchKernel_ptsz"),
+    FAMILY(hook_launch_kernel_ex, "cuLaunchKernelEx", 0, NO_MAX, "cuLaunchKernelEx",
+           "cuLaunchKernelEx_ptsz"),
+    FAMILY(hook_launch_cooperative, "cuLaunchCooperativeKernel", 0, NO_MAX,
+           "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz"),
+    FAMILY(hook_launch_cooperative_multi, "cuLaunchCooperativeKernelMultiDevice", 0, NO_MAX,
+           "cuLaunchCooperativeKernelMultiDevice"),
+    FAMILY(hook_launch, "cuLaunch", 0, NO_MAX, "cuLaunch"),
+    FAMILY(hook_launch_grid, "cuLaunchGrid", 0, NO_MAX, "cuLaunchGrid"),
+    FAMILY(hook_launch_grid_async, "cuLaunchGridAsync", 0, NO_MAX, "cuLaunchGridAsync"),
+    FAMILY(hook_graph_launch, "cuGraphLaunch", 0, NO_MAX, "cuGraphLaunch", "cuGraphLaunch_ptsz"),
     FAMILY(hook_nvml_memory_info, NULL, 0, 0, "nvmlDeviceGetMemoryInfo"),
     FAMILY(hook_nvml_memory_info_v2, NULL, 0, 0, "nvmlDeviceGetMemoryInfo_v2"),
 };
@@ -167,7 +195,9 @@ void* hook_wrap(const char* symbol, int version, void* real) {
     if (version >= 0) {
       if (f->proc_name == NULL || strcmp(f->proc_name, symbol) != 0) continue;
       if (version < f->min_version || version >= f->max_version) continue;
-      return bind_wrapper(f, real);
+      /* A driver whose table points at its exported symbols hands out ours (interposed): they
+       * already run the hook, and a wrapper around them would only see a nested call. */
+      return is_own(real) ? real : bind_wrapper(f, real);
     }
     for (int s = 0; s < 3 && f->symbols[s]; ++s) {
       if (strcmp(f->symbols[s], symbol) == 0) return is_own(real) ? real : bind_wrapper(f, real);

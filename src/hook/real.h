@@ -18,6 +18,7 @@
   X(cuInit)                        \
   X(cuGetProcAddress)              \
   X(cuGetProcAddress_v2)           \
+  X(cuDeviceGetCount)              \
   X(cuDeviceGet)                   \
   X(cuDeviceGetUuid)               \
   X(cuDeviceTotalMem_v2)           \
@@ -51,7 +52,26 @@
   X(cuDevicePrimaryCtxRelease_v2)  \
   X(cuDevicePrimaryCtxReset)       \
   X(cuDevicePrimaryCtxReset_v2)    \
-  X(cuDevicePrimaryCtxGetState)
+  X(cuDevicePrimaryCtxGetState)    \
+  X(cuEventCreate)                 \
+  X(cuEventRecord)                 \
+  X(cuEventQuery)                  \
+  X(cuEventSynchronize)            \
+  X(cuEventElapsedTime)            \
+  X(cuEventDestroy_v2)             \
+  X(cuStreamIsCapturing)           \
+  X(cuLaunchKernel)                \
+  X(cuLaunchKernel_ptsz)           \
+  X(cuLaunchKernelEx)              \
+  X(cuLaunchKernelEx_ptsz)         \
+  X(cuLaunchCooperativeKernel)     \
+  X(cuLaunchCooperativeKernel_ptsz) \
+  X(cuLaunchCooperativeKernelMultiDevice) \
+  X(cuLaunch)                      \
+  X(cuLaunchGrid)                  \
+  X(cuLaunchGridAsync)             \
+  X(cuGraphLaunch)                 \
+  X(cuGraphLaunch_ptsz)
 
 #define HOOK_REAL_NVML(X)       \
   X(nvmlInit_v2)                \

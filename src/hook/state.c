@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "alloc_map.h"
+#include "compute.h"
 #include "log.h"
 #include "real.h"
 #include "region.h"
@@ -31,6 +32,7 @@ static int g_nvml_ready; /* 0 unknown, 1 initialised, -1 unavailable */
 static void at_fork_child(void) {
   alloc_map_reset_in_child();
   region_reset_in_child();
+  compute_reset_in_child();
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_map_mutex = fresh;
 }

@@ -1,0 +1,315 @@
+#include "os.h"
+
+#include "compute.h"
+
+#include <pthread.h>
+
+#include "log.h"
+#include "real.h"
+#include "region.h"
+#include "state.h"
+
+/* Parameters (docs/compute-limit.md explains each). */
+#define SAMPLE_INTERVAL_NS 1000000ull   /* at most one timed launch per process per ms */
+#define CREDIT_NS 10000000ull           /* virtual time a container may fall behind and catch up */
+#define WINDOW_SAMPLES 64               /* the estimate is the minimum over this many samples */
+#define CONTENTION_HOLD_NS 500000000ull /* elastic: contended for this long after evidence */
+#define EVIDENCE_SPAN_NS 200000000ull   /* two inflated samples this close make evidence */
+#define MIN_EXCESS_NS 30000ull          /* a span must exceed the cost by this much, and by half */
+#define ESTIMATES 1024                  /* functions and graphs per process (power of two) */
+
+enum { STATE_UNKNOWN = 0, STATE_OFF = 1, STATE_ON = 2, STATE_FAILED = 3 };
+static int g_state;
+/* When the process sees exactly one CUDA device (the usual container), every launch is on it:
+ * its container index, found once, spares the launch path a context lookup. INDEX_UNKNOWN until
+ * the first governed launch, INDEX_MANY with several devices. */
+#define INDEX_UNKNOWN (-2)
+#define INDEX_MANY (-3)
+static int g_single_index = INDEX_UNKNOWN;
+
+/* Expected cost per key: open addressing, keys inserted with CAS, costs read without a lock.
+ * The window fields are changed only under g_sampler.mutex. */
+struct estimate {
+  uintptr_t key;
+  uint64_t cost_ns;
+  uint64_t window_min_ns; /* minimum of this window's samples (0 = none) */
+  uint32_t window_count;
+};
+static struct estimate g_estimates[ESTIMATES];
+
+/* The one timed launch a process has in flight. */
+static struct {
+  pthread_mutex_t mutex;
+  CUcontext context; /* the events belong to it */
+  CUevent start, end;
+  int pending; /* the end event is recorded and not harvested yet */
+  uintptr_t key;
+  uint64_t gap_ns; /* host time from the start record's return to the launch call */
+  int exact;       /* the stream was busy at the start record: the span is the kernel's own */
+  int index;
+  uint64_t last_ns;     /* when the last sample started */
+  uint64_t evidence_ns; /* when the last inflated sample was seen */
+} g_sampler = {.mutex = PTHREAD_MUTEX_INITIALIZER};
+
+/* The container index of the launch's device, or -1 when it has none (no context, a device
+ * the container does not list). */
+static int launch_index(void) {
+  int single = __atomic_load_n(&g_single_index, __ATOMIC_ACQUIRE);
+  if (__builtin_expect(single >= -1, 1)) return single;
+  CUcontext context;
+  CUdevice dev;
+  if (single == INDEX_UNKNOWN) {
+    int count = 0;
+    __typeof__(&cuDeviceGetCount) get_count = REAL(cuDeviceGetCount);
+    if (get_count != NULL && get_count(&count) == CUDA_SUCCESS && count == 1) {
+      int index = hook_device_index(0);
+      __atomic_store_n(&g_single_index, index, __ATOMIC_RELEASE);
+      return index;
+    }
+    if (count > 1) __atomic_store_n(&g_single_index, INDEX_MANY, __ATOMIC_RELEASE);
+  }
+  if (hook_current_context(&context, &dev) != 0) return -1;
+  return hook_device_index(dev);
+}
+
+void compute_reset_in_child(void) {
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  g_sampler.mutex = fresh;
+  g_sampler.context = NULL; /* the parent's events are not the child's */
+  g_sampler.pending = 0;
+}
+
+static int state(void) {
+  int s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+  if (__builtin_expect(s != STATE_UNKNOWN, 1)) return s;
+  int mode = hook_state_init();
+  s = STATE_OFF;
+  if (mode == HOOK_FAILED) {
+    s = STATE_FAILED;
+  } else if (mode == HOOK_ACTIVE) {
+    const struct hook_limits* limits = hook_limits();
+    for (int i = 0; i < TESSERA_MAX_DEVICES; ++i) {
+      if (limits->cores[i] > 0) s = STATE_ON;
+    }
+  }
+  __atomic_store_n(&g_state, s, __ATOMIC_RELEASE);
+  return s;
+}
+
+static struct estimate* find(uintptr_t key, int insert) {
+  uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
+  for (unsigned i = 0; i < ESTIMATES; ++i) {
+    struct estimate* e = &g_estimates[((h >> 40) + i) & (ESTIMATES - 1)];
+    uintptr_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
+    if (k == key) return e;
+    if (k == 0) {
+      if (!insert) return NULL;
+      uintptr_t expected = 0;
+      if (__atomic_compare_exchange_n(&e->key, &expected, key, 0, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_ACQUIRE) ||
+          expected == key) {
+        return e;
+      }
+    }
+  }
+  return NULL; /* full: such a key is charged nothing and timed never */
+}
+
+uint64_t compute_expected_ns(uintptr_t key) {
+  struct estimate* e = find(key, 0);
+  return e ? __atomic_load_n(&e->cost_ns, __ATOMIC_ACQUIRE) : 0;
+}
+
+static struct tessera_region_device* region_device(int index) {
+  struct tessera_region* r = region_get();
+  return r ? &r->devices[index] : NULL;
+}
+
+static int contended(int index, uint64_t now) {
+  struct tessera_region_device* d = region_device(index);
+  return d != NULL && __atomic_load_n(&d->compute_contended_ns, __ATOMIC_RELAXED) > now;
+}
+
+/* Charges `cost` ns of device time at `percent` and sleeps until the container's share allows
+ * the launch: the region's virtual clock advances by cost * 100 / percent per launch, and a launch
+ * may start once the clock, before its own charge, is not ahead of now. Returns whether it slept
+ * (`now` is then stale). */
+static int charge_and_wait(int index, int percent, uint64_t cost, uint64_t now) {
+  struct tessera_region_device* d = region_device(index);
+  if (d == NULL || cost == 0) return 0;
+  uint64_t add = cost * 100 / (uint64_t)percent;
+  uint64_t old = __atomic_load_n(&d->compute_tat_ns, __ATOMIC_RELAXED);
+  uint64_t base;
+  do {
+    base = old + CREDIT_NS < now ? now - CREDIT_NS : old;
+  } while (!__atomic_compare_exchange_n(&d->compute_tat_ns, &old, base + add, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED));
+  if (base <= now) return 0;
+  os_sleep_ns(base - now);
+  return 1;
+}
+
+static void note_evidence(int index, uint64_t now) {
+  if (g_sampler.evidence_ns != 0 && now - g_sampler.evidence_ns <= EVIDENCE_SPAN_NS) {
+    struct tessera_region_device* d = region_device(index);
+    if (d != NULL) {
+      uint64_t until = now + CONTENTION_HOLD_NS;
+      uint64_t old = __atomic_load_n(&d->compute_contended_ns, __ATOMIC_RELAXED);
+      while (old < until && !__atomic_compare_exchange_n(&d->compute_contended_ns, &old, until, 1,
+                                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+      }
+    }
+  }
+  g_sampler.evidence_ns = now;
+}
+
+static uint64_t min_nonzero(uint64_t a, uint64_t b) {
+  if (a == 0) return b;
+  if (b == 0) return a;
+  return a < b ? a : b;
+}
+
+/* Folds one measured span into the key's estimate (g_sampler.mutex held). */
+static void learn(uintptr_t key, uint64_t span, int exact, int index, uint64_t now) {
+  struct estimate* e = find(key, 1);
+  if (e == NULL) return;
+  if (span == 0) span = 1; /* a kernel that takes no measurable time is still a known one */
+  uint64_t cost = e->cost_ns;
+  if (cost != 0) {
+    uint64_t excess = cost / 2 > MIN_EXCESS_NS ? cost / 2 : MIN_EXCESS_NS;
+    if (span > cost + excess) note_evidence(index, now);
+  }
+  /* Every span is an upper bound of the kernel's own time (other work or host delays only add
+   * to it): a lower one is taken at once, and the window's minimum lets the estimate rise when
+   * the kernel really got longer. */
+  e->window_min_ns = min_nonzero(e->window_min_ns, span);
+  if (cost == 0 || span < cost) cost = span;
+  if (++e->window_count >= WINDOW_SAMPLES) {
+    cost = e->window_min_ns;
+    e->window_min_ns = 0;
+    e->window_count = 0;
+  }
+  __atomic_store_n(&e->cost_ns, cost, __ATOMIC_RELEASE);
+  HOOK_LOG(HOOK_LOG_DEBUG, "compute: key %p span %llu ns (%s), expected cost now %llu ns",
+           (void*)key, (unsigned long long)span, exact ? "exact" : "corrected",
+           (unsigned long long)cost);
+}
+
+/* Reads the in-flight sample if its end event completed (g_sampler.mutex held). `wait` blocks. */
+static void harvest_locked(int wait) {
+  if (!g_sampler.pending) return;
+  CUresult q = wait ? REAL(cuEventSynchronize)(g_sampler.end) : REAL(cuEventQuery)(g_sampler.end);
+  if (q == CUDA_ERROR_NOT_READY) return;
+  g_sampler.pending = 0;
+  float ms = 0;
+  if (q != CUDA_SUCCESS ||
+      REAL(cuEventElapsedTime)(&ms, g_sampler.start, g_sampler.end) != CUDA_SUCCESS || ms < 0) {
+    return;
+  }
+  uint64_t span = (uint64_t)((double)ms * 1e6);
+  if (!g_sampler.exact) span = span > g_sampler.gap_ns ? span - g_sampler.gap_ns : 0;
+  learn(g_sampler.key, span, g_sampler.exact, g_sampler.index, os_now_ns());
+}
+
+static int capturing(CUstream stream) {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  __typeof__(&cuStreamIsCapturing) is_capturing = REAL(cuStreamIsCapturing);
+  if (is_capturing == NULL) return 0;
+  CUresult rc = is_capturing(stream, &status);
+  return rc != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* Starts timing the launch (g_sampler.mutex held; released by compute_end or on failure). */
+static int start_sample(struct compute_launch* l, CUcontext context, uint64_t now) {
+  if (g_sampler.pending || capturing(l->stream)) return 0;
+  if (g_sampler.context != context) {
+    if (g_sampler.context != NULL) {
+      REAL(cuEventDestroy_v2)(g_sampler.start);
+      REAL(cuEventDestroy_v2)(g_sampler.end);
+      g_sampler.context = NULL;
+    }
+    if (REAL(cuEventCreate)(&g_sampler.start, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return 0;
+    if (REAL(cuEventCreate)(&g_sampler.end, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+      REAL(cuEventDestroy_v2)(g_sampler.start);
+      return 0;
+    }
+    g_sampler.context = context;
+  }
+  if (REAL(cuEventRecord)(g_sampler.start, l->stream) != CUDA_SUCCESS) return 0;
+  l->host_ns = os_now_ns(); /* the start event's time is at most this */
+  g_sampler.exact = REAL(cuEventQuery)(g_sampler.start) == CUDA_ERROR_NOT_READY;
+  g_sampler.key = l->key;
+  g_sampler.index = l->index;
+  __atomic_store_n(&g_sampler.last_ns, now, __ATOMIC_RELAXED);
+  l->timed = 1;
+  return 1;
+}
+
+CUresult compute_begin(uintptr_t key, CUstream stream, int ptsz, struct compute_launch* l) {
+  l->governed = 0;
+  int s = state();
+  if (__builtin_expect(s == STATE_OFF, 1)) return CUDA_SUCCESS;
+  if (s == STATE_FAILED) return CUDA_ERROR_NOT_INITIALIZED;
+  int index = launch_index();
+  if (index < 0) return CUDA_SUCCESS;
+  const struct hook_limits* limits = hook_limits();
+  int percent = limits->cores[index];
+  if (percent <= 0) return CUDA_SUCCESS;
+  l->index = index;
+  l->percent = percent;
+  l->elastic = limits->mode == HOOK_CORE_ELASTIC;
+  l->timed = 0;
+  l->unknown = 0;
+  l->ptsz = ptsz;
+  l->key = key;
+  l->stream = stream == NULL && ptsz ? CU_STREAM_PER_THREAD : stream;
+
+  uint64_t now = os_now_ns();
+  uint64_t cost = compute_expected_ns(key);
+  /* Wait for the budget first, so that a timed span never includes the wait. */
+  if (cost != 0 && (!l->elastic || contended(index, now)) &&
+      charge_and_wait(index, percent, cost, now)) {
+    now = os_now_ns();
+  }
+  int due = cost == 0 ||
+            now - __atomic_load_n(&g_sampler.last_ns, __ATOMIC_RELAXED) >= SAMPLE_INTERVAL_NS;
+  if (due && pthread_mutex_trylock(&g_sampler.mutex) == 0) {
+    harvest_locked(0);
+    CUcontext context = NULL;
+    __typeof__(&cuCtxGetCurrent) get_current = REAL(cuCtxGetCurrent);
+    if (get_current != NULL && get_current(&context) == CUDA_SUCCESS && context != NULL &&
+        start_sample(l, context, now)) {
+      l->unknown = cost == 0;
+    } else {
+      pthread_mutex_unlock(&g_sampler.mutex);
+    }
+  }
+  l->governed = 1;
+  /* The kernel cannot start before the driver is called: a span that began on an idle stream is
+   * corrected by the host time from the start record to this moment, which leaves it an upper
+   * bound of the kernel's own time. */
+  if (l->timed) l->call_ns = os_now_ns();
+  return CUDA_SUCCESS;
+}
+
+CUresult compute_end(struct compute_launch* l, CUresult rc) {
+  if (!l->governed || !l->timed) return rc;
+  if (rc == CUDA_SUCCESS && REAL(cuEventRecord)(g_sampler.end, l->stream) == CUDA_SUCCESS) {
+    g_sampler.gap_ns = l->call_ns - l->host_ns;
+    g_sampler.pending = 1;
+    if (l->unknown) {
+      /* First launch of this function: time it now, so that the budget is right from the start,
+       * and charge what it cost. */
+      harvest_locked(1);
+      uint64_t cost = compute_expected_ns(l->key);
+      pthread_mutex_unlock(&g_sampler.mutex);
+      uint64_t now = os_now_ns();
+      if (cost != 0 && (!l->elastic || contended(l->index, now))) {
+        charge_and_wait(l->index, l->percent, cost, now);
+      }
+      return rc;
+    }
+  }
+  pthread_mutex_unlock(&g_sampler.mutex);
+  return rc;
+}

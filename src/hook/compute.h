@@ -1,0 +1,49 @@
+/* The compute (SM) limiter: a container's share of each device's time, hard or elastic
+ * (docs/compute-limit.md).
+ *
+ * Every governed launch goes through compute_begin (before the driver call) and compute_end
+ * (after it). compute_begin charges the launch's expected device time to the container's budget
+ * for the device (a virtual-time counter in the shared region, advanced at 100/P of wall time per
+ * nanosecond of device time) and sleeps while the container is ahead of its share. The expected
+ * cost per function (or graph) is learnt from event-timed samples taken at most once a
+ * millisecond per process; a function never seen is timed once synchronously. Elastic containers
+ * are charged only while the device is contended, which samples reveal (a span longer than the
+ * function's own cost means another context's work ran in between).
+ *
+ * Thread-safety: all functions are thread-safe; a struct compute_launch belongs to one call. */
+#ifndef TESSERA_HOOK_COMPUTE_H_
+#define TESSERA_HOOK_COMPUTE_H_
+
+#include <stdint.h>
+
+#include "abi/cuda_driver.h"
+
+struct compute_launch {
+  int governed;     /* compute_end has work to do */
+  int index;        /* container device index */
+  int percent;      /* the device's limit */
+  int elastic;      /* mode of the container */
+  int timed;        /* a sample was started: events recorded around the launch */
+  int unknown;      /* the cost was unknown: compute_end times it synchronously and charges it */
+  int ptsz;         /* the stream argument 0 means the per-thread default stream */
+  uintptr_t key;    /* function or graph exec */
+  CUstream stream;  /* stream as the driver sees it (per-thread default made explicit) */
+  uint64_t host_ns; /* when the start event's record returned */
+  uint64_t call_ns; /* when the driver's launch was called */
+  int start_was_idle;
+};
+
+/* Before a launch of `key` on `stream` (`ptsz`: a 0 stream is the per-thread default stream).
+ * Returns CUDA_SUCCESS when the launch may go on, CUDA_ERROR_NOT_INITIALIZED when the library's
+ * configuration failed. Sets l->governed when compute_end must be called. */
+CUresult compute_begin(uintptr_t key, CUstream stream, int ptsz, struct compute_launch* l);
+
+/* After the driver call that returned `rc`. Returns rc. */
+CUresult compute_end(struct compute_launch* l, CUresult rc);
+
+/* For tests and the benchmark: the cost the limiter expects for `key`, in ns (0 = unknown). */
+uint64_t compute_expected_ns(uintptr_t key);
+
+void compute_reset_in_child(void);
+
+#endif /* TESSERA_HOOK_COMPUTE_H_ */

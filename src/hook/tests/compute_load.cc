@@ -1,0 +1,183 @@
+// compute_load: the compute limiter's test program. It keeps one device busy with `busy_<N>us`
+// kernels launched back to back through one launch path, synchronising every few launches as
+// training loops do (the host runs one batch ahead: after launching a batch it waits for the one
+// before), from a common start time for a fixed number of seconds.
+//
+//   compute_load <path> <kernel_us> <sync_every> <start_unix_ms> <seconds>
+//   compute_load startup
+//
+// Paths: kernel, kernel_ptsz, ex, ex_ptsz, coop, coop_ptsz, multi, launch, grid, grid_async,
+// graph, graph_ptsz, runtime (cuGetProcAddress_v2 with the per-thread-stream flag, as the CUDA
+// runtime asks). Prints "ready" once set up and "launches <n>" at the end.
+// `startup` prints "startup_us <n>": from main() to the end of the first synchronised launch.
+// Thread-safety: single-threaded.
+#include <time.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "abi/cuda_driver.h"
+
+namespace {
+
+int64_t NowNs(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+#define CHECK(call)                                                            \
+  do {                                                                         \
+    CUresult rc_ = (call);                                                     \
+    if (rc_ != CUDA_SUCCESS) {                                                 \
+      std::fprintf(stderr, "%s failed: %d (line %d)\n", #call, rc_, __LINE__); \
+      std::exit(1);                                                            \
+    }                                                                          \
+  } while (0)
+
+struct Setup {
+  CUcontext ctx = nullptr;
+  CUfunction f = nullptr;
+  CUstream stream = nullptr;
+};
+
+Setup Prepare(int kernel_us) {
+  Setup s;
+  CHECK(cuInit(0));
+  CUdevice dev;
+  CHECK(cuDeviceGet(&dev, 0));
+  CHECK(cuDevicePrimaryCtxRetain(&s.ctx, dev));
+  CHECK(cuCtxSetCurrent(s.ctx));
+  static const char kImage[] = "compute_load module";
+  CUmodule module;
+  CHECK(cuModuleLoadData(&module, kImage));
+  std::string name = "busy_" + std::to_string(kernel_us) + "us";
+  CHECK(cuModuleGetFunction(&s.f, module, name.c_str()));
+  CHECK(cuStreamCreate(&s.stream, 0));
+  return s;
+}
+
+using LaunchKernelFn = decltype(&cuLaunchKernel);
+
+// The stream a path's launches go to, as an explicit handle.
+CUstream StreamOf(const std::string& path, const Setup& s) {
+  if (path == "launch" || path == "grid") return nullptr;  // the legacy default stream
+  if (path.find("ptsz") != std::string::npos || path == "runtime") return CU_STREAM_PER_THREAD;
+  return s.stream;
+}
+
+// Launches `count` kernels through `path` (a graph path launches its graph once).
+void Batch(const std::string& path, const Setup& s, int count, CUgraphExec graph,
+           LaunchKernelFn runtime_launch) {
+  void* no_params[] = {nullptr};
+  CUlaunchConfig config = {};
+  config.gridDimX = config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = config.blockDimY = config.blockDimZ = 1;
+  config.hStream = path == "ex_ptsz" ? nullptr : s.stream;
+  CUDA_LAUNCH_PARAMS multi = {s.f, 1, 1, 1, 1, 1, 1, 0, s.stream, no_params};
+  if (path == "graph") {
+    CHECK(cuGraphLaunch(graph, s.stream));
+    return;
+  }
+  if (path == "graph_ptsz") {
+    CHECK(cuGraphLaunch_ptsz(graph, nullptr));
+    return;
+  }
+  for (int i = 0; i < count; ++i) {
+    if (path == "kernel") {
+      CHECK(cuLaunchKernel(s.f, 1, 1, 1, 1, 1, 1, 0, s.stream, no_params, nullptr));
+    } else if (path == "kernel_ptsz") {
+      CHECK(cuLaunchKernel_ptsz(s.f, 1, 1, 1, 1, 1, 1, 0, nullptr, no_params, nullptr));
+    } else if (path == "ex") {
+      CHECK(cuLaunchKernelEx(&config, s.f, no_params, nullptr));
+    } else if (path == "ex_ptsz") {
+      CHECK(cuLaunchKernelEx_ptsz(&config, s.f, no_params, nullptr));
+    } else if (path == "coop") {
+      CHECK(cuLaunchCooperativeKernel(s.f, 1, 1, 1, 1, 1, 1, 0, s.stream, no_params));
+    } else if (path == "coop_ptsz") {
+      CHECK(cuLaunchCooperativeKernel_ptsz(s.f, 1, 1, 1, 1, 1, 1, 0, nullptr, no_params));
+    } else if (path == "multi") {
+      CHECK(cuLaunchCooperativeKernelMultiDevice(&multi, 1, 0));
+    } else if (path == "launch") {
+      CHECK(cuLaunch(s.f));
+    } else if (path == "grid") {
+      CHECK(cuLaunchGrid(s.f, 1, 1));
+    } else if (path == "grid_async") {
+      CHECK(cuLaunchGridAsync(s.f, 1, 1, s.stream));
+    } else if (path == "runtime") {
+      CHECK(runtime_launch(s.f, 1, 1, 1, 1, 1, 1, 0, nullptr, no_params, nullptr));
+    } else {
+      std::fprintf(stderr, "unknown path %s\n", path.c_str());
+      std::exit(2);
+    }
+  }
+}
+
+int Startup() {
+  int64_t begin = NowNs(CLOCK_MONOTONIC);
+  Setup s = Prepare(20);
+  Batch("kernel", s, 1, nullptr, nullptr);
+  CHECK(cuStreamSynchronize(s.stream));
+  std::printf("startup_us %lld\n", static_cast<long long>((NowNs(CLOCK_MONOTONIC) - begin) / 1000));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "startup") == 0) return Startup();
+  if (argc != 6) {
+    std::fprintf(stderr,
+                 "usage: compute_load <path> <kernel_us> <sync_every> <start_unix_ms> <seconds>\n"
+                 "       compute_load startup\n");
+    return 2;
+  }
+  std::string path = argv[1];
+  int kernel_us = std::atoi(argv[2]);
+  int sync_every = std::atoi(argv[3]);
+  int64_t start_ns = std::atoll(argv[4]) * 1000000;
+  int64_t end_ns = start_ns + static_cast<int64_t>(std::atof(argv[5]) * 1e9);
+  Setup s = Prepare(kernel_us);
+
+  CUgraphExec graph = nullptr;
+  if (path == "graph" || path == "graph_ptsz") {
+    // The whole loop body is one captured graph of `sync_every` kernels.
+    CUgraph g;
+    CHECK(cuStreamBeginCapture(s.stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    for (int i = 0; i < sync_every; ++i) {
+      CHECK(cuLaunchKernel(s.f, 1, 1, 1, 1, 1, 1, 0, s.stream, nullptr, nullptr));
+    }
+    CHECK(cuStreamEndCapture(s.stream, &g));
+    CHECK(cuGraphInstantiate(&graph, g, 0));
+  }
+  LaunchKernelFn runtime_launch = nullptr;
+  if (path == "runtime") {
+    void* fn = nullptr;
+    CHECK(cuGetProcAddress_v2("cuLaunchKernel", &fn, 13000,
+                              CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, nullptr));
+    runtime_launch = reinterpret_cast<LaunchKernelFn>(fn);
+  }
+  std::printf("ready\n");
+  std::fflush(stdout);
+  int64_t wait = start_ns - NowNs(CLOCK_REALTIME);
+  if (wait > 0) {
+    timespec ts = {static_cast<time_t>(wait / 1000000000), static_cast<long>(wait % 1000000000)};
+    nanosleep(&ts, nullptr);
+  }
+  CUevent done[2];
+  CHECK(cuEventCreate(&done[0], CU_EVENT_DISABLE_TIMING));
+  CHECK(cuEventCreate(&done[1], CU_EVENT_DISABLE_TIMING));
+  CUstream stream = StreamOf(path, s);
+  long long launches = 0;
+  for (int batch = 0; NowNs(CLOCK_REALTIME) < end_ns; ++batch) {
+    Batch(path, s, sync_every, graph, runtime_launch);
+    CHECK(cuEventRecord(done[batch % 2], stream));
+    if (batch > 0) CHECK(cuEventSynchronize(done[(batch + 1) % 2]));  // the batch before
+    launches += sync_every;
+  }
+  CHECK(cuCtxSynchronize());
+  std::printf("launches %lld\n", launches);
+  return 0;
+}

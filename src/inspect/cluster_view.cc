@@ -1,0 +1,174 @@
+#include "inspect/cluster_view.h"
+
+#include <algorithm>
+#include <map>
+
+#include "common/strings.h"
+
+namespace tessera::inspect {
+namespace {
+
+NodeView& FindOrAddNode(std::vector<NodeView>& nodes, const std::string& name) {
+  for (NodeView& n : nodes) {
+    if (n.name == name) return n;
+  }
+  nodes.push_back({name, "", {}});
+  return nodes.back();
+}
+
+GpuView& FindOrAddGpu(NodeView& node, const std::string& uuid) {
+  for (GpuView& g : node.gpus) {
+    if (g.uuid == uuid) return g;
+  }
+  GpuView unknown;
+  unknown.uuid = uuid;
+  unknown.model = "(not in the node's inventory)";
+  node.gpus.push_back(unknown);
+  return node.gpus.back();
+}
+
+}  // namespace
+
+NodeView& ClusterView::AddNode(const std::string& name,
+                               const std::vector<scheduler::GpuInfo>& inventory) {
+  NodeView& node = FindOrAddNode(nodes, name);
+  for (const scheduler::GpuInfo& info : inventory) {
+    GpuView& g = FindOrAddGpu(node, info.uuid);
+    g.index = info.index;
+    g.model = info.model;
+    g.numa = info.numa;
+    g.healthy = info.healthy;
+    g.memory_mib = info.memory_mib;
+  }
+  return node;
+}
+
+void ClusterView::AddAllocation(const std::string& pod, const scheduler::Allocation& allocation) {
+  NodeView& node = FindOrAddNode(nodes, allocation.node);
+  for (const scheduler::GpuCharge& charge : scheduler::ChargesOf(allocation)) {
+    std::string containers;
+    for (const scheduler::ContainerAllocation& c : allocation.containers) {
+      for (const scheduler::DeviceAllocation& d : c.devices) {
+        if (d.uuid != charge.uuid) continue;
+        containers += (containers.empty() ? "" : ",") + c.name;
+        break;
+      }
+    }
+    GpuView& g = FindOrAddGpu(node, charge.uuid);
+    g.used_mib += charge.memory_mib;
+    g.used_cores += charge.cores;
+    g.pods.push_back({pod, containers, charge.memory_mib, charge.cores, charge.exclusive});
+  }
+}
+
+Status ClusterView::KeepOnlyNode(const std::string& name,
+                                 const std::vector<std::string>& all_nodes) {
+  std::vector<std::string> gpu_nodes;
+  for (const NodeView& n : nodes) gpu_nodes.push_back(n.name);
+  std::sort(gpu_nodes.begin(), gpu_nodes.end());
+  std::string listed;
+  for (const std::string& n : gpu_nodes) listed += (listed.empty() ? "" : ", ") + n;
+  if (listed.empty()) listed = "none";
+  auto it =
+      std::find_if(nodes.begin(), nodes.end(), [&](const NodeView& n) { return n.name == name; });
+  if (it != nodes.end()) {
+    NodeView keep = std::move(*it);
+    nodes = {std::move(keep)};
+    return Status::Ok();
+  }
+  if (std::find(all_nodes.begin(), all_nodes.end(), name) != all_nodes.end()) {
+    return FailedPrecondition("node \"" + name +
+                              "\" has no tessera.io/gpus annotation: the Tessera node agent has "
+                              "not published its GPUs there (is the node labelled "
+                              "tessera.io/enabled=true and its tessera-node pod running?); "
+                              "Tessera GPU nodes: " +
+                              listed);
+  }
+  std::optional<std::string> best = ClosestMatch(name, all_nodes);
+  return NotFound("node \"" + name + "\" not found" +
+                  (best ? "; did you mean \"" + *best + "\"?" : "") +
+                  " Tessera GPU nodes: " + listed);
+}
+
+void ClusterView::Finish() {
+  std::sort(nodes.begin(), nodes.end(),
+            [](const NodeView& a, const NodeView& b) { return a.name < b.name; });
+  for (NodeView& n : nodes) {
+    // GPUs outside the inventory (index -1) go last.
+    std::sort(n.gpus.begin(), n.gpus.end(), [](const GpuView& a, const GpuView& b) {
+      unsigned ia = static_cast<unsigned>(a.index), ib = static_cast<unsigned>(b.index);
+      return ia != ib ? ia < ib : a.uuid < b.uuid;
+    });
+    for (GpuView& g : n.gpus) {
+      std::sort(g.pods.begin(), g.pods.end(),
+                [](const PodShare& a, const PodShare& b) { return a.pod < b.pod; });
+    }
+  }
+  std::sort(pending.begin(), pending.end(),
+            [](const PendingPod& a, const PendingPod& b) { return a.pod < b.pod; });
+}
+
+Totals ClusterView::ComputeTotals() const {
+  Totals t;
+  std::map<std::string, bool> pods;
+  for (const NodeView& n : nodes) {
+    ++t.nodes;
+    for (const GpuView& g : n.gpus) {
+      ++t.gpus;
+      t.memory_mib += g.memory_mib;
+      t.used_mib += g.used_mib;
+      t.cores += g.index >= 0 ? 100 : 0;
+      t.used_cores += g.used_cores;
+      for (const PodShare& p : g.pods) pods[p.pod] = true;
+    }
+  }
+  t.pods = pods.size();
+  return t;
+}
+
+nlohmann::json ClusterView::ToJson() const {
+  using json = nlohmann::json;
+  json out_nodes = json::array();
+  for (const NodeView& n : nodes) {
+    json gpus = json::array();
+    for (const GpuView& g : n.gpus) {
+      json pods = json::array();
+      for (const PodShare& p : g.pods) {
+        pods.push_back({{"pod", p.pod},
+                        {"containers", p.containers},
+                        {"memoryMiB", p.memory_mib},
+                        {"cores", p.cores},
+                        {"exclusive", p.exclusive}});
+      }
+      gpus.push_back({{"index", g.index},
+                      {"uuid", g.uuid},
+                      {"model", g.model},
+                      {"numa", g.numa},
+                      {"healthy", g.healthy},
+                      {"memoryMiB", g.memory_mib},
+                      {"usedMiB", g.used_mib},
+                      {"usedCores", g.used_cores},
+                      {"pods", pods}});
+    }
+    json node = {{"name", n.name}, {"gpus", gpus}};
+    if (!n.error.empty()) node["error"] = n.error;
+    out_nodes.push_back(std::move(node));
+  }
+  json pending_pods = json::array();
+  for (const PendingPod& p : pending)
+    pending_pods.push_back({{"pod", p.pod}, {"reason", p.reason}});
+  Totals t = ComputeTotals();
+  return {{"nodes", out_nodes},
+          {"pending", pending_pods},
+          {"warnings", warnings},
+          {"totals",
+           {{"nodes", t.nodes},
+            {"gpus", t.gpus},
+            {"pods", t.pods},
+            {"memoryMiB", t.memory_mib},
+            {"usedMiB", t.used_mib},
+            {"cores", t.cores},
+            {"usedCores", t.used_cores}}}};
+}
+
+}  // namespace tessera::inspect

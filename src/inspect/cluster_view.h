@@ -1,0 +1,82 @@
+// ClusterView: what `tessera inspect` shows, built from either source (the API server's
+// annotations or the scheduler's GET /inspect) so that both render the same way.
+//
+//   ClusterView view;
+//   NodeView& node = view.AddNode("gpu-1", inventory);         // from tessera.io/gpus
+//   view.AddAllocation("default/p1", allocation);               // from tessera.io/allocation
+//   view.pending.push_back({"default/p2", "0/2 nodes are available: ..."});
+//   view.Finish();                                              // sorts, before rendering
+//
+// Plain values: thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "scheduler/protocol.h"
+
+namespace tessera::inspect {
+
+// One pod's share of one GPU (its charge: init peak against app sum, as the scheduler counts).
+struct PodShare {
+  std::string pod;         // namespace/name
+  std::string containers;  // the pod's containers on this GPU, comma separated
+  uint64_t memory_mib = 0;
+  int cores = 0;
+  bool exclusive = false;
+};
+
+struct GpuView {
+  int index = -1;  // -1: a GPU that pods hold but the node's inventory does not list
+  std::string uuid;
+  std::string model;
+  int numa = -1;
+  bool healthy = true;
+  uint64_t memory_mib = 0;
+  uint64_t used_mib = 0;
+  int used_cores = 0;  // of 100
+  std::vector<PodShare> pods;
+};
+
+struct NodeView {
+  std::string name;
+  std::string error;  // why the node has no usable inventory ("" when it has one)
+  std::vector<GpuView> gpus;
+};
+
+struct PendingPod {
+  std::string pod;     // namespace/name
+  std::string reason;  // what the scheduler (or kube-scheduler) said, or what the pod asks for
+};
+
+struct Totals {
+  size_t nodes = 0, gpus = 0, pods = 0;
+  uint64_t memory_mib = 0, used_mib = 0;
+  int cores = 0, used_cores = 0;
+};
+
+struct ClusterView {
+  std::vector<NodeView> nodes;
+  std::vector<PendingPod> pending;
+  // Objects that could not be read (a malformed annotation): shown, never silently dropped.
+  std::vector<std::string> warnings;
+
+  NodeView& AddNode(const std::string& name, const std::vector<scheduler::GpuInfo>& inventory);
+  // Charges `allocation` to the GPUs of its node (allocation.node); a node or GPU not in the view
+  // is added (the GPU with index -1), so no usage is hidden.
+  void AddAllocation(const std::string& pod, const scheduler::Allocation& allocation);
+  // Keeps only node `name`. NotFound when it is not among `all_nodes` (every node the source
+  // knows, GPU or not), with a suggestion; FailedPrecondition when it exists but has no GPUs here.
+  Status KeepOnlyNode(const std::string& name, const std::vector<std::string>& all_nodes);
+  // Sorts nodes by name, GPUs by index, pods and pending pods by name.
+  void Finish();
+  Totals ComputeTotals() const;
+  // The view as JSON (`-o json`); the format is in docs/inspect.md.
+  nlohmann::json ToJson() const;
+};
+
+}  // namespace tessera::inspect

@@ -1,0 +1,360 @@
+// Golden-output tests of `tessera inspect`: a fake API server holds GPU nodes, bound pods with
+// decisions and pending pods; the command's output is compared with testdata/*.golden. The
+// --scheduler path reads a canned GET /inspect answer (testdata/scheduler_inspect.json, in the
+// format of src/scheduler/inspect.h) from a tiny HTTP server.
+//
+// To regenerate the goldens after an intended change of the output, run
+//   TESSERA_UPDATE_GOLDENS=1 build-<dir>/tests/inspect_test
+// then review `git diff src/inspect/testdata`.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "config/loader.h"
+#include "fakeapiserver/fake_api_server.h"
+#include "inspect/inspect_command.h"
+#include "kube/client.h"
+#include "kube/config_keys.h"
+
+namespace tessera::inspect {
+namespace {
+
+using kube::Json;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Compares `actual` with testdata/<name>.golden, or rewrites it when TESSERA_UPDATE_GOLDENS is set.
+void ExpectGolden(const std::string& name, const std::string& actual) {
+  std::string path = std::string(TESSERA_INSPECT_TESTDATA) + "/" + name + ".golden";
+  if (std::getenv("TESSERA_UPDATE_GOLDENS")) {
+    std::ofstream(path) << actual;
+    return;
+  }
+  std::ifstream probe(path);
+  ASSERT_TRUE(probe) << path << " is missing; run with TESSERA_UPDATE_GOLDENS=1 to create it";
+  EXPECT_EQ(ReadFile(path), actual) << "output differs from " << path;
+}
+
+std::string Kubeconfig(const std::string& url) {
+  return "apiVersion: v1\nkind: Config\n"
+         "clusters: [{name: fake, cluster: {server: \"" +
+         url +
+         "\"}}]\n"
+         "users: [{name: u, user: {}}]\n"
+         "contexts: [{name: c, context: {cluster: fake, user: u}}]\n"
+         "current-context: c\n";
+}
+
+const config::Schema& TestSchema() {
+  static const config::Schema schema = [] {
+    config::Schema s;
+    config::AddCommonKeys(s);
+    kube::AddConfigKeys(s);
+    AddInspectKeys(s);
+    return s;
+  }();
+  return schema;
+}
+
+struct InspectRun {
+  int code = -1;
+  std::string out, err;
+};
+
+InspectRun Inspect(std::vector<std::string> args, bool terminal = false) {
+  Result<config::Loaded> loaded = config::Load(TestSchema(), args, {});
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  if (!loaded.ok()) return {};
+  std::ostringstream out, err;
+  InspectRun run;
+  run.code = RunInspect(loaded->config, loaded->positional, {}, terminal, out, err);
+  run.out = out.str();
+  run.err = err.str();
+  return run;
+}
+
+Json Inventory(const std::string& prefix, int count, const std::string& model, uint64_t mib,
+               int unhealthy = -1) {
+  Json gpus = Json::array();
+  for (int i = 0; i < count; ++i) {
+    gpus.push_back({{"uuid", prefix + std::to_string(i)},
+                    {"index", i},
+                    {"model", model},
+                    {"memoryMiB", mib},
+                    {"sms", 82},
+                    {"numa", i / 2},
+                    {"healthy", i != unhealthy}});
+  }
+  return {{"version", 1}, {"gpus", gpus}};
+}
+
+Json Device(const std::string& uuid, uint64_t mib, int cores, bool exclusive = false) {
+  Json d = {{"uuid", uuid}, {"memoryMiB", mib}, {"cores", cores}};
+  if (exclusive) d["exclusive"] = true;
+  return d;
+}
+
+class InspectGoldenTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = testing::FakeApiServer::Start({});
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(*server);
+    auto client = kube::Client::Create({.server = server_->url()});
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    client_ = std::move(*client);
+    kubeconfig_ = Kubeconfig(server_->url());
+
+    ASSERT_TRUE(client_->Create(kube::kNamespaces, "", {{"metadata", {{"name", "ml"}}}}).ok());
+    AddNode("gpu-a", Inventory("GPU-a", 2, "SimGPU-3090", 24268).dump());
+    AddNode("gpu-b", Inventory("GPU-b", 4, "NVIDIA H200", 144384, 3).dump());
+    AddNode("cpu-1", "");
+    AddNode("gpu-broken", "{\"version\":1,\"gpus\":[{\"index\":0}]}");
+
+    Bound("default", "vgpu-a", "gpu-a", "Running",
+          {{{"name", "main"}, {"mode", "hard"}, {"devices", {Device("GPU-a0", 4096, 30)}}}});
+    Bound("default", "vcuda-a", "gpu-a", "Running",
+          {{{"name", "cuda"}, {"mode", "elastic"}, {"devices", {Device("GPU-a0", 4096, 20)}}},
+           {{"name", "warmup"},
+            {"init", true},
+            {"mode", "hard"},
+            {"devices", {Device("GPU-a0", 8192, 0)}}}});
+    Bound("ml", "trainer", "gpu-b", "Running",
+          {{{"name", "trainer"},
+            {"mode", "hard"},
+            {"devices",
+             {Device("GPU-b0", 144384, 100, true), Device("GPU-b1", 144384, 100, true)}}}});
+    Bound("default", "share", "gpu-b", "Pending",
+          {{{"name", "app"}, {"mode", "hard"}, {"devices", {Device("GPU-b2", 8192, 0)}}}});
+    Bound("default", "done", "gpu-a", "Succeeded",
+          {{{"name", "main"}, {"mode", "hard"}, {"devices", {Device("GPU-a1", 1000, 10)}}}});
+    Bound("default", "given-up", "gpu-a", "Running",
+          {{{"name", "main"}, {"mode", "hard"}, {"devices", {Device("GPU-a1", 1000, 10)}}}},
+          "GPU GPU-a1 is unhealthy");
+    Json garbled = PodObject("default", "garbled");
+    garbled["spec"]["nodeName"] = "gpu-a";
+    garbled["metadata"]["annotations"] = {{"tessera.io/allocation", "{\"version\":1"}};
+    Create(garbled);
+
+    // Pending: one with kube-scheduler's condition, one with only an event, one not seen yet,
+    // and a pod that is no GPU pod at all (not listed).
+    Json big = PodObject("default", "big");
+    big["spec"]["schedulerName"] = "tessera";
+    big["status"] = {
+        {"phase", "Pending"},
+        {"conditions",
+         {{{"type", "PodScheduled"},
+           {"status", "False"},
+           {"reason", "Unschedulable"},
+           {"message",
+            "0/4 nodes are available: 1 insufficient GPU memory: need 24320 MiB on 1 GPU, "
+            "largest free 24268 MiB (GPU 1, SimGPU-3090)."}}}}};
+    Create(big);
+    Json waiting = PodObject("default", "waiting");
+    waiting["spec"]["schedulerName"] = "tessera";
+    Json created = Create(waiting);
+    ASSERT_TRUE(client_
+                    ->CreateEvent(created, "Warning", "FailedScheduling",
+                                  "0/4 nodes are available: needs 2 GPUs to itself (exclusive)",
+                                  "tessera")
+                    .ok());
+    Json fresh = PodObject("default", "fresh");
+    fresh["spec"]["containers"][0]["resources"] = {{"limits", {{"tencent.com/vcuda-core", "50"}}}};
+    Create(fresh);
+    Create(PodObject("default", "web"));
+  }
+
+  static Json PodObject(const std::string& ns, const std::string& name) {
+    return {{"apiVersion", "v1"},
+            {"kind", "Pod"},
+            {"metadata", {{"name", name}, {"namespace", ns}}},
+            {"spec", {{"containers", {{{"name", "main"}, {"image", "busybox"}}}}}}};
+  }
+
+  Json Create(const Json& pod) {
+    auto created = client_->Create(kube::kPods, kube::NamespaceOf(pod), pod);
+    EXPECT_TRUE(created.ok()) << created.status().ToString();
+    return created.ok() ? *created : Json();
+  }
+
+  void AddNode(const std::string& name, const std::string& inventory) {
+    Json node = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}}}};
+    if (!inventory.empty()) node["metadata"]["annotations"] = {{"tessera.io/gpus", inventory}};
+    auto created = client_->Create(kube::kNodes, "", node);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+  }
+
+  void Bound(const std::string& ns, const std::string& name, const std::string& node,
+             const std::string& phase, const Json& containers, const std::string& failed = "") {
+    Json pod = PodObject(ns, name);
+    pod["spec"]["nodeName"] = node;
+    pod["spec"]["schedulerName"] = "tessera";
+    pod["status"] = {{"phase", phase}};
+    Json allocation = {{"version", 1}, {"node", node}, {"containers", containers}};
+    pod["metadata"]["annotations"] = {{"tessera.io/allocation", allocation.dump()}};
+    if (!failed.empty()) pod["metadata"]["annotations"]["tessera.io/allocation-failed"] = failed;
+    Create(pod);
+  }
+
+  InspectRun InspectApi(std::vector<std::string> args, bool terminal = false) {
+    args.insert(args.begin(), {"--kubeconfig", kubeconfig_});
+    return Inspect(args, terminal);
+  }
+
+  std::unique_ptr<testing::FakeApiServer> server_;
+  std::unique_ptr<kube::Client> client_;
+  std::string kubeconfig_;
+};
+
+TEST_F(InspectGoldenTest, Plain) {
+  InspectRun run = InspectApi({});
+  ASSERT_EQ(run.code, 0) << run.err;
+  ExpectGolden("plain", run.out);
+}
+
+TEST_F(InspectGoldenTest, Details) {
+  InspectRun run = InspectApi({"-d"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  ExpectGolden("details", run.out);
+}
+
+TEST_F(InspectGoldenTest, Wide) {
+  InspectRun run = InspectApi({"-o", "wide"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  ExpectGolden("wide", run.out);
+}
+
+TEST_F(InspectGoldenTest, Json) {
+  InspectRun run = InspectApi({"-o", "json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  ExpectGolden("json", run.out);
+  Json doc = Json::parse(run.out);  // and it is JSON
+  EXPECT_EQ(doc["totals"]["pods"], 4);
+}
+
+TEST_F(InspectGoldenTest, SingleNodeWithDetails) {
+  InspectRun run = InspectApi({"gpu-a", "-d"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  ExpectGolden("node_gpu_a", run.out);
+}
+
+TEST_F(InspectGoldenTest, BarChartOnATerminal) {
+  InspectRun run = InspectApi({"gpu-b"}, /*terminal=*/true);
+  ASSERT_EQ(run.code, 0) << run.err;
+  ExpectGolden("bars", run.out);
+  InspectRun never = InspectApi({"gpu-b", "--inspect.chart", "never"}, /*terminal=*/true);
+  EXPECT_EQ(never.out.find("[####"), std::string::npos) << never.out;
+  InspectRun piped = InspectApi({"gpu-b"}, /*terminal=*/false);
+  EXPECT_EQ(piped.out.find("[####"), std::string::npos) << piped.out;
+}
+
+TEST_F(InspectGoldenTest, UnknownNodeSaysWhatExists) {
+  InspectRun run = InspectApi({"gpu-c"});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err,
+            "tessera inspect: node \"gpu-c\" not found; did you mean \"gpu-a\"? Tessera GPU "
+            "nodes: gpu-a, gpu-b, gpu-broken\n");
+}
+
+TEST_F(InspectGoldenTest, NodeWithoutGpusSaysWhy) {
+  InspectRun run = InspectApi({"cpu-1"});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_NE(run.err.find("node \"cpu-1\" has no tessera.io/gpus annotation"), std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("tessera.io/enabled=true"), std::string::npos) << run.err;
+}
+
+TEST_F(InspectGoldenTest, TwoNodeNamesAreRefused) {
+  InspectRun run = InspectApi({"gpu-a", "gpu-b"});
+  EXPECT_EQ(run.code, 2);
+  EXPECT_NE(run.err.find("at most one node name"), std::string::npos) << run.err;
+}
+
+TEST(InspectErrors, UnreachableApiServerSaysWhatToDo) {
+  auto server = testing::FakeApiServer::Start({});
+  ASSERT_TRUE(server.ok());
+  std::string url = (*server)->url();
+  (*server)->Stop();
+  InspectRun run = Inspect({"--kubeconfig", Kubeconfig(url), "--kube.timeout", "5s"});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_NE(run.err.find("cannot reach the API server"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("--scheduler URL"), std::string::npos) << run.err;
+}
+
+// A tiny HTTP server that answers GET /inspect with a canned body.
+class CannedScheduler {
+ public:
+  explicit CannedScheduler(std::string body) : body_(std::move(body)) {
+    server_.Get("/inspect", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(body_, "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    // stop() only ends a server that runs: wait (bounded) until the thread serves.
+    for (int i = 0; i < 5000 && !server_.is_running(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  ~CannedScheduler() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  std::string body_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST(InspectScheduler, ReadsTheSchedulersInspectAnswer) {
+  CannedScheduler scheduler(
+      ReadFile(std::string(TESSERA_INSPECT_TESTDATA) + "/scheduler_inspect.json"));
+  InspectRun run = Inspect({"--scheduler", scheduler.url(), "-d"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  ExpectGolden("scheduler_details", run.out);
+
+  InspectRun node = Inspect({"--scheduler", scheduler.url() + "/", "node-2", "-o", "json"});
+  ASSERT_EQ(node.code, 0) << node.err;
+  ExpectGolden("scheduler_node_json", node.out);
+}
+
+TEST(InspectScheduler, MalformedAnswerIsReported) {
+  CannedScheduler scheduler("{\"nodes\": 3}");
+  InspectRun run = Inspect({"--scheduler", scheduler.url()});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_EQ(run.err,
+            "tessera inspect: the scheduler's /inspect answer is not in the expected format: "
+            "\"nodes\" is missing or not a list\n");
+}
+
+TEST(InspectScheduler, UnreachableSchedulerSaysWhatToDo) {
+  int port = 0;
+  {
+    CannedScheduler gone("{}");
+    port = std::stoi(gone.url().substr(gone.url().rfind(':') + 1));
+  }
+  InspectRun run = Inspect({"--scheduler", "http://127.0.0.1:" + std::to_string(port)});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_NE(run.err.find("cannot reach the Tessera scheduler at http://127.0.0.1:"),
+            std::string::npos)
+      << run.err;
+  InspectRun bad = Inspect({"--scheduler", "tessera-scheduler:8443"});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("give the scheduler's URL with its scheme"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace tessera::inspect

@@ -1,0 +1,135 @@
+#include "inspect/render.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace tessera::inspect {
+namespace {
+
+constexpr int kBarWidth = 20;
+
+std::string Percent(uint64_t part, uint64_t whole) {
+  if (whole == 0) return "-";
+  return std::to_string((part * 100 + whole / 2) / whole) + "%";
+}
+
+std::string UsedOf(uint64_t used, uint64_t total) {
+  return std::to_string(used) + "/" + std::to_string(total) + " (" + Percent(used, total) + ")";
+}
+
+std::string Bar(uint64_t part, uint64_t whole) {
+  int filled =
+      whole == 0 ? 0 : static_cast<int>(std::min<uint64_t>(part, whole) * kBarWidth / whole);
+  return "[" + std::string(filled, '#') + std::string(kBarWidth - filled, '.') + "]";
+}
+
+// A table whose columns are padded to their widest cell; rows may be followed by free lines.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) { rows_.push_back({std::move(header), {}}); }
+  void Add(std::vector<std::string> cells) { rows_.push_back({std::move(cells), {}}); }
+  void AddLineAfter(std::string line) { rows_.back().second.push_back(std::move(line)); }
+
+  std::string Print() const {
+    std::vector<size_t> width;
+    for (const auto& [cells, lines] : rows_) {
+      if (width.size() < cells.size()) width.resize(cells.size(), 0);
+      for (size_t i = 0; i < cells.size(); ++i) width[i] = std::max(width[i], cells[i].size());
+    }
+    std::string out;
+    for (const auto& [cells, lines] : rows_) {
+      std::string line;
+      for (size_t i = 0; i < cells.size(); ++i) {
+        line += cells[i];
+        if (i + 1 < cells.size()) line += std::string(width[i] - cells[i].size() + 2, ' ');
+      }
+      out += line + "\n";
+      for (const std::string& l : lines) out += l + "\n";
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> rows_;
+};
+
+std::string RenderText(const ClusterView& view, const RenderOptions& options) {
+  bool wide = options.format == OutputFormat::kWide;
+  std::vector<std::string> header = {"NODE", "GPU", "MODEL", "MEMORY (MiB)", "CORES (%)", "PODS"};
+  if (wide) {
+    for (const char* h : {"UUID", "NUMA", "HEALTH", "EXCLUSIVE"}) header.push_back(h);
+  }
+  Table table(header);
+  for (const NodeView& n : view.nodes) {
+    if (!n.error.empty()) {
+      table.Add({n.name, "-", "(no usable inventory)", "-", "-", "-"});
+      table.AddLineAfter("    " + n.error);
+    }
+    for (const GpuView& g : n.gpus) {
+      bool known = g.index >= 0;
+      std::vector<std::string> row = {
+          n.name,
+          known ? std::to_string(g.index) : "?",
+          g.model,
+          UsedOf(g.used_mib, g.memory_mib),
+          known ? UsedOf(static_cast<uint64_t>(g.used_cores), 100) : std::to_string(g.used_cores),
+          std::to_string(g.pods.size())};
+      if (wide) {
+        bool exclusive = std::any_of(g.pods.begin(), g.pods.end(),
+                                     [](const PodShare& p) { return p.exclusive; });
+        row.push_back(g.uuid);
+        row.push_back(g.numa >= 0 ? std::to_string(g.numa) : "-");
+        row.push_back(g.healthy ? "healthy" : "UNHEALTHY");
+        row.push_back(exclusive ? "yes" : "no");
+      }
+      table.Add(std::move(row));
+      if (options.bars) {
+        table.AddLineAfter("    memory " + Bar(g.used_mib, g.memory_mib) + " " +
+                           Percent(g.used_mib, g.memory_mib) + "  cores " +
+                           Bar(static_cast<uint64_t>(g.used_cores), 100) + " " +
+                           Percent(static_cast<uint64_t>(g.used_cores), 100));
+      }
+      if (options.details) {
+        for (const PodShare& p : g.pods) {
+          table.AddLineAfter("    " + p.pod + " (" + p.containers +
+                             "): " + std::to_string(p.memory_mib) + " MiB, " +
+                             (p.cores > 0 ? std::to_string(p.cores) + "% cores"
+                                          : std::string("no compute limit")) +
+                             (p.exclusive ? ", exclusive" : ""));
+        }
+      }
+    }
+  }
+  std::string out = view.nodes.empty() ? std::string(
+                                             "No Tessera GPU nodes (no node has a tessera.io/gpus "
+                                             "annotation yet).\n")
+                                       : table.Print();
+  Totals t = view.ComputeTotals();
+  uint64_t cores = static_cast<uint64_t>(t.cores), used_cores = static_cast<uint64_t>(t.used_cores);
+  out += "\nTotal: " + std::to_string(t.nodes) + (t.nodes == 1 ? " node, " : " nodes, ") +
+         std::to_string(t.gpus) + (t.gpus == 1 ? " GPU, " : " GPUs, ") + std::to_string(t.pods) +
+         (t.pods == 1 ? " pod" : " pods") + "; memory " + std::to_string(t.used_mib) + "/" +
+         std::to_string(t.memory_mib) + " MiB (" + Percent(t.used_mib, t.memory_mib) + "); cores " +
+         std::to_string(used_cores) + "/" + std::to_string(cores) + "% (" +
+         Percent(used_cores, cores) + ")\n";
+  if (view.pending.empty()) {
+    out += "Pending pods: none\n";
+  } else {
+    out += "Pending pods: " + std::to_string(view.pending.size()) + "\n";
+    for (const PendingPod& p : view.pending) out += "  " + p.pod + ": " + p.reason + "\n";
+  }
+  if (!view.warnings.empty()) {
+    out += "Warnings:\n";
+    for (const std::string& w : view.warnings) out += "  " + w + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Render(const ClusterView& view, const RenderOptions& options) {
+  if (options.format == OutputFormat::kJson) return view.ToJson().dump(2) + "\n";
+  return RenderText(view, options);
+}
+
+}  // namespace tessera::inspect

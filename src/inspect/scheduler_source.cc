@@ -1,0 +1,116 @@
+#include "inspect/scheduler_source.h"
+
+#include <httplib.h>
+
+#include "common/strings.h"
+
+namespace tessera::inspect {
+namespace {
+
+using json = nlohmann::json;
+
+Status WrongShape(const std::string& what) {
+  return InvalidArgument("the scheduler's /inspect answer is not in the expected format: " + what);
+}
+
+// "main: 1 GPU x 4096 MiB; sidecar (init): ..." from the pending pod's containers.
+std::string Requests(const json& containers) {
+  std::string out;
+  for (const json& c : containers) {
+    if (!c.is_object()) continue;
+    out += (out.empty() ? "" : "; ") + c.value("name", std::string("?")) +
+           (c.value("init", false) ? " (init)" : "") + ": " + c.value("request", std::string());
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<SchedulerSnapshot> ParseSchedulerInspect(const json& doc) {
+  if (!doc.is_object()) return WrongShape("not a JSON object");
+  SchedulerSnapshot snap;
+  for (const char* field : {"nodes", "allocations", "pending"}) {
+    if (!doc.contains(field) || !doc[field].is_array()) {
+      return WrongShape(std::string("\"") + field + "\" is missing or not a list");
+    }
+  }
+  for (const json& n : doc["nodes"]) {
+    if (!n.is_object() || !n.contains("name") || !n["name"].is_string()) {
+      return WrongShape("a node without a \"name\"");
+    }
+    std::string name = n["name"];
+    snap.all_nodes.push_back(name);
+    std::vector<scheduler::GpuInfo> gpus;
+    for (const json& g : n.value("gpus", json::array())) {
+      if (!g.is_object() || !g.contains("uuid") || !g["uuid"].is_string()) {
+        return WrongShape("node " + name + ": a GPU without a \"uuid\"");
+      }
+      scheduler::GpuInfo info;
+      info.uuid = g["uuid"];
+      info.index = g.value("index", 0);
+      info.model = g.value("model", std::string());
+      info.numa = g.value("numa", -1);
+      info.healthy = g.value("healthy", true);
+      info.memory_mib = g.value("memoryMiB", uint64_t{0});
+      gpus.push_back(std::move(info));
+    }
+    NodeView& node = snap.view.AddNode(name, gpus);
+    if (n.contains("inventoryError") && n["inventoryError"].is_string()) {
+      node.error = n["inventoryError"];
+    }
+  }
+  for (const json& a : doc["allocations"]) {
+    if (!a.is_object() || !a.contains("pod") || !a.contains("allocation")) {
+      return WrongShape("an allocation without \"pod\" or \"allocation\"");
+    }
+    std::string pod = a.value("pod", std::string());
+    Result<scheduler::Allocation> allocation = scheduler::ParseAllocation(a["allocation"].dump());
+    if (!allocation.ok()) {
+      snap.view.warnings.push_back("pod " + pod + ": " + allocation.status().message());
+      continue;
+    }
+    if (allocation->node.empty()) allocation->node = a.value("node", std::string());
+    snap.view.AddAllocation(pod, *allocation);
+  }
+  for (const json& p : doc["pending"]) {
+    if (!p.is_object() || !p.contains("pod")) return WrongShape("a pending pod without \"pod\"");
+    snap.view.pending.push_back(
+        {p.value("pod", std::string()),
+         "waiting for a GPU; requests " + Requests(p.value("containers", json::array()))});
+  }
+  return snap;
+}
+
+Result<SchedulerSnapshot> ReadFromScheduler(const std::string& base_url,
+                                            const SchedulerClientOptions& options) {
+  std::string url = base_url;
+  while (EndsWith(url, "/")) url.pop_back();
+  if (!StartsWith(url, "http://") && !StartsWith(url, "https://")) {
+    return InvalidArgument("--scheduler " + base_url +
+                           ": give the scheduler's URL with its scheme, e.g. "
+                           "http://127.0.0.1:8443 or https://tessera-scheduler:8443");
+  }
+  httplib::Client client(url);
+  if (!client.is_valid()) return InvalidArgument("--scheduler " + base_url + ": not a valid URL");
+  auto seconds = std::chrono::duration_cast<std::chrono::seconds>(options.timeout);
+  client.set_connection_timeout(seconds);
+  client.set_read_timeout(seconds);
+  if (!options.ca_file.empty()) client.set_ca_cert_path(options.ca_file.c_str());
+  httplib::Result res = client.Get("/inspect");
+  if (!res) {
+    return Unavailable("cannot reach the Tessera scheduler at " + url + " (" +
+                       httplib::to_string(res.error()) +
+                       "); check the URL (kubectl -n tessera-system port-forward "
+                       "deploy/tessera-scheduler 8443) or leave out --scheduler to read the API "
+                       "server instead");
+  }
+  if (res->status != 200) {
+    return Unavailable("the Tessera scheduler at " + url + " answered HTTP " +
+                       std::to_string(res->status) + " to GET /inspect: " + res->body);
+  }
+  json doc = json::parse(res->body, nullptr, false);
+  if (doc.is_discarded()) return WrongShape("the body is not JSON");
+  return ParseSchedulerInspect(doc);
+}
+
+}  // namespace tessera::inspect

@@ -1,0 +1,35 @@
+// Reads the cluster's GPU picture from the Tessera scheduler's `GET /inspect` (its in-memory
+// state: src/scheduler/inspect.h has the format). Thread-compatible.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "inspect/cluster_view.h"
+
+namespace tessera::inspect {
+
+struct SchedulerSnapshot {
+  ClusterView view;                    // not yet Finish()ed
+  std::vector<std::string> all_nodes;  // the nodes the scheduler knows
+};
+
+// Turns an /inspect document into a view. InvalidArgument naming the field when it has the wrong
+// shape.
+Result<SchedulerSnapshot> ParseSchedulerInspect(const nlohmann::json& doc);
+
+struct SchedulerClientOptions {
+  std::string ca_file;  // PEM bundle for an https:// URL ("" = the system's trust store)
+  std::chrono::milliseconds timeout{10'000};
+};
+
+// GETs `<base_url>/inspect` (http:// or https://). Unavailable when the scheduler cannot be
+// reached or answers other than 200, InvalidArgument for a malformed URL or body.
+Result<SchedulerSnapshot> ReadFromScheduler(const std::string& base_url,
+                                            const SchedulerClientOptions& options);
+
+}  // namespace tessera::inspect

@@ -1,0 +1,75 @@
+#include "kube/connection.h"
+
+#include <sys/stat.h>
+
+#include "common/strings.h"
+#include "kube/kubeconfig.h"
+
+namespace tessera::kube {
+
+namespace {
+
+bool FileExists(const std::string& path) {
+  struct stat st;
+  return !path.empty() && stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string Lookup(const Environment& env, const std::string& name) {
+  auto it = env.find(name);
+  return it == env.end() ? "" : it->second;
+}
+
+}  // namespace
+
+Result<ConnectionConfig> InClusterConnection(const Environment& env,
+                                             const std::string& service_account_dir) {
+  std::string host = Lookup(env, "KUBERNETES_SERVICE_HOST");
+  std::string port = Lookup(env, "KUBERNETES_SERVICE_PORT");
+  if (host.empty() || port.empty()) {
+    return FailedPrecondition(
+        "not running in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not "
+        "set");
+  }
+  ConnectionConfig conn;
+  // An IPv6 service address needs brackets in a URL.
+  bool ipv6 = host.find(':') != std::string::npos;
+  conn.server = "https://" + (ipv6 ? "[" + host + "]" : host) + ":" + port;
+  conn.token_file = service_account_dir + "/token";
+  if (!FileExists(conn.token_file)) {
+    return NotFound("in-cluster service account token " + conn.token_file + " does not exist");
+  }
+  std::string ca = service_account_dir + "/ca.crt";
+  if (FileExists(ca)) conn.ca_file = ca;
+  conn.origin = "in-cluster service account " + service_account_dir;
+  return conn;
+}
+
+Result<ConnectionConfig> ResolveConnection(const std::string& kubeconfig_setting,
+                                           const Environment& env,
+                                           const std::string& service_account_dir) {
+  if (kubeconfig_setting.find('\n') != std::string::npos) {
+    return ParseKubeconfig(kubeconfig_setting, "", "kubeconfig from kube.kubeconfig");
+  }
+  if (!kubeconfig_setting.empty()) return LoadKubeconfigFile(kubeconfig_setting);
+
+  std::string listed = Lookup(env, "KUBECONFIG");
+  if (!listed.empty()) {
+    for (const std::string& path : Split(listed, ':')) {
+      if (FileExists(path)) return LoadKubeconfigFile(path);
+    }
+    return NotFound("none of the files in KUBECONFIG=" + listed + " exists");
+  }
+  std::string home = Lookup(env, "HOME");
+  std::string home_config = home.empty() ? "" : home + "/.kube/config";
+  if (FileExists(home_config)) return LoadKubeconfigFile(home_config);
+
+  Result<ConnectionConfig> in_cluster = InClusterConnection(env, service_account_dir);
+  if (in_cluster.ok() || in_cluster.status().code() != StatusCode::kFailedPrecondition) {
+    return in_cluster;
+  }
+  return NotFound(
+      "no API server connection: set --kubeconfig (kube.kubeconfig), $KUBECONFIG, create "
+      "~/.kube/config, or run in a pod (KUBERNETES_SERVICE_HOST)");
+}
+
+}  // namespace tessera::kube

@@ -1,0 +1,59 @@
+#include "kube/token_source.h"
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+#include "common/strings.h"
+#include "log/log.h"
+
+namespace tessera::kube {
+
+TokenSource TokenSource::Fixed(std::string token) {
+  TokenSource source;
+  source.token_ = std::move(token);
+  source.have_token_ = true;
+  return source;
+}
+
+TokenSource TokenSource::FromFile(std::string path, Clock::duration refresh) {
+  TokenSource source;
+  source.path_ = std::move(path);
+  source.refresh_ = refresh;
+  return source;
+}
+
+TokenSource::TokenSource(TokenSource&& other) noexcept {
+  std::lock_guard lock(other.mutex_);
+  path_ = std::move(other.path_);
+  refresh_ = other.refresh_;
+  token_ = std::move(other.token_);
+  read_at_ = other.read_at_;
+  have_token_ = other.have_token_;
+}
+
+Result<std::string> TokenSource::Token() {
+  return TokenAt(Clock::now());
+}
+
+Result<std::string> TokenSource::TokenAt(Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  if (path_.empty()) return token_;
+  if (have_token_ && now - read_at_ < refresh_) return token_;
+  std::ifstream in(path_, std::ios::binary);
+  std::stringstream text;
+  if (in) text << in.rdbuf();
+  if (!in || in.bad()) {
+    Status error = ErrnoStatus("reading bearer token", path_, errno);
+    if (!have_token_) return error;
+    log::Warn("keeping the previous bearer token", {{"error", error.message()}});
+    read_at_ = now;  // try again after another refresh period, not on every request
+    return token_;
+  }
+  token_ = std::string(Trim(text.str()));
+  read_at_ = now;
+  have_token_ = true;
+  return token_;
+}
+
+}  // namespace tessera::kube

@@ -1,0 +1,44 @@
+// TokenSource: the bearer token for API requests, fixed or read from a file that rotates.
+//
+// A file-backed source re-reads the file when its copy is older than `refresh` (about a minute,
+// as client-go does for projected service-account tokens). If a re-read fails, the last good token
+// is kept and the failure is logged; only a source that never read the file reports the error.
+// Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <mutex>
+#include <string>
+
+#include "common/status.h"
+
+namespace tessera::kube {
+
+class TokenSource {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // No token at all: Token() returns "".
+  TokenSource() = default;
+  static TokenSource Fixed(std::string token);
+  static TokenSource FromFile(std::string path, Clock::duration refresh = std::chrono::minutes(1));
+
+  TokenSource(TokenSource&& other) noexcept;
+
+  // The current token ("" for none); reads the file when due.
+  Result<std::string> Token();
+
+  // Testing hook: the token as of `now`.
+  Result<std::string> TokenAt(Clock::time_point now);
+
+ private:
+  std::string path_;  // constant after construction; "" for a fixed token
+  Clock::duration refresh_{};
+
+  std::mutex mutex_;
+  std::string token_;          // guarded by mutex_
+  Clock::time_point read_at_;  // guarded by mutex_
+  bool have_token_ = false;    // guarded by mutex_
+};
+
+}  // namespace tessera::kube

@@ -1,0 +1,107 @@
+#include "node/agent.h"
+
+#include "log/log.h"
+#include "node/grant.h"
+#include "node/inventory.h"
+
+namespace tessera::node {
+
+Agent::Agent(AgentOptions options, GpuSource& gpus, PodSource& pods, ApiWriter& writer,
+             PodResourcesSource& kubelet)
+    : options_(std::move(options)),
+      gpus_(gpus),
+      writer_(writer),
+      allocator_(options_.allocator, options_.resources, pods, writer, kubelet),
+      plugins_(options_.kubelet_dir + "/device-plugins", options_.resources,
+               options_.allocator.split_count, allocator_, board_),
+      housekeeper_(allocator_, pods, options_.allocator.state_dir, options_.unowned_grace) {}
+
+Agent::~Agent() {
+  Stop();
+}
+
+Status Agent::Start() {
+  Result<std::vector<GpuInfo>> found = gpus_.Discover();
+  std::vector<GpuInfo> gpus;
+  if (found.ok() && found->empty()) {
+    found = Status(StatusCode::kFailedPrecondition, "the driver reports no GPU on this node");
+  }
+  if (found.ok()) {
+    gpus = *found;
+  } else if (options_.fail_on_init_error) {
+    return found.status().WithContext(
+        "GPU discovery (set node.fail-on-init-error=false to serve no devices instead)");
+  } else {
+    log::Error("GPU discovery failed; serving no devices", {{"error", found.status().message()}});
+  }
+  for (const GpuInfo& g : gpus) {
+    log::Info("GPU", {{"index", std::to_string(g.index)},
+                      {"uuid", g.uuid},
+                      {"model", g.model},
+                      {"memoryMiB", std::to_string(g.memory_mib)},
+                      {"sms", std::to_string(g.sms)},
+                      {"pci", g.pci_bus_id},
+                      {"numa", std::to_string(g.numa)},
+                      {"device", g.device_path}});
+  }
+  board_.Set(gpus);
+  allocator_.SetGpus(gpus);
+  RETURN_IF_ERROR(allocator_.Init());
+  RETURN_IF_ERROR(plugins_.Start());
+  stop_ = false;
+  publisher_ = std::thread([this] { Publish(); });
+  housekeeping_ = std::thread([this] { Housekeep(); });
+  return Status::Ok();
+}
+
+void Agent::MonitorHealth(HealthProbe& probe) {
+  health_ = std::make_unique<HealthMonitor>(probe, board_, options_.xid_hold);
+  health_->Start();
+}
+
+void Agent::Stop() {
+  stop_ = true;
+  if (health_) health_->Stop();
+  if (publisher_.joinable()) publisher_.join();
+  if (housekeeping_.joinable()) housekeeping_.join();
+  plugins_.Stop();
+}
+
+void Agent::Publish() {
+  std::string published;
+  uint64_t seen = 0;
+  while (!stop_) {
+    DeviceBoard::Snapshot snap = board_.Get();
+    if (snap.version != seen) {
+      std::string value = GpusAnnotation(snap.gpus, options_.cores_scaling);
+      if (value != published) {
+        Status s =
+            writer_.PatchNodeAnnotations(options_.allocator.node_name, {{kGpusAnnotation, value}});
+        if (s.ok()) {
+          published = value;
+          seen = snap.version;
+          log::Info("published the GPU inventory", {{"gpus", std::to_string(snap.gpus.size())}});
+        } else {
+          log::Warn("could not publish the GPU inventory; retrying", {{"error", s.message()}});
+        }
+      } else {
+        seen = snap.version;
+      }
+    }
+    // After a failed patch, wait for the retry delay unless something changes again.
+    board_.WaitChange(snap.version, std::chrono::milliseconds(seen == snap.version ? 500 : 2000));
+  }
+}
+
+void Agent::Housekeep() {
+  auto next = std::chrono::steady_clock::now();
+  while (!stop_) {
+    if (std::chrono::steady_clock::now() >= next) {
+      housekeeper_.RunOnce();
+      next = std::chrono::steady_clock::now() + options_.housekeeping_interval;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+}  // namespace tessera::node

@@ -1,0 +1,70 @@
+// Agent: the node agent put together. Discovers the GPUs, publishes the node's `tessera.io/gpus`
+// annotation (again whenever health changes it), serves and registers one device plugin per
+// enabled resource, keeps health current and removes the files of containers that are gone. Policy
+// lives in the parts (Allocator, PluginManager, HealthMonitor); the Agent only wires and starts
+// them.
+//
+// Start/Stop from one thread; the publisher and housekeeping run on their own threads.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "node/allocator.h"
+#include "node/device_board.h"
+#include "node/gpu.h"
+#include "node/health_monitor.h"
+#include "node/housekeeper.h"
+#include "node/plugin_manager.h"
+#include "node/pod_resources.h"
+#include "node/pod_source.h"
+
+namespace tessera::node {
+
+struct AgentOptions {
+  AllocatorOptions allocator;
+  std::string kubelet_dir = "/var/lib/kubelet";
+  std::vector<ResourceSpec> resources;
+  double cores_scaling = 1;
+  bool fail_on_init_error = true;
+  std::chrono::milliseconds xid_hold{60'000};
+  std::chrono::seconds housekeeping_interval{30};
+  std::chrono::seconds unowned_grace{600};  // allocations that never got an owner
+};
+
+class Agent {
+ public:
+  // All references must outlive the Agent.
+  Agent(AgentOptions options, GpuSource& gpus, PodSource& pods, ApiWriter& writer,
+        PodResourcesSource& kubelet);
+  ~Agent();
+
+  // Discovery (an error, or no GPU, is fatal with fail_on_init_error; otherwise logged and the
+  // plugins serve no devices), the inventory annotation, the plugins.
+  Status Start();
+  // Starts the health monitor on `probe` (which must outlive the Agent).
+  void MonitorHealth(HealthProbe& probe);
+  void Stop();
+
+  DeviceBoard& board() { return board_; }
+  Allocator& allocator() { return allocator_; }
+  PluginManager& plugins() { return plugins_; }
+
+ private:
+  void Publish();
+  void Housekeep();
+
+  const AgentOptions options_;
+  GpuSource& gpus_;
+  ApiWriter& writer_;
+  DeviceBoard board_;
+  Allocator allocator_;
+  PluginManager plugins_;
+  Housekeeper housekeeper_;
+  std::unique_ptr<HealthMonitor> health_;
+  std::atomic<bool> stop_{false};
+  std::thread publisher_, housekeeping_;
+};
+
+}  // namespace tessera::node

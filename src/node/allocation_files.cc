@@ -1,0 +1,147 @@
+#include "node/allocation_files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+namespace tessera::node {
+
+std::string AllocationId(const std::string& resource, std::vector<std::string> device_ids) {
+  std::sort(device_ids.begin(), device_ids.end());
+  uint64_t h = 0xcbf29ce484222325ULL;
+  auto mix = [&h](char c) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  };
+  for (char c : resource) mix(c);
+  mix('\n');
+  for (size_t i = 0; i < device_ids.size(); ++i) {
+    if (i > 0) mix(',');
+    for (char c : device_ids[i]) mix(c);
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string CdiDeviceName(const std::string& allocation_id) {
+  return "tessera.io/container=" + allocation_id;
+}
+
+std::string LimitsText(const Grant& grant) {
+  std::string out =
+      "version=1\nmode=" + grant.mode + "\ndevices=" + std::to_string(grant.devices.size()) + "\n";
+  for (size_t i = 0; i < grant.devices.size(); ++i) {
+    const GrantDevice& d = grant.devices[i];
+    std::string n = std::to_string(i);
+    out += "uuid." + n + "=" + d.uuid + "\n";
+    out += "memory." + n + "=" + std::to_string(d.memory_mib * 1024 * 1024) + "\n";
+    out += "cores." + n + "=" + std::to_string(d.cores) + "\n";
+  }
+  out += std::string("region=") + kContainerRegionDir + "/region\n";
+  return out;
+}
+
+Result<std::string> CdiSpecText(const std::string& allocation_id, const Grant& grant,
+                                const std::vector<GpuInfo>& gpus) {
+  using nlohmann::json;
+  json nodes = json::array();
+  std::vector<std::string> uuids;
+  for (const GrantDevice& d : grant.devices) {
+    const GpuInfo* g = FindGpu(gpus, d.uuid);
+    if (g == nullptr) return NotFound("GPU " + d.uuid + " is not on this node");
+    nodes.push_back({{"path", g->device_path}});
+    uuids.push_back(d.uuid);
+  }
+  if (!grant.devices.empty()) {
+    for (const char* control : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"}) {
+      nodes.push_back({{"path", control}});
+    }
+  }
+  std::string visible;
+  for (const std::string& u : uuids) visible += (visible.empty() ? "" : ",") + u;
+  json env =
+      json::array({"TESSERA_ALLOCATION_ID=" + allocation_id, "TESSERA_VISIBLE_GPUS=" + visible});
+  json spec = {
+      {"cdiVersion", "0.6.0"},
+      {"kind", "tessera.io/container"},
+      {"devices", json::array({{{"name", allocation_id},
+                                {"containerEdits", {{"env", env}, {"deviceNodes", nodes}}}}})}};
+  return spec.dump(2) + "\n";
+}
+
+Status WriteFileAtomic(const std::string& path, const std::string& content) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string tmp = dir + "/." + name + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("create", tmp, errno);
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return ErrnoStatus("write", tmp, err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  // No fsync: the rename makes the change atomic for readers, and PreStartContainer rewrites the
+  // files before every container start, also after a crash or reboot.
+  if (::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return ErrnoStatus("close", tmp, err);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return ErrnoStatus("rename into place", path, err);
+  }
+  return Status::Ok();
+}
+
+Status UpdateFileAtomic(const std::string& path, const std::string& content) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    std::string current(content.size() + 1, '\0');
+    size_t got = 0;
+    ssize_t n;
+    while (got < current.size() &&
+           (n = ::read(fd, current.data() + got, current.size() - got)) > 0) {
+      got += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    if (got == content.size() && current.compare(0, got, content) == 0) return Status::Ok();
+  }
+  return WriteFileAtomic(path, content);
+}
+
+Status MakeDir(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+    return ErrnoStatus("create folder", path, errno);
+  }
+  return Status::Ok();
+}
+
+Status MakeDirs(const std::string& path) {
+  for (size_t i = 1; i <= path.size(); ++i) {
+    if (i != path.size() && path[i] != '/') continue;
+    std::string part = path.substr(0, i);
+    if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoStatus("create folder", part, errno);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace tessera::node

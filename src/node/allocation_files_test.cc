@@ -1,0 +1,76 @@
+#include "node/allocation_files.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace tessera::node {
+namespace {
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(AllocationFilesTest, IdIgnoresOrderButNotResource) {
+  std::string a = AllocationId("nvidia.com/gpu", {"0-1", "1-3"});
+  EXPECT_EQ(a.size(), 16u);
+  EXPECT_EQ(a, AllocationId("nvidia.com/gpu", {"1-3", "0-1"}));
+  EXPECT_NE(a, AllocationId("tencent.com/vcuda-core", {"0-1", "1-3"}));
+  EXPECT_NE(a, AllocationId("nvidia.com/gpu", {"0-1", "1-2"}));
+  EXPECT_EQ(CdiDeviceName(a), "tessera.io/container=" + a);
+}
+
+TEST(AllocationFilesTest, LimitsTextFollowsTheAbi) {
+  Grant g{"elastic", {{"GPU-a", 4096, 30}, {"GPU-b", 0, 0}}};
+  EXPECT_EQ(LimitsText(g),
+            "version=1\nmode=elastic\ndevices=2\nuuid.0=GPU-a\nmemory.0=4294967296\ncores.0=30\n"
+            "uuid.1=GPU-b\nmemory.1=0\ncores.1=0\nregion=/var/run/tessera-region/region\n");
+  EXPECT_NE(LimitsText(Grant{}).find("devices=0\n"), std::string::npos);
+}
+
+TEST(AllocationFilesTest, CdiSpecNamesDeviceNodes) {
+  std::vector<GpuInfo> gpus = {{.uuid = "GPU-a", .index = 0, .device_path = "/dev/nvidia0"},
+                               {.uuid = "GPU-b", .index = 1, .device_path = "/dev/nvidia1"}};
+  Result<std::string> text = CdiSpecText("00ff", Grant{"hard", {{"GPU-b", 1, 1}}}, gpus);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  auto spec = nlohmann::json::parse(*text);
+  EXPECT_EQ(spec["kind"], "tessera.io/container");
+  EXPECT_EQ(spec["devices"][0]["name"], "00ff");
+  auto nodes = spec["devices"][0]["containerEdits"]["deviceNodes"];
+  EXPECT_EQ(nodes[0]["path"], "/dev/nvidia1");
+  EXPECT_EQ(nodes.size(), 4u);  // the GPU plus the control nodes
+  EXPECT_FALSE(CdiSpecText("x", Grant{"hard", {{"GPU-zz", 1, 1}}}, gpus).ok());
+  // No GPU: no device nodes at all.
+  auto empty = nlohmann::json::parse(*CdiSpecText("x", Grant{}, gpus));
+  EXPECT_TRUE(empty["devices"][0]["containerEdits"]["deviceNodes"].empty());
+}
+
+TEST(AllocationFilesTest, AtomicWriteReplacesAndLeavesNoTemp) {
+  std::string dir = testing::TempDir() + "/atomic_" + std::to_string(::getpid());
+  ASSERT_TRUE(MakeDirs(dir + "/a/b").ok());
+  std::string path = dir + "/a/b/limits";
+  ASSERT_TRUE(WriteFileAtomic(path, "one").ok());
+  ASSERT_TRUE(WriteFileAtomic(path, "two").ok());
+  EXPECT_EQ(Read(path), "two");
+  int entries = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir + "/a/b")) {
+    (void)e;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1);
+  Status s = WriteFileAtomic(dir + "/missing/limits", "x");
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("missing"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tessera::node

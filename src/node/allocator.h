@@ -1,0 +1,117 @@
+// Allocator: the node agent's answers to kubelet's GetPreferredAllocation, Allocate and
+// PreStartContainer, independent of gRPC (the device plugin servers translate and delegate).
+//
+// Kubelet's calls carry device IDs only. Allocate guesses the owner (the likeliest candidate pod,
+// see AllocateCandidates) and already writes limits and CDI spec for it, or for no GPU when there
+// is no candidate. PreStartContainer finds the real owner through kubelet's PodResources, reads
+// its decision (`tessera.io/allocation`) from the pod cache and rewrites both files atomically;
+// pods without a decision get the whole GPUs behind the device IDs kubelet chose. A decision that
+// cannot be honoured fails the call with an error naming the pod and the reason, and marks the pod
+// (`tessera.io/allocation-failed`) so the scheduler frees it.
+//
+// Files: <state-dir>/allocations/<id>/limits (mounted read-only at /var/run/tessera),
+// <state-dir>/regions/<id>/ (read-write at /var/run/tessera-region), <state-dir>/ld.so.preload,
+// <cdi-dir>/tessera.io-container-<id>.json.
+//
+// Thread-safe: one mutex guards the guesses and the GPU list; files are written outside it.
+// Allocate calls are serialised (kubelet admits one pod at a time anyway), so two of them never
+// pick the same candidate.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "node/gpu.h"
+#include "node/grant.h"
+#include "node/pod_resources.h"
+#include "node/pod_source.h"
+#include "node/pod_view.h"
+#include "node/resources.h"
+
+namespace tessera::node {
+
+struct AllocatorOptions {
+  std::string node_name;
+  std::string state_dir = "/var/lib/tessera";
+  std::string cdi_dir = "/var/run/cdi";
+  std::string library_path = "/usr/local/lib/tessera/libtessera-cuda.so";  // on the host
+  bool cdi = true;  // false: NVIDIA_VISIBLE_DEVICES instead of a CDI device
+  int split_count = 10;
+};
+
+struct MountSpec {
+  std::string container_path, host_path;
+  bool read_only = true;
+};
+
+// The answer for one container of an Allocate call.
+struct AllocateAnswer {
+  std::string allocation_id;
+  std::string cdi_device;  // empty when CDI is off or the resource only counts here
+  std::vector<MountSpec> mounts;
+  std::map<std::string, std::string> envs;
+};
+
+class Allocator {
+ public:
+  // The sources must outlive the Allocator.
+  Allocator(AllocatorOptions options, std::vector<ResourceSpec> resources, PodSource& pods,
+            ApiWriter& writer, PodResourcesSource& kubelet);
+
+  // Creates the state folders and the ld.so.preload file.
+  Status Init();
+  void SetGpus(std::vector<GpuInfo> gpus);
+  std::vector<GpuInfo> Gpus() const;
+
+  // `size` IDs from `available`, `must_include` first, then IDs on the GPUs the likeliest pending
+  // container was given (spread over them), then IDs on the fewest other GPUs.
+  std::vector<std::string> Preferred(const std::string& resource,
+                                     const std::vector<std::string>& available,
+                                     const std::vector<std::string>& must_include, int size);
+
+  Result<AllocateAnswer> Allocate(const std::string& resource,
+                                  const std::vector<std::string>& device_ids);
+
+  Status PreStart(const std::string& resource, const std::vector<std::string>& device_ids);
+
+  // Drops what is remembered about an allocation whose files were removed.
+  void Forget(const std::string& id);
+
+  std::string AllocationDir(const std::string& id) const;
+  std::string CdiSpecPath(const std::string& id) const;
+
+ private:
+  struct Guess {
+    std::string resource;
+    ContainerRef owner;  // empty uid: no candidate
+    bool counts_only = false;
+    std::vector<std::string> visible;  // UUIDs given through NVIDIA_VISIBLE_DEVICES
+  };
+  const ResourceSpec* FindResource(const std::string& name) const;
+  // The grant for `owner` (its decision, or whole GPUs behind `device_ids`).
+  Result<Grant> GrantFor(const ContainerRef& owner, const std::vector<std::string>& device_ids,
+                         const std::vector<GpuInfo>& gpus) const;
+  Status WriteFiles(const std::string& id, const Grant& grant, const ContainerRef& owner,
+                    const std::vector<GpuInfo>& gpus);
+  Status RecordAllocated(const ContainerRef& owner, const std::string& id, const Grant& grant);
+  Status Fail(const ContainerRef& owner, const std::string& reason);
+  // The containers already guessed or found for allocations of `resource`.
+  std::set<ContainerRef> Taken(const std::string& resource) const;
+
+  const AllocatorOptions options_;
+  const std::vector<ResourceSpec> resources_;
+  PodSource& pods_;
+  ApiWriter& writer_;
+  PodResourcesSource& kubelet_;
+
+  std::mutex allocate_mu_;  // held through each Allocate
+  mutable std::mutex mu_;
+  std::vector<GpuInfo> gpus_;             // guarded by mu_
+  std::map<std::string, Guess> guesses_;  // by allocation ID; guarded by mu_
+};
+
+}  // namespace tessera::node

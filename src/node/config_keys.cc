@@ -1,0 +1,155 @@
+#include "node/config_keys.h"
+
+namespace tessera::node {
+
+using config::Type;
+
+void AddConfigKeys(config::Schema& s) {
+  s.Add({.path = "node.node-name",
+         .type = Type::kString,
+         .default_value = "",
+         .help = "this node's name (default: $NODE_NAME)",
+         .flags = {"node-name"}});
+  s.Add({.path = "node.kubelet-dir",
+         .type = Type::kString,
+         .default_value = "/var/lib/kubelet",
+         .help = "kubelet's folder: device-plugins/ and pod-resources/ sockets",
+         .flags = {"kubelet-dir"}});
+  s.Add({.path = "node.cdi-dir",
+         .type = Type::kString,
+         .default_value = "/var/run/cdi",
+         .help = "where the CDI specs of allocations are written",
+         .flags = {"cdi-dir"}});
+  s.Add({.path = "node.state-dir",
+         .type = Type::kString,
+         .default_value = "/var/lib/tessera",
+         .help = "allocation folders (limits files), shared regions, ld.so.preload",
+         .flags = {"state-dir"}});
+  s.Add({.path = "node.device-split-count",
+         .type = Type::kInt,
+         .default_value = "10",
+         .help = "vGPU slots advertised per GPU (containers that may share one GPU)",
+         .min = 1,
+         .max = 1000});
+  s.Add({.path = "node.device-cores-scaling",
+         .type = Type::kFloat,
+         .default_value = "1",
+         .help = "compute capacity per GPU as a multiple of 100 % (published in tessera.io/gpus)",
+         .min = 0.01,
+         .max = 100});
+  s.Add({.path = "node.device-memory-scaling",
+         .type = Type::kFloat,
+         .default_value = "1",
+         .help = "memory oversubscription factor; only 1 is supported",
+         .min = 0.01,
+         .max = 100});
+  s.Add({.path = "node.fail-on-init-error",
+         .type = Type::kBool,
+         .default_value = "true",
+         .help = "no NVML or no GPU ends the agent (false: log it and serve no devices)"});
+  s.Add({.path = "node.cdi",
+         .type = Type::kBool,
+         .default_value = "true",
+         .help = "give GPUs through a CDI device (false: NVIDIA_VISIBLE_DEVICES at Allocate)"});
+  s.Add({.path = "node.library-path",
+         .type = Type::kString,
+         .default_value = "/usr/local/lib/tessera/libtessera-cuda.so",
+         .help = "libtessera-cuda.so on the host, mounted into every GPU container"});
+  s.Add({.path = "node.nvml-library",
+         .type = Type::kString,
+         .default_value = "libnvidia-ml.so.1",
+         .help = "the NVML library to load (a path, or a name searched on the loader path)"});
+  s.Add({.path = "node.xid-hold",
+         .type = Type::kDuration,
+         .default_value = "60s",
+         .help = "how long a GPU stays unhealthy after a critical Xid event"});
+  s.Add({.path = "node.metrics-listen",
+         .type = Type::kString,
+         .default_value = ":9394",
+         .help = "HOST:PORT of the Prometheus metrics (/metrics); empty = off"});
+  s.Add({.path = "node.housekeeping-interval",
+         .type = Type::kDuration,
+         .default_value = "30s",
+         .help = "how often the files of containers that are gone are removed"});
+  s.Add({.path = "node.dialects.vgpu.enabled",
+         .type = Type::kBool,
+         .default_value = "true",
+         .help = "advertise vGPU slots"});
+  s.Add({.path = "node.dialects.vgpu.resource",
+         .type = Type::kString,
+         .default_value = "nvidia.com/gpu",
+         .help = "the vGPU slot resource"});
+  s.Add({.path = "node.dialects.vcuda.enabled",
+         .type = Type::kBool,
+         .default_value = "true",
+         .help = "advertise vcuda core and memory units"});
+  s.Add({.path = "node.dialects.vcuda.core-resource",
+         .type = Type::kString,
+         .default_value = "tencent.com/vcuda-core",
+         .help = "vcuda cores (100 per GPU)"});
+  s.Add({.path = "node.dialects.vcuda.memory-resource",
+         .type = Type::kString,
+         .default_value = "tencent.com/vcuda-memory",
+         .help = "vcuda memory (one per 256 MiB)"});
+  s.Add({.path = "node.dialects.gpushare.enabled",
+         .type = Type::kBool,
+         .default_value = "true",
+         .help = "advertise gpushare memory units"});
+  s.Add({.path = "node.dialects.gpushare.resource",
+         .type = Type::kString,
+         .default_value = "aliyun.com/gpu-mem",
+         .help = "gpushare memory (one per GiB)"});
+}
+
+Result<AgentOptions> OptionsFromConfig(const config::Config& c, const std::string& env_node_name) {
+  if (c.GetFloat("node.device-memory-scaling") != 1) {
+    return InvalidArgument("node.device-memory-scaling " +
+                           c.ValueText("node.device-memory-scaling") +
+                           ": memory oversubscription is not supported yet (use 1)");
+  }
+  AgentOptions o;
+  o.allocator.node_name = c.GetString("node.node-name");
+  if (o.allocator.node_name.empty()) o.allocator.node_name = env_node_name;
+  if (o.allocator.node_name.empty()) {
+    return InvalidArgument("node.node-name is empty and $NODE_NAME is not set: give --node-name");
+  }
+  o.allocator.state_dir = c.GetString("node.state-dir");
+  o.allocator.cdi_dir = c.GetString("node.cdi-dir");
+  o.allocator.library_path = c.GetString("node.library-path");
+  o.allocator.cdi = c.GetBool("node.cdi");
+  o.allocator.split_count = static_cast<int>(c.GetInt("node.device-split-count"));
+  o.kubelet_dir = c.GetString("node.kubelet-dir");
+  o.cores_scaling = c.GetFloat("node.device-cores-scaling");
+  o.fail_on_init_error = c.GetBool("node.fail-on-init-error");
+  o.xid_hold =
+      std::chrono::duration_cast<std::chrono::milliseconds>(c.GetDuration("node.xid-hold"));
+  o.housekeeping_interval =
+      std::chrono::duration_cast<std::chrono::seconds>(c.GetDuration("node.housekeeping-interval"));
+  if (o.housekeeping_interval.count() < 1) o.housekeeping_interval = std::chrono::seconds(1);
+  if (c.GetBool("node.dialects.vgpu.enabled")) {
+    o.resources.push_back(
+        {c.GetString("node.dialects.vgpu.resource"), ResourceKind::kVgpuSlots, ""});
+  }
+  if (c.GetBool("node.dialects.vcuda.enabled")) {
+    std::string core = c.GetString("node.dialects.vcuda.core-resource");
+    o.resources.push_back({core, ResourceKind::kVcudaCore, ""});
+    o.resources.push_back(
+        {c.GetString("node.dialects.vcuda.memory-resource"), ResourceKind::kVcudaMemory, core});
+  }
+  if (c.GetBool("node.dialects.gpushare.enabled")) {
+    o.resources.push_back(
+        {c.GetString("node.dialects.gpushare.resource"), ResourceKind::kGpuMemGiB, ""});
+  }
+  if (o.resources.empty()) {
+    return InvalidArgument("every dialect is disabled (node.dialects.*.enabled): nothing to serve");
+  }
+  for (const ResourceSpec& r : o.resources) {
+    if (r.name.find('/') == std::string::npos) {
+      return InvalidArgument("resource name \"" + r.name +
+                             "\" must be domain-prefixed, like nvidia.com/gpu");
+    }
+  }
+  return o;
+}
+
+}  // namespace tessera::node

@@ -1,0 +1,45 @@
+// Grant: what one container gets on this node (GPUs, memory and compute per GPU, mode), and the
+// parsing of the scheduler's `tessera.io/allocation` pod annotation into grants.
+//
+// Plain values and pure functions; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+
+namespace tessera::node {
+
+inline constexpr const char* kAllocationAnnotation = "tessera.io/allocation";
+inline constexpr const char* kAllocatedAnnotation = "tessera.io/allocated";
+inline constexpr const char* kAllocationFailedAnnotation = "tessera.io/allocation-failed";
+inline constexpr const char* kGpusAnnotation = "tessera.io/gpus";
+
+struct GrantDevice {
+  std::string uuid;
+  uint64_t memory_mib = 0;  // 0 = no limit
+  int cores = 0;            // percent; 0 or 100 = no limit
+};
+
+struct Grant {
+  std::string mode = "hard";  // hard | elastic
+  std::vector<GrantDevice> devices;
+  bool operator==(const Grant&) const = default;
+};
+inline bool operator==(const GrantDevice& a, const GrantDevice& b) {
+  return a.uuid == b.uuid && a.memory_mib == b.memory_mib && a.cores == b.cores;
+}
+
+// The decision for `container` in a pod's `tessera.io/allocation` annotation value. Returns
+// nullopt when the annotation lists no such container, an error naming what is malformed.
+// The decision's node must be `node`.
+Result<std::optional<Grant>> GrantFromAllocation(const std::string& annotation,
+                                                 const std::string& container,
+                                                 const std::string& node);
+
+}  // namespace tessera::node

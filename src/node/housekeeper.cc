@@ -1,0 +1,52 @@
+#include "node/housekeeper.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "log/log.h"
+#include "node/pod_view.h"
+
+namespace tessera::node {
+
+namespace fs = std::filesystem;
+
+Housekeeper::Housekeeper(Allocator& allocator, const PodSource& pods, std::string state_dir,
+                         std::chrono::seconds grace)
+    : allocator_(allocator), pods_(pods), state_dir_(std::move(state_dir)), grace_(grace) {}
+
+std::vector<std::string> Housekeeper::RunOnce() {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  fs::directory_iterator it(state_dir_ + "/allocations", ec);
+  if (ec) return removed;
+  for (const fs::directory_entry& e : it) {
+    if (!e.is_directory()) continue;
+    std::string id = e.path().filename().string();
+    std::ifstream in(e.path() / "owner.json");
+    nlohmann::json owner = nlohmann::json::parse(in, nullptr, false);
+    std::string uid = owner.is_object() ? owner.value("uid", "") : "";
+    bool stale;
+    if (uid.empty()) {
+      auto written = fs::last_write_time(e.path() / "limits", ec);
+      stale = !ec && fs::file_time_type::clock::now() - written > grace_;
+    } else {
+      std::optional<nlohmann::json> pod =
+          pods_.Pod(owner.value("namespace", ""), owner.value("pod", ""));
+      stale = !pod || (*pod)["metadata"].value("uid", "") != uid || PodFinished(*pod);
+    }
+    if (!stale) continue;
+    fs::remove_all(e.path(), ec);
+    fs::remove_all(state_dir_ + "/regions/" + id, ec);
+    fs::remove(allocator_.CdiSpecPath(id), ec);
+    allocator_.Forget(id);
+    log::Info(
+        "removed the files of a finished allocation",
+        {{"allocation", id},
+         {"pod",
+          owner.is_object() ? owner.value("namespace", "") + "/" + owner.value("pod", "") : ""}});
+    removed.push_back(id);
+  }
+  return removed;
+}
+
+}  // namespace tessera::node

@@ -1,0 +1,40 @@
+// MemoryPodStore: an in-memory PodSource and ApiWriter for tests, benchmarks and the fake kubelet's
+// own runs. Pods are API objects; patches apply to them as a merge patch of annotations would.
+//
+// Thread-safe (one mutex).
+#pragma once
+
+#include <map>
+#include <mutex>
+
+#include "node/pod_source.h"
+
+namespace tessera::node {
+
+class MemoryPodStore : public PodSource, public ApiWriter {
+ public:
+  explicit MemoryPodStore(std::string node) : node_(std::move(node)) {}
+
+  // Adds or replaces a pod (keyed by namespace/name).
+  void Put(nlohmann::json pod);
+  void Remove(const std::string& ns, const std::string& name);
+  // The node's annotations as patched so far.
+  std::map<std::string, std::string> NodeAnnotations() const;
+  // Makes every later patch fail with `status` (OK restores normal behaviour).
+  void FailWrites(Status status);
+
+  std::vector<nlohmann::json> NodePods() const override;
+  std::optional<nlohmann::json> Pod(const std::string& ns, const std::string& name) const override;
+  Status PatchPodAnnotations(const std::string& ns, const std::string& name,
+                             const AnnotationPatch& patch) override;
+  Status PatchNodeAnnotations(const std::string& node, const AnnotationPatch& patch) override;
+
+ private:
+  const std::string node_;
+  mutable std::mutex mu_;
+  std::map<std::string, nlohmann::json> pods_;           // guarded by mu_
+  std::map<std::string, std::string> node_annotations_;  // guarded by mu_
+  Status fail_;                                          // guarded by mu_
+};
+
+}  // namespace tessera::node

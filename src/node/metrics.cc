@@ -1,0 +1,122 @@
+#include "node/metrics.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "abi/shared_region.h"
+#include "common/strings.h"
+
+namespace tessera::node {
+
+namespace {
+
+struct Row {
+  std::string labels;  // namespace="..",pod="..",container="..",gpu=".."
+  std::string uuid;
+  uint64_t used = 0, limit = 0;
+  int cores = 0;
+};
+
+std::string Escape(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+// used_bytes of each container device from the region file, or empty.
+std::vector<uint64_t> RegionUsed(const std::string& path) {
+  std::vector<uint64_t> used;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return used;
+  constexpr size_t kHeader = offsetof(tessera_region, slots);
+  std::string buf(kHeader, '\0');
+  ssize_t n = ::pread(fd, buf.data(), kHeader, 0);
+  ::close(fd);
+  if (n != static_cast<ssize_t>(kHeader)) return used;
+  const auto* r = reinterpret_cast<const tessera_region*>(buf.data());
+  if (r->magic != TESSERA_REGION_MAGIC || r->version != TESSERA_REGION_VERSION) return used;
+  for (int i = 0; i < TESSERA_REGION_MAX_DEVICES; ++i) used.push_back(r->devices[i].used_bytes);
+  return used;
+}
+
+}  // namespace
+
+std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInfo>& gpus) {
+  namespace fs = std::filesystem;
+  std::vector<Row> rows;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(state_dir + "/allocations", ec)) {
+    std::ifstream owner_in(e.path() / "owner.json");
+    nlohmann::json owner = nlohmann::json::parse(owner_in, nullptr, false);
+    if (!owner.is_object() || owner.value("pod", "").empty()) continue;
+    std::ifstream limits_in(e.path() / "limits");
+    std::map<std::string, std::string> kv;
+    for (std::string line; std::getline(limits_in, line);) {
+      size_t eq = line.find('=');
+      if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+    std::vector<uint64_t> used =
+        RegionUsed(state_dir + "/regions/" + e.path().filename().string() + "/region");
+    int devices = std::atoi(kv["devices"].c_str());
+    for (int i = 0; i < devices && i < TESSERA_REGION_MAX_DEVICES; ++i) {
+      std::string n = std::to_string(i);
+      Row row;
+      row.uuid = kv["uuid." + n];
+      row.labels = "namespace=\"" + Escape(owner.value("namespace", "")) + "\",pod=\"" +
+                   Escape(owner.value("pod", "")) + "\",container=\"" +
+                   Escape(owner.value("container", "")) + "\",gpu=\"" + Escape(row.uuid) + "\"";
+      row.limit = std::strtoull(kv["memory." + n].c_str(), nullptr, 10);
+      row.cores = std::atoi(kv["cores." + n].c_str());
+      row.used = static_cast<size_t>(i) < used.size() ? used[static_cast<size_t>(i)] : 0;
+      rows.push_back(std::move(row));
+    }
+  }
+  std::ostringstream out;
+  auto family = [&](const char* name, const char* help, auto value) {
+    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n";
+    for (const Row& r : rows) out << name << "{" << r.labels << "} " << value(r) << "\n";
+  };
+  family("tessera_container_memory_used_bytes", "GPU memory the container uses, per device.",
+         [](const Row& r) { return r.used; });
+  family("tessera_container_memory_limit_bytes", "The container's memory limit (0 = none).",
+         [](const Row& r) { return r.limit; });
+  family("tessera_container_cores_percent", "The container's compute share (0 or 100 = none).",
+         [](const Row& r) { return static_cast<uint64_t>(r.cores); });
+  std::map<std::string, uint64_t> by_gpu;
+  for (const Row& r : rows) by_gpu[r.uuid] += r.used;
+  out << "# HELP tessera_gpu_memory_total_bytes Memory of the GPU.\n"
+         "# TYPE tessera_gpu_memory_total_bytes gauge\n";
+  for (const GpuInfo& g : gpus) {
+    out << "tessera_gpu_memory_total_bytes{gpu=\"" << Escape(g.uuid) << "\",index=\"" << g.index
+        << "\",model=\"" << Escape(g.model) << "\"} " << g.memory_mib * 1024 * 1024 << "\n";
+  }
+  out << "# HELP tessera_gpu_memory_used_by_containers_bytes Sum of the containers' use.\n"
+         "# TYPE tessera_gpu_memory_used_by_containers_bytes gauge\n";
+  for (const GpuInfo& g : gpus) {
+    out << "tessera_gpu_memory_used_by_containers_bytes{gpu=\"" << Escape(g.uuid) << "\"} "
+        << by_gpu[g.uuid] << "\n";
+  }
+  out << "# HELP tessera_gpu_healthy 1 when the GPU is healthy.\n"
+         "# TYPE tessera_gpu_healthy gauge\n";
+  for (const GpuInfo& g : gpus) {
+    out << "tessera_gpu_healthy{gpu=\"" << Escape(g.uuid) << "\"} " << (g.healthy ? 1 : 0) << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace tessera::node

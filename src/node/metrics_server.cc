@@ -1,0 +1,49 @@
+#include "node/metrics_server.h"
+
+#include <httplib.h>
+
+namespace tessera::node {
+
+MetricsServer::MetricsServer(std::function<std::string()> render) : render_(std::move(render)) {}
+
+MetricsServer::~MetricsServer() {
+  Stop();
+}
+
+Status MetricsServer::Start(const std::string& listen) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) {
+    return InvalidArgument("metrics address \"" + listen + "\": expected HOST:PORT or :PORT");
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.empty()) host = "0.0.0.0";
+  int port = 0;
+  try {
+    port = std::stoi(listen.substr(colon + 1));
+  } catch (...) {
+    return InvalidArgument("metrics address \"" + listen + "\": the port is not a number");
+  }
+  server_ = std::make_unique<httplib::Server>();
+  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(render_(), "text/plain; version=0.0.4");
+  });
+  server_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain");
+  });
+  port_ =
+      port == 0 ? server_->bind_to_any_port(host) : (server_->bind_to_port(host, port) ? port : -1);
+  if (port_ < 0) {
+    server_.reset();
+    return Unavailable("cannot listen on " + listen + " for metrics");
+  }
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  return Status::Ok();
+}
+
+void MetricsServer::Stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+  server_.reset();
+}
+
+}  // namespace tessera::node

@@ -1,0 +1,38 @@
+// MetricsServer: serves GET /metrics (Prometheus text from a render function) and GET /healthz on
+// HOST:PORT (":9394" = every address; port 0 picks a free port, see port()).
+//
+// Start/Stop from one thread; requests are served on the server's own threads, so `render` must
+// be thread-safe.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "common/status.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace tessera::node {
+
+class MetricsServer {
+ public:
+  explicit MetricsServer(std::function<std::string()> render);
+  ~MetricsServer();
+
+  // Binds `listen` ("HOST:PORT" or ":PORT") and serves in the background.
+  Status Start(const std::string& listen);
+  void Stop();
+  int port() const { return port_; }
+
+ private:
+  std::function<std::string()> render_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+}  // namespace tessera::node

@@ -1,0 +1,127 @@
+#include "node/node_command.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "kube/config_keys.h"
+#include "log/log.h"
+#include "node/agent.h"
+#include "node/config_keys.h"
+#include "node/kube_pod_source.h"
+#include "node/metrics.h"
+#include "node/metrics_server.h"
+#include "node/nvml_gpu_source.h"
+#include "node/nvml_health_probe.h"
+
+extern char** environ;
+
+namespace tessera::node {
+namespace {
+
+// The GpuSource of a node whose NVML could not be loaded: discovery reports why.
+class UnavailableGpuSource : public GpuSource {
+ public:
+  explicit UnavailableGpuSource(Status why) : why_(std::move(why)) {}
+  Result<std::vector<GpuInfo>> Discover() override { return why_; }
+
+ private:
+  Status why_;
+};
+
+kube::Environment ProcessEnvironment() {
+  kube::Environment env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv = *e;
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+int Run(const config::Config& cfg, const std::vector<std::string>& args) {
+  if (!args.empty()) {
+    std::cerr << "tessera node: unexpected argument \"" << args[0] << "\" (it takes flags only)\n";
+    return 2;
+  }
+  const char* env_node = std::getenv("NODE_NAME");
+  Result<AgentOptions> options = OptionsFromConfig(cfg, env_node ? env_node : "");
+  if (!options.ok()) {
+    std::cerr << "tessera node: " << options.status().message() << "\n";
+    return 2;
+  }
+  // Signals are taken by sigwait below; block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  Result<std::unique_ptr<NvmlLibrary>> nvml = NvmlLibrary::Open(cfg.GetString("node.nvml-library"));
+  if (!nvml.ok() && options->fail_on_init_error) {
+    log::Error("no NVML (set node.fail-on-init-error=false to serve no devices instead)",
+               {{"error", nvml.status().message()}});
+    return 1;
+  }
+  std::unique_ptr<GpuSource> gpus;
+  if (nvml.ok()) {
+    gpus = std::make_unique<NvmlGpuSource>(**nvml);
+  } else {
+    gpus = std::make_unique<UnavailableGpuSource>(nvml.status());
+  }
+  Result<std::unique_ptr<kube::Client>> client = kube::ClientFromConfig(cfg, ProcessEnvironment());
+  if (!client.ok()) {
+    log::Error("cannot reach the API server", {{"error", client.status().message()}});
+    return 1;
+  }
+  KubePodSource pods(**client, options->allocator.node_name);
+  if (Status s = pods.Start(std::chrono::seconds(60)); !s.ok()) {
+    log::Error("cannot start the pod cache", {{"error", s.message()}});
+    return 1;
+  }
+  KubeletPodResources kubelet(options->kubelet_dir + "/pod-resources/kubelet.sock");
+  Agent agent(*options, *gpus, pods, pods, kubelet);
+  if (Status s = agent.Start(); !s.ok()) {
+    log::Error("node agent cannot start", {{"error", s.message()}});
+    pods.Stop();
+    return 1;
+  }
+  std::unique_ptr<NvmlHealthProbe> probe;
+  if (nvml.ok()) {
+    probe = std::make_unique<NvmlHealthProbe>(**nvml, agent.board().Get().gpus);
+    agent.MonitorHealth(*probe);
+  }
+  MetricsServer metrics([&agent, state = options->allocator.state_dir] {
+    return RenderMetrics(state, agent.board().Get().gpus);
+  });
+  if (const std::string& listen = cfg.GetString("node.metrics-listen"); !listen.empty()) {
+    if (Status s = metrics.Start(listen); !s.ok()) {
+      log::Error("cannot serve metrics", {{"error", s.message()}});
+      agent.Stop();
+      pods.Stop();
+      return 1;
+    }
+    log::Info("serving metrics", {{"listen", listen}, {"port", std::to_string(metrics.port())}});
+  }
+  log::Info("node agent running", {{"node", options->allocator.node_name}});
+  int sig = 0;
+  sigwait(&signals, &sig);
+  log::Info("stopping", {{"signal", std::to_string(sig)}});
+  metrics.Stop();
+  agent.Stop();
+  pods.Stop();
+  return 0;
+}
+
+}  // namespace
+
+cli::Command NodeCommand() {
+  return {.name = "node",
+          .summary = "run the node agent (device plugins, GPU discovery and health)",
+          .key_prefixes = {"node", "kube"},
+          .run = &Run};
+}
+
+}  // namespace tessera::node

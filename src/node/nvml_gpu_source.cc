@@ -1,0 +1,44 @@
+#include "node/nvml_gpu_source.h"
+
+namespace tessera::node {
+
+Result<std::vector<GpuInfo>> NvmlGpuSource::Discover() {
+  unsigned int count = 0;
+  RETURN_IF_ERROR(nvml_.Check(nvml_.DeviceGetCount(&count), "nvmlDeviceGetCount_v2"));
+  std::vector<GpuInfo> out;
+  for (unsigned int i = 0; i < count; ++i) {
+    nvmlDevice_t dev = nullptr;
+    RETURN_IF_ERROR(
+        nvml_.Check(nvml_.DeviceGetHandleByIndex(i, &dev), "nvmlDeviceGetHandleByIndex_v2"));
+    GpuInfo g;
+    g.index = static_cast<int>(i);
+    char buf[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
+    RETURN_IF_ERROR(nvml_.Check(nvml_.DeviceGetUUID(dev, buf, sizeof(buf)), "nvmlDeviceGetUUID"));
+    g.uuid = buf;
+    char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
+    RETURN_IF_ERROR(nvml_.Check(nvml_.DeviceGetName(dev, name, sizeof(name)), "nvmlDeviceGetName"));
+    g.model = name;
+    nvmlMemory_t mem{};
+    RETURN_IF_ERROR(nvml_.Check(nvml_.DeviceGetMemoryInfo(dev, &mem), "nvmlDeviceGetMemoryInfo"));
+    g.memory_mib = mem.total / (1024 * 1024);
+    nvmlDeviceAttributes_t attrs{};
+    if (nvml_.DeviceGetAttributes && nvml_.DeviceGetAttributes(dev, &attrs) == NVML_SUCCESS) {
+      g.sms = static_cast<int>(attrs.multiprocessorCount);
+    }
+    nvmlPciInfo_t pci{};
+    if (nvml_.DeviceGetPciInfo && nvml_.DeviceGetPciInfo(dev, &pci) == NVML_SUCCESS) {
+      g.pci_bus_id = pci.busId;
+    }
+    unsigned int numa = 0;
+    if (nvml_.DeviceGetNumaNodeId && nvml_.DeviceGetNumaNodeId(dev, &numa) == NVML_SUCCESS) {
+      g.numa = static_cast<int>(numa);
+    }
+    unsigned int minor = i;
+    if (nvml_.DeviceGetMinorNumber) nvml_.DeviceGetMinorNumber(dev, &minor);
+    g.device_path = "/dev/nvidia" + std::to_string(minor);
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace tessera::node

@@ -1,0 +1,97 @@
+// Discovery and health through NVML, on simgpu's libnvidia-ml.so.1 (built with the tree).
+#include <cstdlib>
+#include <filesystem>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "node/device_board.h"
+#include "node/health_monitor.h"
+#include "node/nvml_gpu_source.h"
+#include "node/nvml_health_probe.h"
+#include "node/test_support.h"
+
+namespace tessera::node {
+namespace {
+
+using ::testing::HasSubstr;
+
+class NvmlTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    state_ = new testing::TempDir();
+    ::setenv("SIMGPU_STATE", state_->path().c_str(), 1);
+    ::setenv("SIMGPU_DEVICES", "gpu=SimGPU-A:16GiB:108;gpu=SimGPU-H200:141GiB:132", 1);
+  }
+  static void TearDownTestSuite() { delete state_; }
+  static std::string BuildDir() {
+    const char* b = std::getenv("TESSERA_BUILD_DIR");
+    return b ? b : "build";
+  }
+  static int Simgpu(const std::string& args) {
+    return std::system((BuildDir() + "/bin/simgpu " + args + " >/dev/null").c_str());
+  }
+  void SetUp() override {
+    auto lib = NvmlLibrary::Open(BuildDir() + "/lib/simgpu/libnvidia-ml.so.1");
+    ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+    nvml_ = std::move(*lib);
+  }
+  static testing::TempDir* state_;
+  std::unique_ptr<NvmlLibrary> nvml_;
+};
+testing::TempDir* NvmlTest::state_ = nullptr;
+
+TEST_F(NvmlTest, DiscoversEveryGpu) {
+  NvmlGpuSource source(*nvml_);
+  auto gpus = source.Discover();
+  ASSERT_TRUE(gpus.ok()) << gpus.status().ToString();
+  ASSERT_EQ(gpus->size(), 2u);
+  const GpuInfo& h200 = (*gpus)[1];
+  EXPECT_EQ(h200.index, 1);
+  EXPECT_EQ(h200.model, "SimGPU-H200");
+  EXPECT_EQ(h200.memory_mib, 141u * 1024);
+  EXPECT_EQ(h200.sms, 132);
+  EXPECT_THAT(h200.uuid, ::testing::StartsWith("GPU-"));
+  EXPECT_NE(h200.uuid, (*gpus)[0].uuid);
+  EXPECT_FALSE(h200.pci_bus_id.empty());
+  EXPECT_THAT(h200.device_path, ::testing::StartsWith("/dev/nvidia"));
+}
+
+TEST_F(NvmlTest, MissingLibraryIsAClearError) {
+  auto lib = NvmlLibrary::Open("/nonexistent/libnvidia-ml.so.1");
+  ASSERT_FALSE(lib.ok());
+  EXPECT_THAT(lib.status().message(), HasSubstr("cannot load the NVIDIA driver's NVML library"));
+}
+
+TEST_F(NvmlTest, XidAndRemovalReachTheBoardWithinOneSecond) {
+  auto gpus = NvmlGpuSource(*nvml_).Discover();
+  ASSERT_TRUE(gpus.ok());
+  DeviceBoard board;
+  board.Set(*gpus);
+  NvmlHealthProbe probe(*nvml_, *gpus);
+  HealthMonitor monitor(probe, board, std::chrono::milliseconds(500));
+  monitor.Start();
+  auto healthy = [&](int i) { return board.Get().gpus[static_cast<size_t>(i)].healthy; };
+  auto wait_for = [&](int i, bool want,
+                      std::chrono::milliseconds within = std::chrono::milliseconds(1000)) {
+    auto until = std::chrono::steady_clock::now() + within;
+    while (healthy(i) != want && std::chrono::steady_clock::now() < until) {
+      board.WaitChange(board.Get().version, std::chrono::milliseconds(50));
+    }
+    return healthy(i) == want;
+  };
+  ASSERT_EQ(Simgpu("xid 0 43"), 0);  // an application's fault: ignored
+  ASSERT_EQ(Simgpu("xid 0 48"), 0);  // double-bit ECC: unhealthy
+  EXPECT_TRUE(wait_for(0, false));
+  EXPECT_TRUE(healthy(1));
+  ASSERT_EQ(Simgpu("remove 1"), 0);
+  EXPECT_TRUE(wait_for(1, false));
+  ASSERT_EQ(Simgpu("restore 1"), 0);
+  // Removal also posted Xid 79: both recover once they answer and the hold (0.5 s) has passed.
+  EXPECT_TRUE(wait_for(1, true, std::chrono::milliseconds(1500)));
+  EXPECT_TRUE(wait_for(0, true, std::chrono::milliseconds(1500)));
+  monitor.Stop();
+}
+
+}  // namespace
+}  // namespace tessera::node

@@ -1,0 +1,153 @@
+#include "node/plugin_manager.h"
+
+#include <poll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include <grpcpp/grpcpp.h>
+
+#include "log/log.h"
+#include "node/device_plugin_service.h"
+
+namespace tessera::node {
+
+struct PluginManager::Plugin {
+  ResourceSpec resource;
+  std::unique_ptr<DevicePluginService> service;
+  std::unique_ptr<grpc::Server> server;
+};
+
+PluginManager::PluginManager(std::string plugin_dir, std::vector<ResourceSpec> resources,
+                             int split_count, Allocator& allocator, const DeviceBoard& board)
+    : plugin_dir_(std::move(plugin_dir)),
+      resources_(std::move(resources)),
+      split_count_(split_count),
+      allocator_(allocator),
+      board_(board) {}
+
+PluginManager::~PluginManager() {
+  Stop();
+}
+
+std::string PluginManager::SocketPath(const std::string& resource) const {
+  return plugin_dir_ + "/" + SocketName(resource);
+}
+
+Status PluginManager::Start() {
+  int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("inotify_init1 for", plugin_dir_, errno);
+  if (::inotify_add_watch(fd, plugin_dir_.c_str(), IN_CREATE | IN_MOVED_TO) < 0) {
+    int err = errno;
+    ::close(fd);
+    return ErrnoStatus("watch (inotify)", plugin_dir_, err);
+  }
+  {
+    std::lock_guard lock(mu_);
+    Status served = ServeAll();
+    if (!served.ok()) {
+      ::close(fd);
+      StopAll();
+      return served;
+    }
+    RegisterAll();
+  }
+  stop_ = false;
+  watcher_ = std::thread([this, fd] { WatchLoop(fd); });
+  return Status::Ok();
+}
+
+void PluginManager::Stop() {
+  stop_ = true;
+  if (watcher_.joinable()) watcher_.join();
+  std::lock_guard lock(mu_);
+  StopAll();
+}
+
+Status PluginManager::ServeAll() {
+  for (const ResourceSpec& r : resources_) {
+    auto p = std::make_unique<Plugin>();
+    p->resource = r;
+    p->service = std::make_unique<DevicePluginService>(r, split_count_, allocator_, board_);
+    std::string path = SocketPath(r.name);
+    ::unlink(path.c_str());
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("unix:" + path, grpc::InsecureServerCredentials());
+    builder.RegisterService(p->service.get());
+    p->server = builder.BuildAndStart();
+    if (!p->server) {
+      return Unavailable("cannot serve the " + r.name + " device plugin on " + path +
+                         " (path longer than 107 bytes, or folder not writable?)");
+    }
+    log::Info("device plugin serving", {{"resource", r.name}, {"socket", path}});
+    plugins_.push_back(std::move(p));
+  }
+  return Status::Ok();
+}
+
+void PluginManager::StopAll() {
+  for (auto& p : plugins_) {
+    p->service->Stop();
+    p->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+    p->server->Wait();
+  }
+  plugins_.clear();
+}
+
+void PluginManager::RegisterAll() {
+  auto channel = grpc::CreateChannel("unix:" + plugin_dir_ + "/kubelet.sock",
+                                     grpc::InsecureChannelCredentials());
+  auto stub = v1beta1::Registration::NewStub(channel);
+  for (auto& p : plugins_) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(15));
+    v1beta1::RegisterRequest req;
+    req.set_version("v1beta1");
+    req.set_endpoint(SocketName(p->resource.name));
+    req.set_resource_name(p->resource.name);
+    *req.mutable_options() = DevicePluginService::Options();
+    v1beta1::Empty resp;
+    grpc::Status s = stub->Register(&ctx, req, &resp);
+    if (s.ok()) {
+      ++registrations_;
+      log::Info("registered with kubelet", {{"resource", p->resource.name}});
+    } else {
+      log::Warn("kubelet registration failed; waiting for kubelet.sock to be recreated",
+                {{"resource", p->resource.name}, {"error", s.error_message()}});
+    }
+  }
+}
+
+void PluginManager::WatchLoop(int fd) {
+  alignas(inotify_event) char buf[4096];
+  while (!stop_) {
+    pollfd pfd{fd, POLLIN, 0};
+    int n = ::poll(&pfd, 1, 100);
+    if (n <= 0) continue;
+    bool kubelet_restarted = false;
+    ssize_t len;
+    while ((len = ::read(fd, buf, sizeof(buf))) > 0) {
+      for (char* p = buf; p < buf + len;) {
+        auto* ev = reinterpret_cast<inotify_event*>(p);
+        if (ev->len > 0 && std::strcmp(ev->name, "kubelet.sock") == 0) kubelet_restarted = true;
+        p += sizeof(inotify_event) + ev->len;
+      }
+    }
+    if (!kubelet_restarted || stop_) continue;
+    log::Info("kubelet.sock recreated: serving and registering again");
+    std::lock_guard lock(mu_);
+    StopAll();
+    Status served = ServeAll();
+    if (!served.ok()) {
+      log::Error("cannot serve the device plugins again", {{"error", served.message()}});
+      continue;
+    }
+    RegisterAll();
+  }
+  ::close(fd);
+}
+
+}  // namespace tessera::node

@@ -1,0 +1,64 @@
+// PluginManager: runs one device plugin gRPC server per resource, each on its own unix socket in
+// kubelet's device-plugins folder, registers them with kubelet once they serve, and serves and
+// registers them again when kubelet recreates its `kubelet.sock` (a kubelet restart deletes the
+// plugins' sockets), noticed through inotify within a fraction of a second.
+//
+// Start/Stop from one thread; the watcher runs on its own thread. Registrations() is thread-safe.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/status.h"
+#include "node/allocator.h"
+#include "node/device_board.h"
+#include "node/resources.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace tessera::node {
+
+class DevicePluginService;
+
+class PluginManager {
+ public:
+  // `plugin_dir` is <kubelet-dir>/device-plugins.
+  PluginManager(std::string plugin_dir, std::vector<ResourceSpec> resources, int split_count,
+                Allocator& allocator, const DeviceBoard& board);
+  ~PluginManager();
+
+  // Serves every plugin, registers each (a kubelet that is not there yet is logged and waited
+  // for) and starts watching for kubelet.sock. Fails when a socket cannot be served.
+  Status Start();
+  void Stop();
+  // Successful Register calls so far.
+  int Registrations() const { return registrations_; }
+  std::string SocketPath(const std::string& resource) const;
+
+ private:
+  struct Plugin;
+  Status ServeAll();
+  void StopAll();
+  void RegisterAll();
+  void WatchLoop(int inotify_fd);
+
+  const std::string plugin_dir_;
+  const std::vector<ResourceSpec> resources_;
+  const int split_count_;
+  Allocator& allocator_;
+  const DeviceBoard& board_;
+
+  std::mutex mu_;  // serialises serve/stop/register between Start, Stop and the watcher
+  std::vector<std::unique_ptr<Plugin>> plugins_;  // guarded by mu_
+  std::atomic<int> registrations_{0};
+  std::atomic<bool> stop_{false};
+  std::thread watcher_;
+};
+
+}  // namespace tessera::node

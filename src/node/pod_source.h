@@ -1,0 +1,40 @@
+// The node agent's view of the API server: the pods bound to this node (from a watch cache) and
+// the writes it makes (pod and node annotations). Behind an interface so that the agent runs
+// against the Kubernetes client in production and an in-memory store in tests and benchmarks.
+//
+// Implementations are thread-safe: the device plugins call them from gRPC threads.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+
+namespace tessera::node {
+
+// Annotation changes for a merge patch: a value sets the key, nullopt removes it.
+using AnnotationPatch = std::map<std::string, std::optional<std::string>>;
+
+class PodSource {
+ public:
+  virtual ~PodSource() = default;
+  // Every pod whose spec.nodeName is this node, as API objects, from the cache (no round trip).
+  virtual std::vector<nlohmann::json> NodePods() const = 0;
+  // One pod of this node by namespace and name, or nullopt.
+  virtual std::optional<nlohmann::json> Pod(const std::string& ns,
+                                            const std::string& name) const = 0;
+};
+
+class ApiWriter {
+ public:
+  virtual ~ApiWriter() = default;
+  virtual Status PatchPodAnnotations(const std::string& ns, const std::string& name,
+                                     const AnnotationPatch& patch) = 0;
+  virtual Status PatchNodeAnnotations(const std::string& node, const AnnotationPatch& patch) = 0;
+};
+
+}  // namespace tessera::node

@@ -1,0 +1,107 @@
+#include "node/pod_view.h"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+
+#include "node/grant.h"
+
+namespace tessera::node {
+
+using nlohmann::json;
+
+namespace {
+
+int64_t QuantityValue(const json& q) {
+  if (q.is_number_integer()) return q.get<int64_t>();
+  if (!q.is_string()) return 0;
+  const std::string& s = q.get_ref<const std::string&>();
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return 0;
+  return v;
+}
+
+const json& Member(const json& obj, const char* key) {
+  static const json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+}  // namespace
+
+int64_t ContainerRequest(const json& container, const std::string& resource) {
+  const json& res = Member(container, "resources");
+  for (const char* which : {"limits", "requests"}) {
+    const json& m = Member(res, which);
+    if (m.is_object() && m.contains(resource)) return QuantityValue(m[resource]);
+  }
+  return 0;
+}
+
+const json* FindContainer(const json& pod, const std::string& name) {
+  const json& spec = Member(pod, "spec");
+  for (const char* list : {"initContainers", "containers"}) {
+    const json& cs = Member(spec, list);
+    if (!cs.is_array()) continue;
+    for (const json& c : cs) {
+      if (c.is_object() && c.value("name", "") == name) return &c;
+    }
+  }
+  return nullptr;
+}
+
+bool PodFinished(const json& pod) {
+  if (!Member(Member(pod, "metadata"), "deletionTimestamp").is_null()) return true;
+  const json& phase = Member(Member(pod, "status"), "phase");
+  return phase.is_string() && (phase == "Succeeded" || phase == "Failed");
+}
+
+std::string PodAnnotation(const json& pod, const std::string& key) {
+  const json& v = Member(Member(Member(pod, "metadata"), "annotations"), key.c_str());
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+std::vector<ContainerRef> AllocateCandidates(const std::vector<json>& pods,
+                                             const std::string& resource, int64_t count,
+                                             const std::set<ContainerRef>& taken) {
+  std::vector<const json*> order;
+  for (const json& p : pods) {
+    if (!PodFinished(p)) order.push_back(&p);
+  }
+  auto created = [](const json* p) {
+    const json& t = Member(Member(*p, "metadata"), "creationTimestamp");
+    return t.is_string() ? t.get<std::string>() : std::string();
+  };
+  auto name = [](const json* p) {
+    const json& m = Member(*p, "metadata");
+    return m.value("namespace", "") + "/" + m.value("name", "");
+  };
+  std::stable_sort(order.begin(), order.end(), [&](const json* a, const json* b) {
+    return std::make_pair(created(a), name(a)) < std::make_pair(created(b), name(b));
+  });
+  std::vector<ContainerRef> out;
+  for (const json* p : order) {
+    const json& meta = Member(*p, "metadata");
+    std::optional<json> allocated;  // parsed when a container matches
+    for (const char* list : {"initContainers", "containers"}) {
+      const json& cs = Member(Member(*p, "spec"), list);
+      if (!cs.is_array()) continue;
+      for (const json& c : cs) {
+        if (ContainerRequest(c, resource) != count) continue;
+        ContainerRef ref{meta.value("namespace", "default"), meta.value("name", ""),
+                         meta.value("uid", ""), c.value("name", "")};
+        if (taken.count(ref) > 0) continue;
+        if (!allocated) {
+          allocated = json::parse(PodAnnotation(*p, kAllocatedAnnotation), nullptr, false);
+        }
+        if (allocated->is_object() && allocated->contains(ref.container)) continue;
+        out.push_back(std::move(ref));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace tessera::node

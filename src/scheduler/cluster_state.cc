@@ -1,0 +1,367 @@
+#include "scheduler/cluster_state.h"
+
+#include <algorithm>
+
+#include "log/log.h"
+
+namespace tessera::scheduler {
+namespace {
+
+using json = nlohmann::json;
+
+const json* Member(const json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::string StringAt(const json& object, const char* a, const char* b) {
+  const json* first = Member(object, a);
+  const json* second = first ? Member(*first, b) : nullptr;
+  return second && second->is_string() ? second->get<std::string>() : std::string();
+}
+
+const json* Annotations(const json& object) {
+  const json* metadata = Member(object, "metadata");
+  const json* annotations = metadata ? Member(*metadata, "annotations") : nullptr;
+  return annotations && annotations->is_object() ? annotations : nullptr;
+}
+
+std::string Annotation(const json& object, const char* key) {
+  const json* annotations = Annotations(object);
+  const json* v = annotations ? Member(*annotations, key) : nullptr;
+  return v && v->is_string() ? v->get<std::string>() : std::string();
+}
+
+void AddUsage(GpuSlot& to, const GpuSlot& from) {
+  to.used_mib += from.used_mib;
+  to.used_cores += from.used_cores;
+  to.pods += from.pods;
+  to.exclusive_pods += from.exclusive_pods;
+}
+
+}  // namespace
+
+ClusterState::ClusterState(DialectConfig dialects) : dialects_(std::move(dialects)) {}
+
+ClusterState::Shard& ClusterState::ShardOf(const std::string& key) const {
+  return shards_[std::hash<std::string>{}(key) % kShards];
+}
+
+NodeState* ClusterState::Find(const std::string& name) const {
+  std::shared_lock<std::shared_mutex> lock(nodes_mu_);
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? nullptr : it->second.get();
+}
+
+void ClusterState::FindAll(std::span<const std::string> names,
+                           std::vector<const NodeState*>& out) const {
+  out.clear();
+  out.reserve(names.size());
+  std::shared_lock<std::shared_mutex> lock(nodes_mu_);
+  for (const std::string& name : names) {
+    auto it = nodes_.find(name);
+    out.push_back(it == nodes_.end() ? nullptr : it->second.get());
+  }
+}
+
+NodeState& ClusterState::FindOrAdd(const std::string& name) {
+  if (NodeState* n = Find(name)) return *n;
+  std::unique_lock<std::shared_mutex> lock(nodes_mu_);
+  std::unique_ptr<NodeState>& slot = nodes_[name];
+  if (!slot) slot = std::make_unique<NodeState>();
+  return *slot;
+}
+
+Status ClusterState::OnNode(EventType type, const json& node) {
+  std::string name = StringAt(node, "metadata", "name");
+  if (name.empty()) return InvalidArgument("node event without metadata.name");
+  std::vector<GpuInfo> inventory;
+  std::string error;
+  const bool deleted = type == EventType::kDeleted;
+  bool has_annotation = false;
+  if (!deleted) {
+    std::string text = Annotation(node, kInventoryAnnotation);
+    has_annotation = !text.empty();
+    if (text.empty()) {
+      error = std::string("no ") + kInventoryAnnotation + " annotation (not a Tessera GPU node)";
+    } else {
+      Result<std::vector<GpuInfo>> parsed = ParseInventory(text);
+      if (parsed.ok()) {
+        inventory = std::move(*parsed);
+      } else {
+        error = parsed.status().message();
+        log::Warn("ignoring the GPU inventory of a node", {{"node", name}, {"error", error}});
+      }
+    }
+  }
+  NodeState& n = FindOrAdd(name);
+  std::lock_guard<std::mutex> lock(n.mu);
+  const bool present = !deleted && error.empty();
+  if (present && n.present && inventory.size() == n.slots.size() &&
+      std::equal(inventory.begin(), inventory.end(), n.slots.begin(),
+                 [](const GpuInfo& a, const GpuSlot& b) { return a == b.info; })) {
+    return Status::Ok();  // unchanged inventory (most node updates are status heartbeats)
+  }
+  // Re-key all usage by UUID onto the new inventory; what it does not list stays as orphans.
+  std::map<std::string, GpuSlot> usage = std::move(n.orphans);
+  n.orphans.clear();
+  for (GpuSlot& s : n.slots) {
+    GpuSlot& u = usage[s.info.uuid];
+    u.info.uuid = s.info.uuid;
+    AddUsage(u, s);
+  }
+  n.slots.clear();
+  for (GpuInfo& info : inventory) {
+    GpuSlot slot;
+    auto it = usage.find(info.uuid);
+    if (it != usage.end()) {
+      AddUsage(slot, it->second);
+      usage.erase(it);
+    }
+    slot.info = std::move(info);
+    n.slots.push_back(std::move(slot));
+  }
+  for (auto& [uuid, u] : usage) {
+    if (u.pods > 0) n.orphans.emplace(uuid, u);
+  }
+  n.present = present;
+  n.inventory_error = deleted ? "node deleted" : error;
+  return error.empty() || deleted || !has_annotation ? Status::Ok() : InvalidArgument(error);
+}
+
+void ClusterState::ApplyToNode(NodeState& node, const std::vector<GpuCharge>& charges, int sign) {
+  for (const GpuCharge& c : charges) {
+    GpuSlot* slot = nullptr;
+    for (GpuSlot& s : node.slots) {
+      if (s.info.uuid == c.uuid) {
+        slot = &s;
+        break;
+      }
+    }
+    if (!slot) {
+      slot = &node.orphans[c.uuid];
+      slot->info.uuid = c.uuid;
+    }
+    if (sign > 0) {
+      slot->used_mib += c.memory_mib;
+      slot->used_cores += c.cores;
+    } else {
+      slot->used_mib -= std::min(slot->used_mib, c.memory_mib);
+      slot->used_cores -= std::min(slot->used_cores, c.cores);
+    }
+    slot->pods += sign;
+    slot->exclusive_pods += c.exclusive ? sign : 0;
+    if (slot->pods <= 0 && node.orphans.count(c.uuid)) node.orphans.erase(c.uuid);
+  }
+}
+
+void ClusterState::ApplyCharges(const std::string& node, const std::vector<GpuCharge>& charges,
+                                int sign) {
+  if (charges.empty()) return;
+  NodeState& n = FindOrAdd(node);
+  std::lock_guard<std::mutex> lock(n.mu);
+  ApplyToNode(n, charges, sign);
+}
+
+void ClusterState::ReleaseLocked(PodRecord& record) {
+  ApplyCharges(record.node, record.charges, -1);
+  record.charges.clear();
+  record.allocation.reset();
+  record.reserved = false;
+  record.node.clear();
+}
+
+Status ClusterState::OnPod(EventType type, const json& pod) {
+  PodId id{StringAt(pod, "metadata", "namespace"), StringAt(pod, "metadata", "name"),
+           StringAt(pod, "metadata", "uid")};
+  if (id.name.empty()) return InvalidArgument("pod event without metadata.name");
+  if (id.ns.empty()) id.ns = "default";
+  const std::string key = id.Key();
+  const std::string phase = StringAt(pod, "status", "phase");
+  const std::string node = StringAt(pod, "spec", "nodeName");
+  const bool gone = type == EventType::kDeleted || phase == "Succeeded" || phase == "Failed" ||
+                    !Annotation(pod, kAllocationFailedAnnotation).empty();
+
+  Status problem;
+  std::optional<Allocation> allocation;
+  if (!gone && !node.empty()) {
+    std::string text = Annotation(pod, kAllocationAnnotation);
+    if (!text.empty()) {
+      Result<Allocation> parsed = ParseAllocation(text);
+      if (parsed.ok()) {
+        allocation = std::move(*parsed);
+      } else {
+        problem = parsed.status().WithContext("pod " + key);
+        log::Warn("ignoring the allocation of a pod", {{"pod", key}, {"error", problem.message()}});
+      }
+    }
+  }
+  std::optional<PodRequest> pending;
+  if (!gone && node.empty()) {
+    // Unbound pods are remembered even without a GPU request: bind must know that too.
+    Result<PodRequest> request = ParsePod(pod, dialects_);
+    if (request.ok()) pending = std::move(*request);
+  }
+
+  Shard& shard = ShardOf(key);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  auto it = shard.pods.find(key);
+  if (it != shard.pods.end() && !id.uid.empty() && !it->second.uid.empty() &&
+      it->second.uid != id.uid) {
+    // Same name, another pod: the old one is gone.
+    ReleaseLocked(it->second);
+    shard.pods.erase(it);
+    it = shard.pods.end();
+  }
+  if (gone) {
+    if (it != shard.pods.end()) {
+      ReleaseLocked(it->second);
+      shard.pods.erase(it);
+    }
+    return problem;
+  }
+  if (it == shard.pods.end()) {
+    if (!allocation && !pending) return problem;  // nothing to remember about this pod
+    it = shard.pods.emplace(key, PodRecord{}).first;
+  }
+  PodRecord& r = it->second;
+  r.uid = id.uid;
+  if (allocation) {
+    if (!(r.allocation && *r.allocation == *allocation && r.node == node)) {
+      ReleaseLocked(r);
+      r.charges = ChargesOf(*allocation);
+      r.node = node;
+      r.allocation = std::move(allocation);
+      ApplyCharges(r.node, r.charges, +1);
+    }
+    r.reserved = false;
+    r.pending.reset();
+  } else if (!r.reserved) {
+    // No (valid) decision on the pod and none in flight: it holds nothing.
+    ReleaseLocked(r);
+    r.pending = std::move(pending);
+    if (!r.pending) shard.pods.erase(it);
+  }
+  return problem;
+}
+
+Result<Allocation> ClusterState::Reserve(
+    const PodId& pod, const std::string& node_name,
+    const std::function<Result<Allocation>(std::span<const GpuSlot>)>& decide) {
+  const std::string key = pod.Key();
+  Shard& shard = ShardOf(key);
+  std::lock_guard<std::mutex> pod_lock(shard.mu);
+  auto it = shard.pods.find(key);
+  if (it != shard.pods.end() && !it->second.charges.empty()) {
+    return Status(StatusCode::kAlreadyExists,
+                  "pod " + key + " already holds GPUs on node " + it->second.node);
+  }
+  NodeState* node = Find(node_name);
+  if (!node) return NotFound("node " + node_name + " is not known to the Tessera scheduler");
+  Allocation allocation;
+  std::vector<GpuCharge> charges;
+  {
+    std::lock_guard<std::mutex> node_lock(node->mu);
+    if (!node->present) {
+      return NotFound("node " + node_name +
+                      " has no usable GPU inventory: " + node->inventory_error);
+    }
+    ASSIGN_OR_RETURN(allocation, decide(std::span<const GpuSlot>(node->slots)));
+    allocation.node = node_name;
+    charges = ChargesOf(allocation);
+    ApplyToNode(*node, charges, +1);
+  }
+  PodRecord& r = shard.pods[key];
+  r.uid = pod.uid;
+  r.node = node_name;
+  r.reserved = true;
+  r.allocation = allocation;
+  r.charges = std::move(charges);
+  return allocation;
+}
+
+void ClusterState::CancelReservation(const PodId& pod) {
+  const std::string key = pod.Key();
+  Shard& shard = ShardOf(key);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  auto it = shard.pods.find(key);
+  if (it == shard.pods.end() || !it->second.reserved) return;
+  ReleaseLocked(it->second);
+  if (!it->second.pending) shard.pods.erase(it);
+}
+
+std::optional<PodRequest> ClusterState::Pending(const PodId& pod) const {
+  const std::string key = pod.Key();
+  Shard& shard = ShardOf(key);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  auto it = shard.pods.find(key);
+  if (it == shard.pods.end()) return std::nullopt;
+  if (!pod.uid.empty() && !it->second.uid.empty() && pod.uid != it->second.uid) {
+    return std::nullopt;
+  }
+  return it->second.pending;
+}
+
+void ClusterState::RememberPending(const PodId& pod, const PodRequest& request) {
+  const std::string key = pod.Key();
+  Shard& shard = ShardOf(key);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  PodRecord& r = shard.pods[key];
+  if (!r.charges.empty()) return;  // already bound or reserved: nothing is pending
+  if (!pod.uid.empty()) r.uid = pod.uid;
+  r.pending = request;
+}
+
+void ClusterState::ForgetPending(const PodId& pod) {
+  const std::string key = pod.Key();
+  Shard& shard = ShardOf(key);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  auto it = shard.pods.find(key);
+  if (it != shard.pods.end() && it->second.charges.empty()) shard.pods.erase(it);
+}
+
+int ClusterState::MaxGpusPerNode() const {
+  std::shared_lock<std::shared_mutex> lock(nodes_mu_);
+  int best = 0;
+  for (const auto& [name, node] : nodes_) {
+    std::lock_guard<std::mutex> node_lock(node->mu);
+    if (!node->present) continue;
+    int healthy = 0;
+    for (const GpuSlot& s : node->slots) healthy += s.info.healthy;
+    best = std::max(best, healthy);
+  }
+  return best;
+}
+
+size_t ClusterState::NodeCount() const {
+  std::shared_lock<std::shared_mutex> lock(nodes_mu_);
+  size_t count = 0;
+  for (const auto& [name, node] : nodes_) {
+    std::lock_guard<std::mutex> node_lock(node->mu);
+    count += node->present;
+  }
+  return count;
+}
+
+StateSnapshot ClusterState::Snapshot() const {
+  StateSnapshot out;
+  {
+    std::shared_lock<std::shared_mutex> lock(nodes_mu_);
+    for (const auto& [name, node] : nodes_) {
+      std::lock_guard<std::mutex> node_lock(node->mu);
+      if (!node->present && node->orphans.empty()) continue;
+      out.nodes[name] = {node->present, node->inventory_error, node->slots, node->orphans};
+    }
+  }
+  for (const Shard& shard : shards_) {
+    std::lock_guard<std::mutex> lock(shard.mu);
+    for (const auto& [key, r] : shard.pods) {
+      out.pods[key] = {r.uid, r.node, r.reserved, r.allocation, r.pending};
+    }
+  }
+  return out;
+}
+
+}  // namespace tessera::scheduler

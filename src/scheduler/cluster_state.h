@@ -1,0 +1,156 @@
+// ClusterState: the scheduler's cache of GPU inventory and usage.
+//
+// Inventory comes from nodes' tessera.io/gpus annotations, usage from the tessera.io/allocation
+// annotations of pods that are bound and not finished; both are fed incrementally as watch events
+// (OnNode/OnPod with v1 API objects as JSON). A pod that is deleted, Succeeded or Failed, or that
+// the node agent marks with tessera.io/allocation-failed, frees its GPUs. Usage is kept per GPU
+// UUID, so the state depends only on the set of live objects, not on the order of events: a
+// restart that replays the same objects rebuilds the same state (Snapshot() compares equal).
+//
+// Bind reserves through Reserve(): the decision and the charge happen under the pod's shard lock
+// and that node's lock only (lock order: pod shard, then node). There is no global lock on the
+// hot path: the node table takes a shared lock to look names up and an exclusive one only to add
+// a node never seen before. Nodes are never erased (a deleted node keeps an empty inventory), so
+// NodeState pointers stay valid for the life of the ClusterState.
+//
+// Thread-safe: every method may be called from any thread.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "scheduler/dialect.h"
+#include "scheduler/node_fit.h"
+#include "scheduler/protocol.h"
+#include "scheduler/request.h"
+
+namespace tessera::scheduler {
+
+enum class EventType { kAdded, kModified, kDeleted };
+
+struct PodId {
+  std::string ns;
+  std::string name;
+  std::string uid;  // may be empty when the caller does not know it
+  std::string Key() const { return ns + "/" + name; }
+};
+
+// One node's GPUs. Internal to ClusterState; exposed only so Read() can be a template.
+struct NodeState {
+  mutable std::mutex mu;
+  // Protected by mu:
+  bool present = false;                    // the node exists and carries a valid inventory
+  std::string inventory_error;             // why its annotation was rejected, empty when fine
+  std::vector<GpuSlot> slots;              // in inventory order
+  std::map<std::string, GpuSlot> orphans;  // usage on UUIDs the inventory does not list
+};
+
+// A copy of the state, for /inspect, /metrics and tests.
+struct StateSnapshot {
+  struct Node {
+    bool present = false;
+    std::string inventory_error;
+    std::vector<GpuSlot> gpus;
+    std::map<std::string, GpuSlot> orphans;
+    bool operator==(const Node&) const = default;
+  };
+  struct Pod {
+    std::string uid;
+    std::string node;
+    bool reserved = false;  // reserved by a bind whose pod update has not been seen yet
+    std::optional<Allocation> allocation;
+    std::optional<PodRequest> pending;  // unbound pod waiting for a decision
+    bool operator==(const Pod&) const = default;
+  };
+  std::map<std::string, Node> nodes;
+  std::map<std::string, Pod> pods;  // by namespace/name
+  bool operator==(const StateSnapshot&) const = default;
+};
+
+class ClusterState {
+ public:
+  explicit ClusterState(DialectConfig dialects);
+  ClusterState(const ClusterState&) = delete;
+  ClusterState& operator=(const ClusterState&) = delete;
+
+  // Watch events. Objects that are not what they should be are logged and skipped: one bad object
+  // never stops the others. Returns the problem for callers that want it (tests, counters).
+  Status OnNode(EventType type, const nlohmann::json& node);
+  Status OnPod(EventType type, const nlohmann::json& pod);
+
+  // The node named `name`, or nullptr when it has never been seen.
+  NodeState* Find(const std::string& name) const;
+  // Find for many names under one lock: out[i] is the node of names[i] or nullptr.
+  void FindAll(std::span<const std::string> names, std::vector<const NodeState*>& out) const;
+  // Calls fn(present, gpus) under the node's lock and returns what fn returns.
+  template <typename F>
+  auto Read(const NodeState& node, F&& fn) const {
+    std::lock_guard<std::mutex> lock(node.mu);
+    return fn(node.present, std::span<const GpuSlot>(node.slots));
+  }
+
+  // Bind: under the pod's and the node's locks, calls decide(gpus) and charges the allocation it
+  // returns. Errors: NotFound (node unknown or without inventory), AlreadyExists (the pod already
+  // holds GPUs), or decide's own error; none of them changes anything.
+  Result<Allocation> Reserve(
+      const PodId& pod, const std::string& node,
+      const std::function<Result<Allocation>(std::span<const GpuSlot>)>& decide);
+  // Undoes Reserve for `pod` if its reservation still stands (the Binding failed).
+  void CancelReservation(const PodId& pod);
+
+  // The request of an unbound pod, recorded from its pod events or by RememberPending (filter).
+  std::optional<PodRequest> Pending(const PodId& pod) const;
+  // An empty request is remembered too: bind must know the pod asks for no GPU.
+  void RememberPending(const PodId& pod, const PodRequest& request);
+  // Drops the pending request of a pod that holds no GPUs (bound without any).
+  void ForgetPending(const PodId& pod);
+
+  // The largest number of healthy GPUs on one node (0 when no node is known).
+  int MaxGpusPerNode() const;
+  // Number of nodes with an inventory.
+  size_t NodeCount() const;
+
+  StateSnapshot Snapshot() const;
+  const DialectConfig& dialects() const { return dialects_; }
+
+ private:
+  struct PodRecord {
+    std::string uid;
+    std::string node;
+    bool reserved = false;
+    std::optional<Allocation> allocation;
+    std::vector<GpuCharge> charges;
+    std::optional<PodRequest> pending;
+  };
+  struct Shard {
+    mutable std::mutex mu;
+    std::unordered_map<std::string, PodRecord> pods;  // by namespace/name
+  };
+  static constexpr size_t kShards = 64;
+
+  Shard& ShardOf(const std::string& key) const;
+  NodeState& FindOrAdd(const std::string& name);
+  // Adds (sign +1) or removes (-1) a pod's charges on its node. Caller holds the pod's shard.
+  void ApplyCharges(const std::string& node, const std::vector<GpuCharge>& charges, int sign);
+  static void ApplyToNode(NodeState& node, const std::vector<GpuCharge>& charges, int sign);
+  void ReleaseLocked(PodRecord& record);
+
+  const DialectConfig dialects_;
+  mutable std::array<Shard, kShards> shards_;
+  mutable std::shared_mutex nodes_mu_;
+  std::unordered_map<std::string, std::unique_ptr<NodeState>> nodes_;  // guarded by nodes_mu_
+};
+
+}  // namespace tessera::scheduler

@@ -1,0 +1,122 @@
+#include "scheduler/config_keys.h"
+
+#include "config/config.h"
+#include "scheduler/dialect.h"
+
+namespace tessera::scheduler {
+
+void AddSchedulerKeys(config::Schema& s) {
+  using config::Type;
+  s.Add(
+      {.path = "scheduler.name",
+       .type = Type::kString,
+       .default_value = "tessera",
+       .help = "schedulerName the admission webhook sets on pods that ask for a Tessera resource"});
+  s.Add({.path = "scheduler.listen",
+         .type = Type::kString,
+         .default_value = "0.0.0.0:8443",
+         .help = "host:port of the extender, webhook and metrics HTTP server (port 0 = any)",
+         .flags = {"listen"}});
+  s.Add({.path = "scheduler.tls.cert",
+         .type = Type::kString,
+         .default_value = "",
+         .help = "PEM certificate file; with scheduler.tls.key the server speaks HTTPS"});
+  s.Add({.path = "scheduler.tls.key",
+         .type = Type::kString,
+         .default_value = "",
+         .help = "PEM private key file for scheduler.tls.cert"});
+  s.Add(
+      {.path = "scheduler.node-policy",
+       .type = Type::kString,
+       .default_value = "binpack",
+       .help = "how prioritize scores nodes: binpack fills busy nodes first, spread the idle ones",
+       .allowed = {"binpack", "spread"}});
+  s.Add({.path = "scheduler.gpu-policy",
+         .type = Type::kString,
+         .default_value = "binpack",
+         .help = "how bind picks GPUs on a node: binpack (fullest GPU that fits) or spread",
+         .allowed = {"binpack", "spread"}});
+  s.Add({.path = "scheduler.max-body",
+         .type = Type::kBytes,
+         .default_value = "4Mi",
+         .help = "largest accepted HTTP request body; larger ones get HTTP 400",
+         .min = 1024});
+
+  s.Add({.path = "scheduler.dialects.vgpu.enabled",
+         .type = Type::kBool,
+         .default_value = "true",
+         .help = "accept the vGPU (HAMi/4paradigm) resources"});
+  s.Add({.path = "scheduler.dialects.vgpu.count-resource",
+         .type = Type::kString,
+         .default_value = "nvidia.com/gpu",
+         .help = "vGPU: number of distinct physical GPUs"});
+  s.Add({.path = "scheduler.dialects.vgpu.memory-resource",
+         .type = Type::kString,
+         .default_value = "nvidia.com/gpumem",
+         .help = "vGPU: memory per GPU in MiB"});
+  s.Add({.path = "scheduler.dialects.vgpu.memory-percentage-resource",
+         .type = Type::kString,
+         .default_value = "nvidia.com/gpumem-percentage",
+         .help = "vGPU: memory per GPU as a percent of the GPU's memory"});
+  s.Add({.path = "scheduler.dialects.vgpu.cores-resource",
+         .type = Type::kString,
+         .default_value = "nvidia.com/gpucores",
+         .help = "vGPU: compute percent per GPU (100 = exclusive)"});
+
+  s.Add({.path = "scheduler.dialects.vcuda.enabled",
+         .type = Type::kBool,
+         .default_value = "true",
+         .help = "accept the vcuda (TKEStack) resources"});
+  s.Add({.path = "scheduler.dialects.vcuda.core-resource",
+         .type = Type::kString,
+         .default_value = "tencent.com/vcuda-core",
+         .help = "vcuda: below 100 a share of one GPU, a multiple of 100 that many whole GPUs"});
+  s.Add({.path = "scheduler.dialects.vcuda.memory-resource",
+         .type = Type::kString,
+         .default_value = "tencent.com/vcuda-memory",
+         .help = "vcuda: memory in units"});
+  s.Add({.path = "scheduler.dialects.vcuda.memory-unit",
+         .type = Type::kBytes,
+         .default_value = "256Mi",
+         .help = "vcuda: size of one memory unit",
+         .min = 1048576});
+  s.Add({.path = "scheduler.dialects.vcuda.core-limit-annotation",
+         .type = Type::kString,
+         .default_value = "tencent.com/vcuda-core-limit",
+         .help = "vcuda: pod annotation that makes the compute limit elastic (burst up to it)"});
+
+  s.Add({.path = "scheduler.dialects.gpushare.enabled",
+         .type = Type::kBool,
+         .default_value = "true",
+         .help = "accept the gpushare (Aliyun) resource"});
+  s.Add({.path = "scheduler.dialects.gpushare.memory-resource",
+         .type = Type::kString,
+         .default_value = "aliyun.com/gpu-mem",
+         .help = "gpushare: memory on one GPU in units"});
+  s.Add({.path = "scheduler.dialects.gpushare.memory-unit",
+         .type = Type::kBytes,
+         .default_value = "1Gi",
+         .help = "gpushare: size of one unit (1Gi, or 1Mi for MiB mode)",
+         .min = 1048576});
+}
+
+DialectConfig DialectConfig::FromConfig(const config::Config& cfg) {
+  constexpr uint64_t kMiB = 1024 * 1024;
+  DialectConfig d;
+  d.vgpu_enabled = cfg.GetBool("scheduler.dialects.vgpu.enabled");
+  d.vgpu_count = cfg.GetString("scheduler.dialects.vgpu.count-resource");
+  d.vgpu_memory = cfg.GetString("scheduler.dialects.vgpu.memory-resource");
+  d.vgpu_memory_percent = cfg.GetString("scheduler.dialects.vgpu.memory-percentage-resource");
+  d.vgpu_cores = cfg.GetString("scheduler.dialects.vgpu.cores-resource");
+  d.vcuda_enabled = cfg.GetBool("scheduler.dialects.vcuda.enabled");
+  d.vcuda_core = cfg.GetString("scheduler.dialects.vcuda.core-resource");
+  d.vcuda_memory = cfg.GetString("scheduler.dialects.vcuda.memory-resource");
+  d.vcuda_memory_unit_mib = cfg.GetBytes("scheduler.dialects.vcuda.memory-unit") / kMiB;
+  d.vcuda_core_limit_annotation = cfg.GetString("scheduler.dialects.vcuda.core-limit-annotation");
+  d.gpushare_enabled = cfg.GetBool("scheduler.dialects.gpushare.enabled");
+  d.gpushare_memory = cfg.GetString("scheduler.dialects.gpushare.memory-resource");
+  d.gpushare_unit_mib = cfg.GetBytes("scheduler.dialects.gpushare.memory-unit") / kMiB;
+  return d;
+}
+
+}  // namespace tessera::scheduler

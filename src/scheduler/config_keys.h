@@ -1,0 +1,13 @@
+// The configuration keys of `tessera scheduler` (all under `scheduler.`).
+//
+// Added to the binary's schema through the KeyGroup in src/cli/registry.cc; read back with the
+// typed getters of config::Config. See docs/scheduler.md for the table of keys.
+#pragma once
+
+#include "config/schema.h"
+
+namespace tessera::scheduler {
+
+void AddSchedulerKeys(config::Schema& schema);
+
+}  // namespace tessera::scheduler

@@ -1,0 +1,61 @@
+// The three request dialects (vGPU/HAMi, vcuda/TKEStack, gpushare/Aliyun) and the parser that turns
+// a pod into the one request model (request.h).
+//
+// Each dialect can be switched off and each of its resource names renamed (DialectConfig, filled
+// from the `scheduler.dialects.*` keys). A disabled dialect's resources are ignored as if they were
+// any other extended resource. Parsing validates: every error message names the container, the
+// resource, the value and what is allowed. Pure functions over const inputs: thread-safe.
+//
+//   ASSIGN_OR_RETURN(PodRequest req, ParsePod(pod_json, dialects));
+//   if (req.empty()) { /* the pod asks for no Tessera resource */ }
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "config/config.h"
+#include "scheduler/request.h"
+
+namespace tessera::scheduler {
+
+struct DialectConfig {
+  bool vgpu_enabled = true;
+  std::string vgpu_count = "nvidia.com/gpu";
+  std::string vgpu_memory = "nvidia.com/gpumem";
+  std::string vgpu_memory_percent = "nvidia.com/gpumem-percentage";
+  std::string vgpu_cores = "nvidia.com/gpucores";
+
+  bool vcuda_enabled = true;
+  std::string vcuda_core = "tencent.com/vcuda-core";
+  std::string vcuda_memory = "tencent.com/vcuda-memory";
+  std::string vcuda_core_limit_annotation = "tencent.com/vcuda-core-limit";
+  uint64_t vcuda_memory_unit_mib = 256;
+
+  bool gpushare_enabled = true;
+  std::string gpushare_memory = "aliyun.com/gpu-mem";
+  uint64_t gpushare_unit_mib = 1024;  // GiB; 1 when the cluster runs gpushare in MiB mode
+
+  // From the `scheduler.dialects.*` keys (config_keys.h).
+  static DialectConfig FromConfig(const config::Config& cfg);
+
+  // Every resource name of the enabled dialects (for the webhook and the extender stanza).
+  std::vector<std::string> ResourceNames() const;
+};
+
+// Pod annotations of the selection constraints (fixed names, not dialect-specific).
+inline constexpr char kUseGpuType[] = "nvidia.com/use-gputype";
+inline constexpr char kNoUseGpuType[] = "nvidia.com/nouse-gputype";
+inline constexpr char kUseGpuUuid[] = "nvidia.com/use-gpuuuid";
+inline constexpr char kNoUseGpuUuid[] = "nvidia.com/nouse-gpuuuid";
+inline constexpr char kGpuModelAnnotation[] = "tessera.io/gpu-model";
+inline constexpr char kGpuUuidAnnotation[] = "tessera.io/gpu-uuid";
+inline constexpr char kPolicyAnnotation[] = "tessera.io/policy";
+
+// The request of `pod` (a v1 Pod as JSON). An empty request means the pod asks for no Tessera
+// resource. InvalidArgument for an invalid request, with a message a user can act on.
+Result<PodRequest> ParsePod(const nlohmann::json& pod, const DialectConfig& dialects);
+
+}  // namespace tessera::scheduler

@@ -1,0 +1,150 @@
+#include "scheduler/engine.h"
+
+#include <chrono>
+
+#include "log/log.h"
+
+namespace tessera::scheduler {
+namespace {
+
+FitScratch& ThreadScratch() {
+  thread_local FitScratch scratch;
+  return scratch;
+}
+
+std::vector<const NodeState*>& ThreadNodes() {
+  thread_local std::vector<const NodeState*> nodes;
+  return nodes;
+}
+
+}  // namespace
+
+Engine::Engine(ClusterState& state, Binder& binder, EngineOptions options, Metrics* metrics)
+    : state_(state), binder_(binder), options_(options), metrics_(metrics) {}
+
+FilterResult Engine::Filter(const PodRequest& request, std::span<const std::string> names) const {
+  FilterResult result;
+  result.fits.reserve(names.size());
+  FitScratch& scratch = ThreadScratch();
+  FitOptions check{.gpu_policy = options_.gpu_policy};
+  FitOptions explain{.gpu_policy = options_.gpu_policy, .want_reason = true};
+  FitOptions ever{.gpu_policy = options_.gpu_policy, .ignore_usage = true};
+  FitOutput out;
+  if (request.empty()) {
+    result.fits.assign(names.begin(), names.end());
+    return result;
+  }
+  std::vector<const NodeState*>& nodes = ThreadNodes();
+  state_.FindAll(names, nodes);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
+    const NodeState* node = nodes[i];
+    if (!node) {
+      result.unresolvable.emplace_back(name, "node has no Tessera GPU inventory (never seen)");
+      continue;
+    }
+    // 0 = fits, 1 = not now, 2 = never.
+    int verdict = state_.Read(*node, [&](bool present, std::span<const GpuSlot> gpus) {
+      if (!present) {
+        out.reason = "node has no usable GPU inventory: " + node->inventory_error;
+        return 2;
+      }
+      if (Fit(request, gpus, check, scratch, nullptr)) return 0;
+      Fit(request, gpus, explain, scratch, &out);
+      return Fit(request, gpus, ever, scratch, nullptr) ? 1 : 2;
+    });
+    if (verdict == 0) {
+      result.fits.push_back(name);
+    } else {
+      (verdict == 1 ? result.failed : result.unresolvable).emplace_back(name, out.reason);
+    }
+  }
+  return result;
+}
+
+std::vector<std::pair<std::string, int>> Engine::Prioritize(
+    const PodRequest& request, std::span<const std::string> names) const {
+  std::vector<std::pair<std::string, int>> scores;
+  scores.reserve(names.size());
+  FitScratch& scratch = ThreadScratch();
+  const Policy policy = request.policy.value_or(options_.node_policy);
+  FitOptions options{.gpu_policy = options_.gpu_policy};
+  FitOutput out;
+  std::vector<const NodeState*>& nodes = ThreadNodes();
+  state_.FindAll(names, nodes);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
+    const NodeState* node = nodes[i];
+    int score = 0;
+    if (node) {
+      score = state_.Read(*node, [&](bool present, std::span<const GpuSlot> gpus) {
+        if (!present || !Fit(request, gpus, options, scratch, &out)) return 0;
+        return NodeScore(policy, gpus, out.charged_mib);
+      });
+    }
+    scores.emplace_back(name, score);
+  }
+  return scores;
+}
+
+Result<Allocation> Engine::Decide(const PodId& pod, const PodRequest& request,
+                                  const std::string& node) {
+  FitOptions options{
+      .gpu_policy = options_.gpu_policy, .want_allocation = true, .want_reason = true};
+  return state_.Reserve(pod, node, [&](std::span<const GpuSlot> gpus) -> Result<Allocation> {
+    FitOutput out;
+    if (!Fit(request, gpus, options, ThreadScratch(), &out)) {
+      return ResourceExhausted("pod " + pod.Key() + " does not fit node " + node + ": " +
+                               out.reason);
+    }
+    // Containers that use no GPU are not in the request; keep the listed ones in request order.
+    return std::move(out.allocation);
+  });
+}
+
+Status Engine::Bind(const PodId& pod, const std::string& node) {
+  auto start = std::chrono::steady_clock::now();
+  auto finish = [&](Outcome outcome, Status status) {
+    if (metrics_) {
+      metrics_->Count(outcome);
+      metrics_->bind_latency.Observe(std::chrono::steady_clock::now() - start);
+    }
+    return status;
+  };
+  std::optional<PodRequest> request = state_.Pending(pod);
+  if (!request) {
+    return finish(Outcome::kInvalid,
+                  FailedPrecondition("pod " + pod.Key() +
+                                     " is unknown to the Tessera scheduler: no filter call and no "
+                                     "pod event has shown its GPU request"));
+  }
+  if (request->empty()) {
+    // A pod of the Tessera profile that asks for no GPU: bind it as it is.
+    Status posted = binder_.Bind({pod, node, {}});
+    if (!posted.ok()) {
+      return finish(Outcome::kBindFailed,
+                    posted.WithContext("binding pod " + pod.Key() + " to " + node));
+    }
+    state_.ForgetPending(pod);
+    return finish(Outcome::kBound, Status::Ok());
+  }
+  Result<Allocation> decision = Decide(pod, *request, node);
+  if (!decision.ok()) {
+    log::Warn("bind decision failed",
+              {{"pod", pod.Key()}, {"node", node}, {"error", decision.status().message()}});
+    return finish(Outcome::kNoFit, decision.status());
+  }
+  BindingRequest binding{pod, node, {{kAllocationAnnotation, AllocationToJson(*decision)}}};
+  Status posted = binder_.Bind(binding);
+  if (!posted.ok()) {
+    state_.CancelReservation(pod);
+    log::Warn("binding failed; reservation released",
+              {{"pod", pod.Key()}, {"node", node}, {"error", posted.message()}});
+    return finish(Outcome::kBindFailed,
+                  posted.WithContext("binding pod " + pod.Key() + " to " + node));
+  }
+  log::Info("bound pod", {{"pod", pod.Key()}, {"node", node}});
+  return finish(Outcome::kBound, Status::Ok());
+}
+
+}  // namespace tessera::scheduler

@@ -1,0 +1,45 @@
+// Extender: the kube-scheduler extender protocol (filter, prioritize, bind) as JSON in, JSON out.
+//
+// kube-scheduler's extender types have no JSON tags, so keys are PascalCase; embedded Pods and
+// Nodes are ordinary API objects (camelCase). Unset pointers arrive as null, and null is accepted
+// wherever absence is. Filter takes NodeNames (nodeCacheCapable: true) or full Nodes, and answers
+// in the same form. A body of the wrong shape is InvalidArgument (the server turns it into HTTP
+// 400); scheduling failures are answers, not errors. Thread-safe (delegates to Engine).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "scheduler/cluster_state.h"
+#include "scheduler/engine.h"
+#include "scheduler/metrics.h"
+
+namespace tessera::scheduler {
+
+class Extender {
+ public:
+  Extender(Engine& engine, ClusterState& state, Metrics& metrics);
+
+  // ExtenderArgs -> ExtenderFilterResult {Nodes, NodeNames, FailedNodes,
+  // FailedAndUnresolvableNodes, Error}.
+  Result<nlohmann::json> Filter(const nlohmann::json& args);
+  // ExtenderArgs -> HostPriorityList [{Host, Score}].
+  Result<nlohmann::json> Prioritize(const nlohmann::json& args);
+  // ExtenderBindingArgs {PodName, PodNamespace, PodUID, Node} -> ExtenderBindingResult {Error}.
+  Result<nlohmann::json> Bind(const nlohmann::json& args);
+
+ private:
+  struct Args {
+    PodId pod;
+    Result<PodRequest> request = PodRequest{};
+    std::vector<std::string> names;
+    const nlohmann::json* nodes = nullptr;  // the items of a full Nodes list, else null
+  };
+  Result<Args> ParseArgs(const nlohmann::json& args);
+
+  Engine& engine_;
+  ClusterState& state_;
+  Metrics& metrics_;
+};
+
+}  // namespace tessera::scheduler

@@ -1,0 +1,168 @@
+#include "scheduler/http_server.h"
+
+#include <httplib.h>
+
+#include <sys/socket.h>
+
+#include <filesystem>
+#include <functional>
+
+#include "log/log.h"
+#include "scheduler/inspect.h"
+
+namespace tessera::scheduler {
+namespace {
+
+using json = nlohmann::json;
+
+std::string Dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+
+Result<std::pair<std::string, int>> ParseListen(const std::string& listen) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) {
+    return InvalidArgument("listen address \"" + listen +
+                           "\" must be host:port, e.g. 0.0.0.0:8443");
+  }
+  std::string host = listen.substr(0, colon);
+  std::string port_text = listen.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.empty()) host = "0.0.0.0";
+  int port = -1;
+  if (!port_text.empty() && port_text.size() <= 5 &&
+      port_text.find_first_not_of("0123456789") == std::string::npos) {
+    port = std::stoi(port_text);
+  }
+  if (port < 0 || port > 65535) {
+    return InvalidArgument("listen address \"" + listen + "\": port must be 0..65535");
+  }
+  return std::make_pair(host, port);
+}
+
+HttpServer::HttpServer(ServerOptions options, Extender& extender, Webhook& webhook,
+                       const ClusterState& state, Metrics& metrics)
+    : options_(std::move(options)),
+      extender_(extender),
+      webhook_(webhook),
+      state_(state),
+      metrics_(metrics) {}
+
+HttpServer::~HttpServer() {
+  Stop();
+}
+
+void HttpServer::Routes() {
+  httplib::Server& s = *server_;
+  auto bad = [this](const httplib::Request& req, httplib::Response& res, const std::string& why) {
+    metrics_.CountBadRequest();
+    log::Warn("bad request", {{"path", req.path}, {"error", why}});
+    res.status = 400;
+    res.set_content(Dump(json{{"error", why}}), "application/json");
+  };
+  auto post = [this, &s, bad](const char* path, std::function<Result<json>(const json&)> fn) {
+    s.Post(path, [fn, bad](const httplib::Request& req, httplib::Response& res) {
+      json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+      if (body.is_discarded()) return bad(req, res, "the request body is not valid JSON");
+      try {
+        Result<json> out = fn(body);
+        if (!out.ok()) return bad(req, res, out.status().message());
+        res.set_content(Dump(*out), "application/json");
+      } catch (const std::exception& e) {
+        // A shape the translators did not foresee: still a bad request, never a crash.
+        bad(req, res, std::string("malformed request: ") + e.what());
+      }
+    });
+  };
+  post("/filter", [this](const json& b) { return extender_.Filter(b); });
+  post("/prioritize", [this](const json& b) { return extender_.Prioritize(b); });
+  post("/bind", [this](const json& b) { return extender_.Bind(b); });
+  post("/mutate", [this](const json& b) { return webhook_.Mutate(b); });
+  post("/validate", [this](const json& b) { return webhook_.Validate(b); });
+  s.Get("/inspect", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(Dump(InspectJson(state_.Snapshot())), "application/json");
+  });
+  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain");
+  });
+  s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    bool ready = ready_.load();
+    res.status = ready ? 200 : 503;
+    res.set_content(ready ? "ok\n" : "state not synced yet\n", "text/plain");
+  });
+  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics_.Render(state_.Snapshot()), "text/plain; version=0.0.4");
+  });
+  s.set_error_handler([this, bad](const httplib::Request& req, httplib::Response& res) {
+    if (res.status == 413) {
+      return bad(req, res,
+                 "the request body is larger than the limit of " +
+                     std::to_string(options_.max_body) + " bytes");
+    }
+    if (res.status == 404) {
+      res.set_content(Dump(json{{"error", "no such endpoint: " + req.method + " " + req.path}}),
+                      "application/json");
+    }
+  });
+}
+
+Status HttpServer::Start() {
+  ASSIGN_OR_RETURN(auto address, ParseListen(options_.listen));
+  if (options_.tls_cert.empty() != options_.tls_key.empty()) {
+    return InvalidArgument("scheduler.tls.cert and scheduler.tls.key must be set together");
+  }
+  if (tls()) {
+    for (const std::string& f : {options_.tls_cert, options_.tls_key}) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(f, ec)) {
+        return InvalidArgument("TLS file " + f + " does not exist or is not a file");
+      }
+    }
+    auto ssl =
+        std::make_unique<httplib::SSLServer>(options_.tls_cert.c_str(), options_.tls_key.c_str());
+    if (!ssl->is_valid()) {
+      return InvalidArgument("cannot load the TLS certificate " + options_.tls_cert + " and key " +
+                             options_.tls_key + " (PEM expected)");
+    }
+    server_ = std::move(ssl);
+  } else {
+    server_ = std::make_unique<httplib::Server>();
+  }
+  // cpp-httplib 0.11 listens with a backlog of 5: a burst of binds (kube-scheduler binds in
+  // parallel) would overflow it and see reset connections. Remember the listening socket and
+  // raise its backlog once bound.
+  int listen_fd = -1;
+  server_->set_socket_options([&listen_fd](int fd) {
+    httplib::default_socket_options(fd);
+    listen_fd = fd;
+  });
+  server_->set_payload_max_length(options_.max_body);
+  server_->set_read_timeout(10, 0);
+  server_->set_write_timeout(10, 0);
+  Routes();
+  auto [host, port] = address;
+  if (port == 0) {
+    port_ = server_->bind_to_any_port(host);
+    if (port_ < 0) return Unavailable("cannot bind " + host + " on any port");
+  } else {
+    if (!server_->bind_to_port(host, port)) {
+      return Unavailable("cannot listen on " + options_.listen + " (in use, or not allowed)");
+    }
+    port_ = port;
+  }
+  if (listen_fd >= 0) ::listen(listen_fd, SOMAXCONN);
+  server_->set_socket_options(httplib::default_socket_options);
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  return Status::Ok();
+}
+
+void HttpServer::Stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace tessera::scheduler

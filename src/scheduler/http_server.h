@@ -1,0 +1,74 @@
+// HttpServer: the scheduler's HTTP(S) endpoints on one port.
+//
+//   POST /filter /prioritize /bind   kube-scheduler extender (extender.h)
+//   POST /mutate /validate           admission webhook (webhook.h)
+//   GET  /inspect                    state as JSON (inspect.h)
+//   GET  /healthz /readyz /metrics   liveness, readiness, Prometheus text
+//
+// Handlers only translate. A malformed body (bad JSON, wrong shape, over the size limit) gets
+// HTTP 400 with {"error": "..."}, is logged and counted, and changes nothing. TLS when a
+// certificate and key are given. Start() binds (port 0 picks a free port, read back by port())
+// and serves on a background thread; Stop() or the destructor ends it. Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "common/status.h"
+#include "scheduler/cluster_state.h"
+#include "scheduler/extender.h"
+#include "scheduler/metrics.h"
+#include "scheduler/webhook.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace tessera::scheduler {
+
+struct ServerOptions {
+  std::string listen = "0.0.0.0:8443";  // host:port, [v6]:port
+  std::string tls_cert;                 // PEM files; both set = HTTPS
+  std::string tls_key;
+  uint64_t max_body = 4 << 20;
+};
+
+class HttpServer {
+ public:
+  HttpServer(ServerOptions options, Extender& extender, Webhook& webhook, const ClusterState& state,
+             Metrics& metrics);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and starts serving. InvalidArgument for a bad listen address or TLS files,
+  // Unavailable when the port cannot be bound.
+  Status Start();
+  void Stop();
+  int port() const { return port_; }
+  bool tls() const { return !options_.tls_cert.empty(); }
+
+  // /readyz answers 200 once set (the state has been synced), 503 before.
+  void SetReady(bool ready) { ready_.store(ready); }
+
+ private:
+  void Routes();
+
+  const ServerOptions options_;
+  Extender& extender_;
+  Webhook& webhook_;
+  const ClusterState& state_;
+  Metrics& metrics_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  std::atomic<bool> ready_{false};
+  int port_ = 0;
+};
+
+// Splits "host:port" ("[::1]:8443" too). InvalidArgument when it is not that.
+Result<std::pair<std::string, int>> ParseListen(const std::string& listen);
+
+}  // namespace tessera::scheduler

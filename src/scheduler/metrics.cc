@@ -1,0 +1,120 @@
+#include "scheduler/metrics.h"
+
+#include <cstdio>
+
+namespace tessera::scheduler {
+namespace {
+
+std::string Seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", s);
+  return buf;
+}
+
+// Prometheus label values escape backslash, quote and newline.
+std::string Label(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+void Header(std::string& out, const char* name, const char* type, const char* help) {
+  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
+
+}  // namespace
+
+const char* OutcomeName(Outcome o) {
+  switch (o) {
+    case Outcome::kBound:
+      return "bound";
+    case Outcome::kBindFailed:
+      return "bind_failed";
+    case Outcome::kNoFit:
+      return "no_fit";
+    case Outcome::kInvalid:
+      return "invalid";
+    case Outcome::kCount:
+      break;
+  }
+  return "unknown";
+}
+
+void Histogram::Observe(std::chrono::nanoseconds d) {
+  double s = std::chrono::duration<double>(d).count();
+  size_t i = 0;
+  while (i < kBounds.size() && s > kBounds[i]) ++i;
+  buckets_[i].fetch_add(1, std::memory_order_relaxed);
+  sum_ns_.fetch_add(static_cast<uint64_t>(d.count()), std::memory_order_relaxed);
+  count_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Histogram::Render(std::string& out, const std::string& name, const std::string& help) const {
+  Header(out, name.c_str(), "histogram", help.c_str());
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < kBounds.size(); ++i) {
+    cumulative += buckets_[i].load(std::memory_order_relaxed);
+    out +=
+        name + "_bucket{le=\"" + Seconds(kBounds[i]) + "\"} " + std::to_string(cumulative) + "\n";
+  }
+  cumulative += buckets_[kBounds.size()].load(std::memory_order_relaxed);
+  out += name + "_bucket{le=\"+Inf\"} " + std::to_string(cumulative) + "\n";
+  out += name + "_sum " + Seconds(static_cast<double>(sum_ns_.load()) / 1e9) + "\n";
+  out += name + "_count " + std::to_string(count_.load()) + "\n";
+}
+
+std::string Metrics::Render(const StateSnapshot& state) const {
+  std::string out;
+  struct Gauge {
+    const char* name;
+    const char* help;
+    std::string (*value)(const GpuSlot&);
+  };
+  const Gauge gauges[] = {
+      {"tessera_gpu_memory_total_mib", "GPU memory in the node's inventory",
+       [](const GpuSlot& g) { return std::to_string(g.info.memory_mib); }},
+      {"tessera_gpu_memory_allocated_mib", "GPU memory allocated to pods",
+       [](const GpuSlot& g) { return std::to_string(g.used_mib); }},
+      {"tessera_gpu_cores_total_percent", "GPU compute, in percent of the GPU",
+       [](const GpuSlot&) { return std::string("100"); }},
+      {"tessera_gpu_cores_allocated_percent", "GPU compute allocated to pods, in percent",
+       [](const GpuSlot& g) { return std::to_string(g.used_cores); }},
+      {"tessera_gpu_pods", "pods holding a share of the GPU",
+       [](const GpuSlot& g) { return std::to_string(g.pods); }},
+  };
+  for (const Gauge& gauge : gauges) {
+    Header(out, gauge.name, "gauge", gauge.help);
+    for (const auto& [node, n] : state.nodes) {
+      for (const GpuSlot& g : n.gpus) {
+        out += std::string(gauge.name) + "{node=\"" + Label(node) + "\",gpu=\"" +
+               std::to_string(g.info.index) + "\",uuid=\"" + Label(g.info.uuid) + "\",model=\"" +
+               Label(g.info.model) + "\"} " + gauge.value(g) + "\n";
+      }
+    }
+  }
+  filter_latency.Render(out, "tessera_scheduler_filter_seconds",
+                        "time to answer one extender filter call");
+  prioritize_latency.Render(out, "tessera_scheduler_prioritize_seconds",
+                            "time to answer one extender prioritize call");
+  bind_latency.Render(out, "tessera_scheduler_bind_seconds",
+                      "time to answer one extender bind call, the Binding included");
+  Header(out, "tessera_scheduler_decisions_total", "counter", "scheduling decisions by outcome");
+  for (int o = 0; o < static_cast<int>(Outcome::kCount); ++o) {
+    out += std::string("tessera_scheduler_decisions_total{outcome=\"") +
+           OutcomeName(static_cast<Outcome>(o)) + "\"} " + std::to_string(decisions_[o].load()) +
+           "\n";
+  }
+  Header(out, "tessera_scheduler_bad_requests_total", "counter",
+         "HTTP requests rejected as malformed (answered 400)");
+  out += "tessera_scheduler_bad_requests_total " + std::to_string(bad_requests_.load()) + "\n";
+  return out;
+}
+
+}  // namespace tessera::scheduler

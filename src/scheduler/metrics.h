@@ -1,0 +1,55 @@
+// Scheduler metrics: latency histograms and decision counters, rendered by hand as Prometheus
+// text together with per-GPU gauges taken from a StateSnapshot.
+//
+// Thread-safe: observations are relaxed atomic increments; Render may run concurrently.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "scheduler/cluster_state.h"
+
+namespace tessera::scheduler {
+
+class Histogram {
+ public:
+  // Upper bounds in seconds, 50 us .. 5 s.
+  static constexpr std::array<double, 12> kBounds = {
+      0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1.0, 5.0};
+
+  void Observe(std::chrono::nanoseconds d);
+  // "<name>_bucket{le=..} n" lines, _sum and _count, with HELP and TYPE.
+  void Render(std::string& out, const std::string& name, const std::string& help) const;
+
+ private:
+  std::array<std::atomic<uint64_t>, kBounds.size() + 1> buckets_{};
+  std::atomic<uint64_t> sum_ns_{0};
+  std::atomic<uint64_t> count_{0};
+};
+
+enum class Outcome { kBound, kBindFailed, kNoFit, kInvalid, kCount };
+const char* OutcomeName(Outcome o);  // "bound", "bind_failed", "no_fit", "invalid"
+
+class Metrics {
+ public:
+  Histogram filter_latency;
+  Histogram prioritize_latency;
+  Histogram bind_latency;  // decision + reservation + Binding call
+
+  void Count(Outcome o) { decisions_[static_cast<int>(o)].fetch_add(1, std::memory_order_relaxed); }
+  uint64_t Decisions(Outcome o) const { return decisions_[static_cast<int>(o)].load(); }
+  void CountBadRequest() { bad_requests_.fetch_add(1, std::memory_order_relaxed); }
+
+  // The whole exposition: per-GPU memory and cores (allocated and total) from `state`, the
+  // histograms and the counters.
+  std::string Render(const StateSnapshot& state) const;
+
+ private:
+  std::array<std::atomic<uint64_t>, static_cast<int>(Outcome::kCount)> decisions_{};
+  std::atomic<uint64_t> bad_requests_{0};
+};
+
+}  // namespace tessera::scheduler

@@ -1,0 +1,69 @@
+// Fitting one pod onto one node's GPUs: the core of filter, prioritize and bind.
+//
+// Fit() decides whether a PodRequest fits the GPUs of a node given their current usage, and when
+// asked, which GPUs each container gets (the GPU policy: binpack = the fullest GPU that still fits,
+// spread = the emptiest; each GPU of a container distinct; a multi-GPU container kept on one NUMA
+// node when one has enough GPUs) or why it does not fit (a sentence naming sizes). App containers
+// are placed first and their charges add up on a GPU; each init container then reuses the pod's
+// GPUs where it can, and only the part above what the pod already holds is charged (the peak of
+// init against the sum of app, as Kubernetes counts). The allocation Fit returns gives, through
+// ChargesOf (protocol.h), exactly the charge Fit checked.
+//
+// Pure functions over the caller's data; the caller holds the node's lock. FitScratch is working
+// memory reused between calls (one per thread).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "scheduler/protocol.h"
+#include "scheduler/request.h"
+
+namespace tessera::scheduler {
+
+// One GPU of a node with what the pods on it hold.
+struct GpuSlot {
+  GpuInfo info;
+  uint64_t used_mib = 0;
+  int used_cores = 0;
+  int pods = 0;            // pods holding a charge on it
+  int exclusive_pods = 0;  // of those, the ones holding it exclusively
+  bool operator==(const GpuSlot&) const = default;
+};
+
+struct FitScratch {
+  std::vector<uint64_t> free_mib;
+  std::vector<int> free_cores;
+  std::vector<uint64_t> pod_mib;
+  std::vector<int> pod_cores;
+  std::vector<char> eligible;
+  std::vector<char> pod_exclusive;
+  std::vector<int> candidates;
+  std::vector<int> chosen;
+  std::vector<int> order;
+};
+
+struct FitOutput {
+  Allocation allocation;     // filled when `want_allocation`
+  uint64_t charged_mib = 0;  // memory the pod adds to the node
+  std::string reason;        // filled on failure when `want_reason`
+};
+
+struct FitOptions {
+  Policy gpu_policy = Policy::kBinpack;
+  bool want_allocation = false;
+  bool want_reason = false;
+  bool ignore_usage = false;  // fit against the empty node (could it ever fit here?)
+};
+
+// True when `request` fits `gpus`. `out` may be null when nothing is wanted back.
+bool Fit(const PodRequest& request, std::span<const GpuSlot> gpus, const FitOptions& options,
+         FitScratch& scratch, FitOutput* out);
+
+// Score 0..10 of a node for `policy`: binpack favours the node whose GPU memory would be most
+// used after adding `charged_mib`, spread the least used.
+int NodeScore(Policy policy, std::span<const GpuSlot> gpus, uint64_t charged_mib);
+
+}  // namespace tessera::scheduler

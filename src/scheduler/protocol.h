@@ -1,0 +1,82 @@
+// The annotations that carry Tessera's protocol between its parts (docs/annotations.md):
+//
+//   node tessera.io/gpus              inventory, written by the node agent
+//   pod  tessera.io/allocation        the scheduler's decision, written in the Binding
+//   pod  tessera.io/allocation-failed the node agent's verdict that the decision cannot be used;
+//                                     any non-empty value frees the pod's GPUs in the scheduler
+//
+// Parsers accept unknown fields (others may be added) and reject missing or ill-typed fixed
+// fields with a message naming the field. Plain values and pure functions: thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "scheduler/request.h"
+
+namespace tessera::scheduler {
+
+inline constexpr char kInventoryAnnotation[] = "tessera.io/gpus";
+inline constexpr char kAllocationAnnotation[] = "tessera.io/allocation";
+inline constexpr char kAllocationFailedAnnotation[] = "tessera.io/allocation-failed";
+
+struct GpuInfo {
+  std::string uuid;
+  int index = 0;
+  std::string model;
+  uint64_t memory_mib = 0;
+  int sms = 0;
+  int numa = -1;  // -1 = unknown
+  bool healthy = true;
+  bool operator==(const GpuInfo&) const = default;
+};
+
+// `{"version":1,"gpus":[{"uuid":..,"index":..,"model":..,"memoryMiB":..,"sms":..,"numa":..,
+// "healthy":..}]}`. UUIDs must be unique and non-empty.
+Result<std::vector<GpuInfo>> ParseInventory(std::string_view text);
+std::string InventoryToJson(const std::vector<GpuInfo>& gpus);
+
+struct DeviceAllocation {
+  std::string uuid;
+  uint64_t memory_mib = 0;
+  int cores = 0;           // 0 = no compute limit
+  int cores_limit = 0;     // elastic burst cap, 0 = none (field "coresLimit", omitted when 0)
+  bool exclusive = false;  // field "exclusive", omitted when false
+  bool operator==(const DeviceAllocation&) const = default;
+};
+
+struct ContainerAllocation {
+  std::string name;
+  bool init = false;  // field "init", omitted when false
+  ComputeMode mode = ComputeMode::kHard;
+  std::vector<DeviceAllocation> devices;
+  bool operator==(const ContainerAllocation&) const = default;
+};
+
+struct Allocation {
+  std::string node;
+  std::vector<ContainerAllocation> containers;
+  bool operator==(const Allocation&) const = default;
+};
+
+std::string AllocationToJson(const Allocation& allocation);
+Result<Allocation> ParseAllocation(std::string_view text);
+
+// What a pod holds on one GPU: the peak of its init containers (which run one at a time) against
+// the sum of its app containers (which run together), per quantity, as Kubernetes counts
+// resources. Exclusive when any container uses the GPU exclusively.
+struct GpuCharge {
+  std::string uuid;
+  uint64_t memory_mib = 0;
+  int cores = 0;
+  bool exclusive = false;
+  bool operator==(const GpuCharge&) const = default;
+};
+
+// One entry per GPU the allocation names, in order of first appearance.
+std::vector<GpuCharge> ChargesOf(const Allocation& allocation);
+
+}  // namespace tessera::scheduler

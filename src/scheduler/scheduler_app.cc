@@ -1,0 +1,74 @@
+#include "scheduler/scheduler_app.h"
+
+#include "kube/resource.h"
+
+namespace tessera::scheduler {
+namespace {
+
+kube::InformerHandlers Feed(ClusterState& state, bool nodes) {
+  auto apply = [&state, nodes](EventType type, const kube::Json& object) {
+    // Bad objects are logged inside the state and skipped; the watch goes on.
+    (void)(nodes ? state.OnNode(type, object) : state.OnPod(type, object));
+  };
+  return {.on_add = [apply](const kube::Json& o) { apply(EventType::kAdded, o); },
+          .on_update = [apply](const kube::Json&,
+                               const kube::Json& o) { apply(EventType::kModified, o); },
+          .on_delete = [apply](const kube::Json& o) { apply(EventType::kDeleted, o); }};
+}
+
+}  // namespace
+
+AppOptions AppOptions::FromConfig(const config::Config& cfg) {
+  AppOptions o;
+  o.server.listen = cfg.GetString("scheduler.listen");
+  o.server.tls_cert = cfg.GetString("scheduler.tls.cert");
+  o.server.tls_key = cfg.GetString("scheduler.tls.key");
+  o.server.max_body = cfg.GetBytes("scheduler.max-body");
+  // The schema allows only binpack and spread.
+  o.engine.node_policy = ParsePolicy(cfg.GetString("scheduler.node-policy")).value();
+  o.engine.gpu_policy = ParsePolicy(cfg.GetString("scheduler.gpu-policy")).value();
+  o.dialects = DialectConfig::FromConfig(cfg);
+  o.scheduler_name = cfg.GetString("scheduler.name");
+  return o;
+}
+
+SchedulerApp::SchedulerApp(kube::Client& client, AppOptions options)
+    : state_(options.dialects),
+      binder_(client),
+      engine_(state_, binder_, options.engine, &metrics_),
+      extender_(engine_, state_, metrics_),
+      webhook_(state_, options.scheduler_name),
+      server_(options.server, extender_, webhook_, state_, metrics_),
+      nodes_(std::make_unique<kube::Informer>(
+          client, kube::kNodes, kube::InformerOptions{.name = "nodes"}, Feed(state_, true))),
+      pods_(std::make_unique<kube::Informer>(
+          client, kube::kPods, kube::InformerOptions{.name = "pods"}, Feed(state_, false))) {}
+
+SchedulerApp::~SchedulerApp() {
+  Stop();
+}
+
+Status SchedulerApp::Start() {
+  RETURN_IF_ERROR(server_.Start());
+  nodes_->Start();
+  pods_->Start();
+  return Status::Ok();
+}
+
+bool SchedulerApp::WaitForSync(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  if (!nodes_->WaitForSync(timeout)) return false;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  if (!pods_->WaitForSync(std::max(left, std::chrono::milliseconds(0)))) return false;
+  server_.SetReady(true);
+  return true;
+}
+
+void SchedulerApp::Stop() {
+  server_.Stop();
+  nodes_->Stop();
+  pods_->Stop();
+}
+
+}  // namespace tessera::scheduler

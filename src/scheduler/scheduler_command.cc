@@ -1,0 +1,77 @@
+#include "scheduler/scheduler_command.h"
+
+#include <signal.h>
+
+#include <ctime>
+#include <iostream>
+
+#include "config/loader.h"
+#include "kube/config_keys.h"
+#include "log/log.h"
+#include "scheduler/scheduler_app.h"
+
+namespace tessera::scheduler {
+namespace {
+
+int Run(const config::Config& cfg, const std::vector<std::string>& args) {
+  if (!args.empty()) {
+    std::cerr << "tessera scheduler: unexpected argument \"" << args[0]
+              << "\" (all settings are flags, see --help)\n";
+    return 2;
+  }
+  // Block the stop signals before any thread starts, so that every thread inherits the mask and
+  // only the sigtimedwait below receives them.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+
+  Result<std::unique_ptr<kube::Client>> client =
+      kube::ClientFromConfig(cfg, config::ProcessEnvironment());
+  if (!client.ok()) {
+    log::Error("cannot connect to a Kubernetes API server; set --kubeconfig or run in a cluster",
+               {{"error", client.status().message()}});
+    return 1;
+  }
+  AppOptions options = AppOptions::FromConfig(cfg);
+  SchedulerApp app(**client, options);
+  Status started = app.Start();
+  if (!started.ok()) {
+    log::Error("cannot start the scheduler's HTTP server", {{"error", started.message()}});
+    return 1;
+  }
+  log::Info("tessera scheduler serving", {{"listen", options.server.listen},
+                                          {"port", std::to_string(app.port())},
+                                          {"tls", app.tls() ? "on" : "off"},
+                                          {"api-server", (*client)->transport().server()},
+                                          {"scheduler-name", options.scheduler_name}});
+
+  bool ready = false;
+  for (;;) {
+    if (!ready && app.WaitForSync(std::chrono::milliseconds(0))) {
+      ready = true;
+      log::Info("nodes and pods synced from the API server; ready",
+                {{"gpu-nodes", std::to_string(app.state().NodeCount())}});
+    }
+    timespec tick{1, 0};
+    int sig = sigtimedwait(&stop, nullptr, &tick);
+    if (sig == SIGINT || sig == SIGTERM) {
+      log::Info("stopping", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}});
+      break;
+    }
+  }
+  app.Stop();
+  return 0;
+}
+
+}  // namespace
+
+cli::Command SchedulerCommand() {
+  return {.name = "scheduler",
+          .summary = "run the GPU scheduler extender, admission webhook and metrics server",
+          .key_prefixes = {"scheduler", "kube"},
+          .run = Run};
+}
+
+}  // namespace tessera::scheduler

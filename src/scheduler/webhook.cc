@@ -1,0 +1,90 @@
+#include "scheduler/webhook.h"
+
+#include "common/strings.h"
+#include "log/log.h"
+#include "scheduler/dialect.h"
+
+namespace tessera::scheduler {
+namespace {
+
+using json = nlohmann::json;
+
+const json* Field(const json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::string StringAt(const json& object, const char* a, const char* b) {
+  const json* first = Field(object, a);
+  const json* second = first ? Field(*first, b) : nullptr;
+  return second && second->is_string() ? second->get<std::string>() : "";
+}
+
+json Response(const std::string& uid) {
+  return {{"apiVersion", "admission.k8s.io/v1"},
+          {"kind", "AdmissionReview"},
+          {"response", {{"uid", uid}, {"allowed", true}}}};
+}
+
+}  // namespace
+
+Webhook::Webhook(const ClusterState& state, std::string scheduler_name)
+    : state_(state), scheduler_name_(std::move(scheduler_name)) {}
+
+std::string Webhook::Check(const PodRequest& request) const {
+  int largest = state_.MaxGpusPerNode();
+  if (largest == 0) return "";  // no inventory known yet: nothing to compare with
+  for (const ContainerRequest& c : request.containers) {
+    if (c.gpu.count > largest) {
+      return "container \"" + c.name + "\" asks for " + std::to_string(c.gpu.count) +
+             " GPUs, but the largest node has " + std::to_string(largest) + ": use at most " +
+             std::to_string(largest);
+    }
+  }
+  return "";
+}
+
+Result<json> Webhook::Review(const json& review, bool mutate) const {
+  if (!review.is_object()) return InvalidArgument("the request body must be an AdmissionReview");
+  const json* request = Field(review, "request");
+  if (!request || !request->is_object()) {
+    return InvalidArgument("AdmissionReview has no \"request\" object");
+  }
+  const json* uid = Field(*request, "uid");
+  if (!uid || !uid->is_string()) return InvalidArgument("AdmissionReview request has no \"uid\"");
+  json out = Response(uid->get<std::string>());
+
+  const json* pod = Field(*request, "object");
+  std::string kind = StringAt(*request, "kind", "kind");
+  const json* op = Field(*request, "operation");
+  std::string operation = op && op->is_string() ? op->get<std::string>() : "";
+  if (!pod || (!kind.empty() && kind != "Pod") || operation == "DELETE") return out;
+  if (!pod->is_object()) return InvalidArgument("AdmissionReview request.object is not an object");
+  const json* metadata = Field(*pod, "metadata");
+  const json* labels = metadata ? Field(*metadata, "labels") : nullptr;
+  const json* opt_out = labels ? Field(*labels, kWebhookLabel) : nullptr;
+  if (opt_out && opt_out->is_string() && opt_out->get<std::string>() == "ignore") return out;
+
+  std::string name = StringAt(*pod, "metadata", "name");
+  if (name.empty()) name = StringAt(*pod, "metadata", "generateName") + "*";
+  Result<PodRequest> parsed = ParsePod(*pod, state_.dialects());
+  std::string denial = parsed.ok() ? Check(*parsed) : parsed.status().message();
+  if (!denial.empty()) {
+    log::Info("admission denied", {{"pod", name}, {"reason", denial}});
+    out["response"]["allowed"] = false;
+    out["response"]["status"] = {
+        {"code", 403}, {"reason", "Forbidden"}, {"message", "Tessera: " + denial}};
+    return out;
+  }
+  if (!mutate || parsed->empty()) return out;
+  if (StringAt(*pod, "spec", "schedulerName") == scheduler_name_) return out;
+  json patch =
+      json::array({{{"op", "add"}, {"path", "/spec/schedulerName"}, {"value", scheduler_name_}}});
+  out["response"]["patchType"] = "JSONPatch";
+  out["response"]["patch"] = Base64Encode(patch.dump());
+  return out;
+}
+
+}  // namespace tessera::scheduler

@@ -1,0 +1,39 @@
+// Webhook: the admission webhook for pods (AdmissionReview admission.k8s.io/v1).
+//
+// /mutate sets spec.schedulerName (scheduler.name) on pods that ask for a Tessera resource, with
+// a JSONPatch; /validate only checks. Both deny an invalid request with a message that says what
+// is allowed: the dialect rules (dialect.h), and more GPUs in one container than the largest
+// known node has. Pods labelled tessera.io/webhook=ignore pass untouched, as do other kinds and
+// DELETE operations. A review of the wrong shape is InvalidArgument (HTTP 400). Thread-safe.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "scheduler/cluster_state.h"
+
+namespace tessera::scheduler {
+
+inline constexpr char kWebhookLabel[] = "tessera.io/webhook";  // value "ignore" opts out
+
+class Webhook {
+ public:
+  Webhook(const ClusterState& state, std::string scheduler_name);
+
+  Result<nlohmann::json> Mutate(const nlohmann::json& review) const { return Review(review, true); }
+  Result<nlohmann::json> Validate(const nlohmann::json& review) const {
+    return Review(review, false);
+  }
+
+ private:
+  Result<nlohmann::json> Review(const nlohmann::json& review, bool mutate) const;
+  // Empty when the pod is acceptable; otherwise why not.
+  std::string Check(const PodRequest& request) const;
+
+  const ClusterState& state_;
+  const std::string scheduler_name_;
+};
+
+}  // namespace tessera::scheduler

@@ -1,0 +1,374 @@
+// deploy/ renders with `kubectl kustomize` and fits the binaries: the args are accepted by
+// `tessera scheduler|node --print-config`, ports and paths agree between the objects, RBAC gives
+// each part what its code calls and no wildcards, the node agent gets its host paths.
+// Skipped (with a message) only where kubectl is not installed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "rendered_manifests.h"
+
+namespace tessera::deploy_test {
+namespace {
+
+const Rendered& Manifests() {
+  static const Rendered r = Render(std::string(TESSERA_SOURCE_DIR) + "/deploy");
+  return r;
+}
+
+class DeployTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (Manifests().no_kubectl) GTEST_SKIP() << "kubectl is not installed: deploy/ not rendered";
+    ASSERT_EQ(Manifests().error, "");
+  }
+  const std::vector<YAML::Node>& objects() const { return Manifests().objects; }
+
+  YAML::Node Get(const std::string& kind, const std::string& name) const {
+    std::optional<YAML::Node> o = Find(objects(), kind, name);
+    EXPECT_TRUE(o.has_value()) << kind << " " << name << " is not rendered";
+    return o ? *o : YAML::Node();
+  }
+
+  static YAML::Node Container(const YAML::Node& pod_spec, const std::string& name) {
+    for (const char* list : {"containers", "initContainers"}) {
+      for (const YAML::Node& c : pod_spec[list]) {
+        if (c["name"].as<std::string>() == name) return c;
+      }
+    }
+    ADD_FAILURE() << "no container " << name;
+    return YAML::Node();
+  }
+
+  static std::vector<std::string> Strings(const YAML::Node& list) {
+    std::vector<std::string> out;
+    for (const YAML::Node& n : list) out.push_back(n.as<std::string>());
+    return out;
+  }
+
+  static std::string FlagValue(const std::vector<std::string>& args, const std::string& flag) {
+    for (const std::string& a : args) {
+      if (a.rfind(flag + "=", 0) == 0) return a.substr(flag.size() + 1);
+    }
+    return "";
+  }
+
+  // Runs `tessera <args> --print-config` with a clean environment plus `env`.
+  static void ExpectTesseraAccepts(const std::vector<std::string>& args, const std::string& env) {
+    const char* build = std::getenv("TESSERA_BUILD_DIR");
+    ASSERT_NE(build, nullptr) << "TESSERA_BUILD_DIR is not set (run through ctest)";
+    std::string command = "env -i " + env + " " + ShellQuote(std::string(build) + "/bin/tessera");
+    for (const std::string& a : args) command += " " + ShellQuote(a);
+    command += " --print-config";
+    std::string output;
+    EXPECT_EQ(RunCommand(command, output), 0) << command << "\n" << output;
+  }
+};
+
+// The pod template's spec of a workload, or an undefined node for other objects.
+YAML::Node PodSpec(const YAML::Node& object) {
+  YAML::Node spec = object["spec"];
+  if (!spec || !spec.IsMap() || !spec["template"]) return YAML::Node(YAML::NodeType::Undefined);
+  return spec["template"]["spec"];
+}
+
+const std::set<std::string> kClusterScoped = {"Namespace", "ClusterRole", "ClusterRoleBinding",
+                                              "MutatingWebhookConfiguration",
+                                              "ValidatingWebhookConfiguration"};
+
+TEST_F(DeployTest, EveryObjectIsComplete) {
+  std::set<std::string> namespaces = {"kube-system"};
+  for (const YAML::Node& o : objects()) {
+    if (o["kind"].as<std::string>("") == "Namespace") {
+      namespaces.insert(o["metadata"]["name"].as<std::string>());
+    }
+  }
+  EXPECT_TRUE(namespaces.count("tessera-system"));
+  EXPECT_GE(objects().size(), 20u);
+  for (const YAML::Node& o : objects()) {
+    std::string kind = o["kind"].as<std::string>("");
+    std::string name = o["metadata"]["name"].as<std::string>("");
+    EXPECT_FALSE(o["apiVersion"].as<std::string>("").empty()) << kind << " " << name;
+    EXPECT_FALSE(kind.empty()) << name;
+    EXPECT_FALSE(name.empty()) << kind;
+    std::string ns = o["metadata"]["namespace"].as<std::string>("");
+    if (kClusterScoped.count(kind)) {
+      EXPECT_EQ(ns, "") << kind << " " << name << " is cluster-scoped";
+    } else {
+      EXPECT_TRUE(namespaces.count(ns)) << kind << " " << name << " in namespace '" << ns << "'";
+    }
+  }
+}
+
+TEST_F(DeployTest, ImagesAreSetByKustomize) {
+  for (const YAML::Node& o : objects()) {
+    YAML::Node spec = PodSpec(o);
+    if (!spec) continue;
+    for (const char* list : {"containers", "initContainers"}) {
+      for (const YAML::Node& c : spec[list]) {
+        std::string image = c["image"].as<std::string>("");
+        EXPECT_NE(image.find(':'), std::string::npos)
+            << o["metadata"]["name"] << "/" << c["name"] << ": image '" << image << "' has no tag";
+      }
+    }
+  }
+}
+
+TEST_F(DeployTest, SchedulerArgsAreAcceptedAndAgreeWithServiceAndKubeScheduler) {
+  YAML::Node pod = Get("Deployment", "tessera-scheduler")["spec"]["template"]["spec"];
+  YAML::Node tessera = Container(pod, "tessera");
+  std::vector<std::string> args = Strings(tessera["args"]);
+  ASSERT_FALSE(args.empty());
+  EXPECT_EQ(args[0], "scheduler");
+  ExpectTesseraAccepts(args, "");
+
+  std::string listen = FlagValue(args, "--listen");
+  std::string port = listen.substr(listen.rfind(':') + 1);
+  EXPECT_EQ(port, tessera["ports"][0]["containerPort"].as<std::string>());
+  YAML::Node service = Get("Service", "tessera-scheduler");
+  EXPECT_EQ(service["spec"]["ports"][0]["port"].as<std::string>(), port);
+  EXPECT_EQ(service["spec"]["ports"][0]["targetPort"].as<std::string>(),
+            tessera["ports"][0]["name"].as<std::string>());
+  for (const auto& kv : service["spec"]["selector"]) {
+    EXPECT_EQ(Get("Deployment", "tessera-scheduler")["spec"]["template"]["metadata"]["labels"]
+                                                    [kv.first.as<std::string>()]
+                                                        .as<std::string>(""),
+              kv.second.as<std::string>());
+  }
+
+  // kube-scheduler: its --config file comes from the ConfigMap mounted there, the extender URL is
+  // this pod's Tessera port, its CA file is mounted from the Secret's "ca" key.
+  YAML::Node ks = Container(pod, "kube-scheduler");
+  std::string config_path = FlagValue(Strings(ks["command"]), "--config");
+  std::string dir = config_path.substr(0, config_path.rfind('/'));
+  std::string file = config_path.substr(config_path.rfind('/') + 1);
+  std::string config_volume;
+  for (const YAML::Node& m : ks["volumeMounts"]) {
+    if (m["mountPath"].as<std::string>() == dir) config_volume = m["name"].as<std::string>();
+  }
+  ASSERT_FALSE(config_volume.empty()) << "nothing mounted at " << dir;
+  std::string config_map;
+  for (const YAML::Node& v : pod["volumes"]) {
+    if (v["name"].as<std::string>() == config_volume) {
+      config_map = v["configMap"]["name"].as<std::string>("");
+    }
+  }
+  YAML::Node cm = Get("ConfigMap", config_map);
+  ASSERT_TRUE(cm["data"][file]) << config_map << " has no key " << file;
+  YAML::Node kcfg = YAML::Load(cm["data"][file].as<std::string>());
+  EXPECT_EQ(kcfg["kind"].as<std::string>(), "KubeSchedulerConfiguration");
+  EXPECT_EQ(kcfg["profiles"][0]["schedulerName"].as<std::string>(), "tessera");
+  YAML::Node extender = kcfg["extenders"][0];
+  EXPECT_EQ(extender["urlPrefix"].as<std::string>(), "https://localhost:" + port);
+  std::string ca_file = extender["tlsConfig"]["caFile"].as<std::string>();
+  bool ca_mounted = false;
+  for (const YAML::Node& m : ks["volumeMounts"]) {
+    std::string mp = m["mountPath"].as<std::string>();
+    if (ca_file.rfind(mp + "/", 0) != 0) continue;
+    for (const YAML::Node& v : pod["volumes"]) {
+      if (v["name"].as<std::string>() != m["name"].as<std::string>() || !v["secret"]) continue;
+      for (const YAML::Node& item : v["secret"]["items"]) {
+        if (mp + "/" + item["path"].as<std::string>() == ca_file) {
+          ca_mounted = item["key"].as<std::string>() == "ca";
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(ca_mounted) << ca_file << " is not the Secret's ca key";
+  // Its leader-election lease is one the Role allows.
+  YAML::Node lease_role = Get("Role", "tessera-kube-scheduler-lease");
+  EXPECT_EQ(lease_role["metadata"]["namespace"].as<std::string>(),
+            kcfg["leaderElection"]["resourceNamespace"].as<std::string>());
+  EXPECT_EQ(lease_role["rules"][1]["resourceNames"][0].as<std::string>(),
+            kcfg["leaderElection"]["resourceName"].as<std::string>());
+
+  // The TLS files given to Tessera are the Secret's cert and key.
+  std::map<std::string, std::string> secret_files;  // path -> key
+  for (const YAML::Node& m : tessera["volumeMounts"]) {
+    for (const YAML::Node& v : pod["volumes"]) {
+      if (v["name"].as<std::string>() != m["name"].as<std::string>() || !v["secret"]) continue;
+      for (const YAML::Node& item : v["secret"]["items"]) {
+        secret_files[m["mountPath"].as<std::string>() + "/" + item["path"].as<std::string>()] =
+            item["key"].as<std::string>();
+      }
+    }
+  }
+  EXPECT_EQ(secret_files[FlagValue(args, "--scheduler.tls.cert")], "cert");
+  EXPECT_EQ(secret_files[FlagValue(args, "--scheduler.tls.key")], "key");
+}
+
+TEST_F(DeployTest, NodeAgentArgsAreAcceptedAndItsHostPathsAreMounted) {
+  YAML::Node ds = Get("DaemonSet", "tessera-node");
+  YAML::Node pod = ds["spec"]["template"]["spec"];
+  YAML::Node agent = Container(pod, "tessera-node");
+  std::vector<std::string> args = Strings(agent["args"]);
+  ASSERT_FALSE(args.empty());
+  EXPECT_EQ(args[0], "node");
+  ExpectTesseraAccepts(args, "NODE_NAME=node-1");
+
+  std::string metrics = FlagValue(args, "--node.metrics-listen");
+  EXPECT_EQ(metrics.substr(metrics.rfind(':') + 1),
+            agent["ports"][0]["containerPort"].as<std::string>(""));
+  EXPECT_TRUE(pod["hostPID"].as<bool>(false));
+  EXPECT_EQ(pod["nodeSelector"]["tessera.io/enabled"].as<std::string>(""), "true");
+
+  std::map<std::string, std::string> host_of;  // volume -> host path
+  for (const YAML::Node& v : pod["volumes"]) {
+    if (v["hostPath"])
+      host_of[v["name"].as<std::string>()] = v["hostPath"]["path"].as<std::string>();
+  }
+  std::map<std::string, bool> mounted;  // host path mounted at the same path -> read-only
+  for (const YAML::Node& m : agent["volumeMounts"]) {
+    auto it = host_of.find(m["name"].as<std::string>());
+    ASSERT_NE(it, host_of.end()) << m["name"] << " is not a hostPath volume";
+    EXPECT_EQ(it->second, m["mountPath"].as<std::string>())
+        << "host paths must be mounted at the same path (kubelet mounts them by host path)";
+    mounted[it->second] = m["readOnly"].as<bool>(false);
+  }
+  std::string kubelet_dir = FlagValue(args, "--kubelet-dir");
+  std::string library = FlagValue(args, "--node.library-path");
+  for (const std::string& path :
+       {kubelet_dir + "/device-plugins", kubelet_dir + "/pod-resources",
+        FlagValue(args, "--cdi-dir"), FlagValue(args, "--state-dir"),
+        library.substr(0, library.rfind('/')), std::string("/sys/fs/cgroup")}) {
+    EXPECT_TRUE(mounted.count(path)) << path << " is not mounted";
+  }
+  EXPECT_TRUE(mounted["/sys/fs/cgroup"]) << "/sys/fs/cgroup must be read-only";
+  EXPECT_FALSE(mounted[FlagValue(args, "--state-dir")]);
+
+  // The init container installs the library where --node.library-path points.
+  YAML::Node install = Container(pod, "install-library");
+  std::string script = Strings(install["command"]).back();
+  EXPECT_NE(script.find("/host" + library), std::string::npos) << script;
+}
+
+TEST_F(DeployTest, VolumesOfEveryPodExist) {
+  std::set<std::string> secrets = {"tessera-scheduler-tls"};  // created by tessera-certgen
+  for (const YAML::Node& o : objects()) {
+    YAML::Node spec = PodSpec(o);
+    if (!spec) continue;
+    std::set<std::string> volumes;
+    for (const YAML::Node& v : spec["volumes"]) {
+      volumes.insert(v["name"].as<std::string>());
+      if (v["configMap"]) {
+        EXPECT_TRUE(Find(objects(), "ConfigMap", v["configMap"]["name"].as<std::string>()))
+            << v["configMap"]["name"];
+      }
+      if (v["secret"]) {
+        EXPECT_TRUE(secrets.count(v["secret"]["secretName"].as<std::string>()));
+      }
+    }
+    for (const char* list : {"containers", "initContainers"}) {
+      for (const YAML::Node& c : spec[list]) {
+        for (const YAML::Node& m : c["volumeMounts"]) {
+          EXPECT_TRUE(volumes.count(m["name"].as<std::string>()))
+              << o["metadata"]["name"] << "/" << c["name"] << " mounts unknown " << m["name"];
+        }
+      }
+    }
+    EXPECT_TRUE(Find(objects(), "ServiceAccount", spec["serviceAccountName"].as<std::string>("")))
+        << o["metadata"]["name"];
+  }
+}
+
+TEST_F(DeployTest, WebhooksPointAtTheSchedulerAndGetTheirCertificate) {
+  YAML::Node service = Get("Service", "tessera-scheduler");
+  YAML::Node job = Get("Job", "tessera-certgen")["spec"]["template"]["spec"];
+  std::vector<std::string> create = Strings(Container(job, "create")["args"]);
+  std::vector<std::string> patch = Strings(Container(job, "patch")["args"]);
+  std::string hosts = FlagValue(create, "--host");
+  for (const char* host : {"tessera-scheduler.tessera-system.svc", "localhost"}) {
+    EXPECT_NE(("," + hosts + ",").find(std::string(",") + host + ","), std::string::npos) << host;
+  }
+  EXPECT_EQ(FlagValue(create, "--secret-name"), FlagValue(patch, "--secret-name"));
+  for (const auto& [kind, path] : {std::pair{"MutatingWebhookConfiguration", "/mutate"},
+                                   std::pair{"ValidatingWebhookConfiguration", "/validate"}}) {
+    YAML::Node config = Get(kind, FlagValue(patch, "--webhook-name"));
+    ASSERT_TRUE(config["webhooks"]) << kind;
+    for (const YAML::Node& w : config["webhooks"]) {
+      YAML::Node svc = w["clientConfig"]["service"];
+      EXPECT_EQ(svc["name"].as<std::string>(), service["metadata"]["name"].as<std::string>());
+      EXPECT_EQ(svc["namespace"].as<std::string>(),
+                service["metadata"]["namespace"].as<std::string>());
+      EXPECT_EQ(svc["port"].as<std::string>(),
+                service["spec"]["ports"][0]["port"].as<std::string>());
+      EXPECT_EQ(svc["path"].as<std::string>(), path);
+      EXPECT_EQ(w["admissionReviewVersions"][0].as<std::string>(), "v1");
+      EXPECT_EQ(w["objectSelector"]["matchExpressions"][0]["key"].as<std::string>(),
+                "tessera.io/webhook");
+      std::string expression = w["matchConditions"][0]["expression"].as<std::string>();
+      for (const char* r : {"nvidia.com/gpu", "nvidia.com/gpumem", "nvidia.com/gpucores",
+                            "nvidia.com/gpumem-percentage", "tencent.com/vcuda-core",
+                            "tencent.com/vcuda-memory", "aliyun.com/gpu-mem"}) {
+        EXPECT_NE(expression.find(std::string("'") + r + "'"), std::string::npos) << r;
+      }
+    }
+  }
+}
+
+// (apiGroup, resource, verb) -> allowed, per ServiceAccount, from the rendered bindings.
+using Rights = std::set<std::tuple<std::string, std::string, std::string>>;
+
+TEST_F(DeployTest, RbacGivesEachPartWhatItCallsAndNoWildcards) {
+  std::map<std::string, Rights> rights;
+  std::map<std::string, std::set<std::string>> external_roles;
+  for (const YAML::Node& b : objects()) {
+    std::string kind = b["kind"].as<std::string>("");
+    if (kind != "RoleBinding" && kind != "ClusterRoleBinding") continue;
+    std::string role_kind = b["roleRef"]["kind"].as<std::string>();
+    std::string role_name = b["roleRef"]["name"].as<std::string>();
+    std::optional<YAML::Node> role = Find(objects(), role_kind, role_name);
+    for (const YAML::Node& s : b["subjects"]) {
+      std::string sa = s["name"].as<std::string>();
+      if (!role) {
+        external_roles[sa].insert(role_name);
+        continue;
+      }
+      for (const YAML::Node& rule : (*role)["rules"]) {
+        for (const YAML::Node& g : rule["apiGroups"]) {
+          for (const YAML::Node& r : rule["resources"]) {
+            for (const YAML::Node& v : rule["verbs"]) {
+              rights[sa].insert({g.as<std::string>(), r.as<std::string>(), v.as<std::string>()});
+            }
+          }
+        }
+      }
+    }
+  }
+  for (const auto& [sa, set] : rights) {
+    for (const auto& [g, r, v] : set) {
+      EXPECT_TRUE(g != "*" && r != "*" && v != "*") << sa << " has a wildcard rule";
+    }
+  }
+  auto expect = [&](const std::string& sa, const std::string& group, const std::string& resource,
+                    std::vector<std::string> verbs) {
+    for (const std::string& v : verbs) {
+      EXPECT_TRUE(rights[sa].count({group, resource, v}))
+          << sa << " may not " << v << " " << resource;
+    }
+  };
+  expect("tessera-scheduler", "", "nodes", {"get", "list", "watch"});
+  expect("tessera-scheduler", "", "pods", {"get", "list", "watch"});
+  expect("tessera-scheduler", "", "pods/binding", {"create"});
+  expect("tessera-scheduler", "coordination.k8s.io", "leases", {"create", "get", "update"});
+  EXPECT_EQ(external_roles["tessera-scheduler"],
+            (std::set<std::string>{"system:kube-scheduler", "system:volume-scheduler",
+                                   "extension-apiserver-authentication-reader"}));
+  EXPECT_FALSE(rights["tessera-scheduler"].count({"", "pods", "delete"}));
+  expect("tessera-node", "", "pods", {"get", "list", "watch", "patch"});
+  expect("tessera-node", "", "nodes", {"patch"});
+  EXPECT_FALSE(rights["tessera-node"].count({"", "pods/binding", "create"}));
+  EXPECT_TRUE(external_roles["tessera-node"].empty());
+  expect("tessera-certgen", "", "secrets", {"create", "get"});
+  expect("tessera-certgen", "admissionregistration.k8s.io", "mutatingwebhookconfigurations",
+         {"get", "update"});
+  expect("tessera-certgen", "admissionregistration.k8s.io", "validatingwebhookconfigurations",
+         {"get", "update"});
+}
+
+}  // namespace
+}  // namespace tessera::deploy_test

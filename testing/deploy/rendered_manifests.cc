@@ -1,0 +1,59 @@
+#include "rendered_manifests.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+
+namespace tessera::deploy_test {
+
+int RunCommand(const std::string& command, std::string& output) {
+  output.clear();
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return -1;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
+  int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string ShellQuote(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+Rendered Render(const std::string& dir) {
+  Rendered r;
+  std::string output;
+  if (RunCommand("command -v kubectl", output) != 0) {
+    r.no_kubectl = true;
+    return r;
+  }
+  if (RunCommand("kubectl kustomize " + ShellQuote(dir), output) != 0) {
+    r.error = "kubectl kustomize " + dir + " failed:\n" + output;
+    return r;
+  }
+  try {
+    for (const YAML::Node& doc : YAML::LoadAll(output)) {
+      if (doc.IsNull()) continue;
+      r.objects.push_back(doc);
+    }
+  } catch (const YAML::Exception& e) {
+    r.error = std::string("the rendered manifests do not parse: ") + e.what();
+  }
+  return r;
+}
+
+std::optional<YAML::Node> Find(const std::vector<YAML::Node>& objects, const std::string& kind,
+                               const std::string& name) {
+  for (const YAML::Node& o : objects) {
+    if (o["kind"].as<std::string>("") == kind &&
+        o["metadata"]["name"].as<std::string>("") == name) {
+      return o;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace tessera::deploy_test
