@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 
 #include <grpcpp/grpcpp.h>
 
@@ -38,6 +39,11 @@ std::string PluginManager::SocketPath(const std::string& resource) const {
 }
 
 Status PluginManager::Start() {
+  // kubelet creates the folder when it starts; an agent that starts first (a fresh node) creates
+  // it itself, serves there, and registers when kubelet.sock appears.
+  std::error_code ec;
+  std::filesystem::create_directories(plugin_dir_, ec);
+  if (ec) return ErrnoStatus("create", plugin_dir_, ec.value());
   int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd < 0) return ErrnoStatus("inotify_init1 for", plugin_dir_, errno);
   if (::inotify_add_watch(fd, plugin_dir_.c_str(), IN_CREATE | IN_MOVED_TO) < 0) {
