@@ -7,9 +7,10 @@
 #define TESSERA_ABI_LIBRARY_ENV_H_
 
 /* Tessera's own names. */
-#define TESSERA_ENV_LIMITS_FILE "TESSERA_LIMITS_FILE" /* limits file when /var/run/tessera/limits is absent */
-#define TESSERA_ENV_CORE_MODE "TESSERA_CORE_MODE"     /* hard | elastic */
-#define TESSERA_ENV_LOG_LEVEL "TESSERA_LOG_LEVEL"     /* also the log.level key of every command */
+#define TESSERA_ENV_LIMITS_FILE \
+  "TESSERA_LIMITS_FILE" /* limits file when /var/run/tessera/limits is absent */
+#define TESSERA_ENV_CORE_MODE "TESSERA_CORE_MODE" /* hard | elastic */
+#define TESSERA_ENV_LOG_LEVEL "TESSERA_LOG_LEVEL" /* also the log.level key of every command */
 
 /* HAMi-compatible names (standalone use without Kubernetes). */
 #define TESSERA_ENV_HAMI_MEMORY_LIMIT "CUDA_DEVICE_MEMORY_LIMIT" /* and _<i> per device */

@@ -53,7 +53,8 @@ typedef struct nvmlMemory_v2_st {
   unsigned long long free;
   unsigned long long used;
 } nvmlMemory_v2_t;
-#define NVML_STRUCT_VERSION(data, ver) (unsigned int)(sizeof(nvml##data##_v##ver##_t) | (ver << 24U))
+#define NVML_STRUCT_VERSION(data, ver) \
+  (unsigned int)(sizeof(nvml##data##_v##ver##_t) | (ver << 24U))
 #define nvmlMemory_v2 NVML_STRUCT_VERSION(Memory, 2)
 
 typedef struct nvmlUtilization_st {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The `tessera` binary end to end: version, config sources, errors with suggestions, the
-# kubectl plugin name.
+# kubectl plugin name, the generated configuration reference.
 set -u
-bin=$1
+src=$1
+bin=$2
 fail=0
 check() {  # check NAME EXPECTED-SUBSTRING ACTUAL
   if [[ $3 != *"$2"* ]]; then
@@ -30,6 +31,15 @@ check command-suggests 'did you mean "config"?' "$out"
 
 out=$("$bin/tessera" config --for nosuch 2>&1); rc=$?
 [[ $rc -ne 0 ]] || { echo "FAIL unknown --for exits 0"; fail=1; }
+
+# docs/config-reference.md is generated from the schema and must match it.
+if ! diff <("$bin/tessera" config reference) "$src/docs/config-reference.md" >/dev/null; then
+  echo "FAIL docs/config-reference.md is stale: regenerate with"
+  echo "  build/bin/tessera config reference > docs/config-reference.md"
+  fail=1
+else
+  echo "ok   config-reference"
+fi
 
 [[ -L $bin/kubectl-tessera ]] || { echo "FAIL kubectl-tessera link missing"; fail=1; }
 exit $fail

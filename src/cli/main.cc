@@ -101,7 +101,8 @@ int Main(int argc, char** argv) {
   std::vector<std::string> prefixes = command->key_prefixes;
   if (!prefixes.empty()) prefixes.insert(prefixes.begin(), "log");
   if (loaded->help) {
-    std::cout << "usage: tessera " << name << " [flags]\n" << command->summary << "\n\nflags:\n"
+    std::cout << "usage: tessera " << name << " [flags]\n"
+              << command->summary << "\n\nflags:\n"
               << config::FlagHelp(FullSchema(), prefixes);
     return 0;
   }
@@ -120,4 +121,6 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace tessera::cli
 
-int main(int argc, char** argv) { return tessera::cli::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return tessera::cli::Main(argc, argv);
+}

@@ -23,11 +23,8 @@ const std::vector<KeyGroup>& KeyGroups() {
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
-      ConfigCommand(),
-      demo::DemoCommand(),
-      inspect::InspectCommand(),
-      node::NodeCommand(),
-      scheduler::SchedulerCommand(),
+      ConfigCommand(),     demo::DemoCommand(),           inspect::InspectCommand(),
+      node::NodeCommand(), scheduler::SchedulerCommand(),
   };
   return commands;
 }

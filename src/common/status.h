@@ -20,8 +20,8 @@ enum class StatusCode {
   kInvalidArgument,  // bad input from a user, a file or a peer
   kNotFound,
   kAlreadyExists,
-  kConflict,          // optimistic-concurrency precondition failed; retry after re-reading
-  kResourceExhausted, // does not fit / over a limit
+  kConflict,           // optimistic-concurrency precondition failed; retry after re-reading
+  kResourceExhausted,  // does not fit / over a limit
   kFailedPrecondition,
   kUnavailable,  // peer or network failure; retry may help
   kDeadlineExceeded,
@@ -53,17 +53,27 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
-inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
-inline Status Conflict(std::string m) { return {StatusCode::kConflict, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
+inline Status NotFound(std::string m) {
+  return {StatusCode::kNotFound, std::move(m)};
+}
+inline Status Conflict(std::string m) {
+  return {StatusCode::kConflict, std::move(m)};
+}
 inline Status ResourceExhausted(std::string m) {
   return {StatusCode::kResourceExhausted, std::move(m)};
 }
 inline Status FailedPrecondition(std::string m) {
   return {StatusCode::kFailedPrecondition, std::move(m)};
 }
-inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
-inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status Unavailable(std::string m) {
+  return {StatusCode::kUnavailable, std::move(m)};
+}
+inline Status Internal(std::string m) {
+  return {StatusCode::kInternal, std::move(m)};
+}
 
 // Turns errno into a Status naming the operation and the path.
 Status ErrnoStatus(const std::string& operation, const std::string& path, int err);
@@ -71,7 +81,7 @@ Status ErrnoStatus(const std::string& operation, const std::string& path, int er
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT: implicit by design
     assert(!std::get<Status>(v_).ok() && "Result needs a value or an error");
   }
@@ -99,10 +109,10 @@ class [[nodiscard]] Result {
 #define TESSERA_CONCAT(a, b) TESSERA_CONCAT_INNER(a, b)
 
 // Returns the Status from the enclosing function when `expr` is not OK.
-#define RETURN_IF_ERROR(expr)                  \
-  do {                                         \
-    ::tessera::Status status_ = (expr);        \
-    if (!status_.ok()) return status_;         \
+#define RETURN_IF_ERROR(expr)           \
+  do {                                  \
+    ::tessera::Status status_ = (expr); \
+    if (!status_.ok()) return status_;  \
   } while (0)
 
 // ASSIGN_OR_RETURN(auto x, MakeX()): binds the value or returns the error.

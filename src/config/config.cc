@@ -14,7 +14,9 @@ namespace {
   std::abort();
 }
 
-std::string Describe(const Source& source) { return source.ToString(); }
+std::string Describe(const Source& source) {
+  return source.ToString();
+}
 
 std::string JoinAllowed(const std::vector<std::string>& allowed) {
   std::string out;
@@ -32,10 +34,14 @@ double AsNumber(const Value& v) {
 
 std::string Source::ToString() const {
   switch (kind) {
-    case Kind::kDefault: return "default";
-    case Kind::kFile: return "file " + where;
-    case Kind::kEnv: return "env " + where;
-    case Kind::kFlag: return "flag " + where;
+    case Kind::kDefault:
+      return "default";
+    case Kind::kFile:
+      return "file " + where;
+    case Kind::kEnv:
+      return "env " + where;
+    case Kind::kFlag:
+      return "flag " + where;
   }
   return "?";
 }
@@ -57,7 +63,9 @@ const Config::Entry& Config::Get(const std::string& path, Type type) const {
   return values_.at(path);
 }
 
-bool Config::GetBool(const std::string& p) const { return std::get<bool>(Get(p, Type::kBool).value); }
+bool Config::GetBool(const std::string& p) const {
+  return std::get<bool>(Get(p, Type::kBool).value);
+}
 int64_t Config::GetInt(const std::string& p) const {
   return std::get<int64_t>(Get(p, Type::kInt).value);
 }
@@ -161,7 +169,8 @@ std::string Config::Print(const std::vector<std::string>& prefixes) const {
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.key < b.key; });
   auto pad = [](std::string s, size_t w) { return s + std::string(w - s.size() + 2, ' '); };
   std::string out = pad("KEY", key_width) + pad("VALUE", value_width) + "SOURCE\n";
-  for (const Row& r : rows) out += pad(r.key, key_width) + pad(r.value, value_width) + r.source + "\n";
+  for (const Row& r : rows)
+    out += pad(r.key, key_width) + pad(r.value, value_width) + r.source + "\n";
   return out;
 }
 

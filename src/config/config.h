@@ -20,7 +20,7 @@ namespace tessera::config {
 struct Source {
   enum class Kind { kDefault, kFile, kEnv, kFlag };
   Kind kind = Kind::kDefault;
-  std::string where;  // "config.yaml:12", "TESSERA_LOG_LEVEL", "--log.level"
+  std::string where;             // "config.yaml:12", "TESSERA_LOG_LEVEL", "--log.level"
   std::string ToString() const;  // "default", "file config.yaml:12", "env TESSERA_X", "flag --x"
 };
 

@@ -34,19 +34,22 @@ Status FlattenYaml(const std::string& file, const YAML::Node& node, const std::s
       std::vector<std::string> items;
       for (const auto& item : node) {
         if (!item.IsScalar()) {
-          return InvalidArgument(file + ":" + std::to_string(item.Mark().line + 1) + ": " +
-                                 prefix + ": list items must be plain values");
+          return InvalidArgument(file + ":" + std::to_string(item.Mark().line + 1) + ": " + prefix +
+                                 ": list items must be plain values");
         }
         items.push_back(item.Scalar());
       }
       out.push_back({prefix, "", std::move(items), line});
       return Status::Ok();
     }
-    case YAML::NodeType::Scalar: out.push_back({prefix, node.Scalar(), std::nullopt, line}); return Status::Ok();
+    case YAML::NodeType::Scalar:
+      out.push_back({prefix, node.Scalar(), std::nullopt, line});
+      return Status::Ok();
     case YAML::NodeType::Null:
       if (!prefix.empty()) out.push_back({prefix, "", std::nullopt, line});
       return Status::Ok();
-    case YAML::NodeType::Undefined: return Status::Ok();
+    case YAML::NodeType::Undefined:
+      return Status::Ok();
   }
   return Status::Ok();
 }

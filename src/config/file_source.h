@@ -15,8 +15,8 @@ namespace tessera::config {
 
 struct FileEntry {
   std::string path;
-  std::string text;                               // scalar value, when `list` is empty
-  std::optional<std::vector<std::string>> list;   // sequence/array value
+  std::string text;                              // scalar value, when `list` is empty
+  std::optional<std::vector<std::string>> list;  // sequence/array value
   int line = 0;
 };
 

@@ -46,10 +46,10 @@ void ApplyFile(const Schema& schema, const std::string& file, Config& config,
     }
     Status s = e.list && schema.Find(e.path)->type == Type::kList
                    ? config.SetList(e.path, *e.list, source)
-                   : e.list ? InvalidArgument("invalid value for " + e.path + " (" +
-                                              source.ToString() + "): got a list, expected " +
-                                              TypeExpectation(schema.Find(e.path)->type))
-                            : config.Set(e.path, e.text, source);
+               : e.list ? InvalidArgument("invalid value for " + e.path + " (" + source.ToString() +
+                                          "): got a list, expected " +
+                                          TypeExpectation(schema.Find(e.path)->type))
+                        : config.Set(e.path, e.text, source);
     if (!s.ok()) errors.push_back(s.message());
   }
 }
@@ -73,8 +73,8 @@ void ApplyEnvironment(const Schema& schema, const Environment& env, Config& conf
       std::string base = name.substr(0, name.size() - kBase64Suffix.size());
       if (const KeySpec* b = schema.FindByEnv(base)) {
         if (b->type != Type::kString) {
-          errors.push_back(name + ": base64 values are only for string keys; " + b->path +
-                           " is " + TypeExpectation(b->type) + ", set " + base + " instead");
+          errors.push_back(name + ": base64 values are only for string keys; " + b->path + " is " +
+                           TypeExpectation(b->type) + ", set " + base + " instead");
           continue;
         }
         if (env.count(base)) continue;  // reported above

@@ -15,17 +15,28 @@ namespace fs = std::filesystem;
 Schema TestSchema() {
   Schema s;
   AddCommonKeys(s);
-  s.Add({.path = "node.device-split-count", .type = Type::kInt, .default_value = "10",
-         .help = "slots per GPU", .min = 1, .max = 1000});
+  s.Add({.path = "node.device-split-count",
+         .type = Type::kInt,
+         .default_value = "10",
+         .help = "slots per GPU",
+         .min = 1,
+         .max = 1000});
   s.Add({.path = "node.cdi", .type = Type::kBool, .default_value = "true", .help = "CDI"});
-  s.Add({.path = "kube.kubeconfig", .type = Type::kString, .default_value = "",
-         .help = "kubeconfig", .flags = {"kubeconfig"}, .secret = false});
+  s.Add({.path = "kube.kubeconfig",
+         .type = Type::kString,
+         .default_value = "",
+         .help = "kubeconfig",
+         .flags = {"kubeconfig"},
+         .secret = false});
   s.Add({.path = "kube.timeout", .type = Type::kDuration, .default_value = "30s", .help = "t"});
   s.Add({.path = "scheduler.tls.cert", .type = Type::kString, .default_value = "", .help = "c"});
   s.Add({.path = "node.reserved-memory", .type = Type::kBytes, .default_value = "0", .help = "r"});
   s.Add({.path = "node.scaling", .type = Type::kFloat, .default_value = "1", .help = "s"});
   s.Add({.path = "inspect.nodes", .type = Type::kList, .default_value = "", .help = "n"});
-  s.Add({.path = "inspect.details", .type = Type::kBool, .default_value = "false", .help = "d",
+  s.Add({.path = "inspect.details",
+         .type = Type::kBool,
+         .default_value = "false",
+         .help = "d",
          .flags = {"d"}});
   return s;
 }
@@ -63,8 +74,9 @@ TEST_F(LoaderTest, DefaultsWhenNothingIsGiven) {
 }
 
 TEST_F(LoaderTest, EachLayerOverridesTheOneBelow) {
-  std::string file = Write("c.yaml", "log:\n  level: warn\n  format: json\n"
-                                      "node:\n  device-split-count: 4\n  cdi: false\n");
+  std::string file = Write("c.yaml",
+                           "log:\n  level: warn\n  format: json\n"
+                           "node:\n  device-split-count: 4\n  cdi: false\n");
   // File over default.
   auto r = LoadWith({"--config", file});
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -123,8 +135,7 @@ TEST_F(LoaderTest, Base64ErrorsNameTheVariable) {
             "base64 text (RFC 4648, with padding)");
   r = LoadWith({}, {{"TESSERA_NODE_DEVICE_SPLIT_COUNT_BASE64", Base64Encode("4")}});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("base64 values are only for string keys"),
-            std::string::npos);
+  EXPECT_NE(r.status().message().find("base64 values are only for string keys"), std::string::npos);
 }
 
 TEST_F(LoaderTest, IllTypedValuesNameKeySourceAndExpectation) {
@@ -175,8 +186,10 @@ TEST_F(LoaderTest, UnknownNamesSuggestTheClosestKey) {
 }
 
 TEST_F(LoaderTest, LibraryVariablesAreNotErrors) {
-  auto r = LoadWith({}, {{"TESSERA_LIMITS_FILE", "/x"}, {"TESSERA_CORE_MODE", "elastic"},
-                         {"PATH", "/bin"}, {"CUDA_DEVICE_SM_LIMIT", "30"}});
+  auto r = LoadWith({}, {{"TESSERA_LIMITS_FILE", "/x"},
+                         {"TESSERA_CORE_MODE", "elastic"},
+                         {"PATH", "/bin"},
+                         {"CUDA_DEVICE_SM_LIMIT", "30"}});
   ASSERT_TRUE(r.ok()) << r.status().message();
 }
 

@@ -17,7 +17,7 @@
 namespace tessera::config {
 
 struct KeySpec {
-  std::string path;           // "node.device-split-count"
+  std::string path;  // "node.device-split-count"
   Type type = Type::kString;
   std::string default_value;  // text, parsed like any other source; "" for an empty string/list
   std::string help;

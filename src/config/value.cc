@@ -18,26 +18,40 @@ Status Bad(std::string_view text, const char* why) {
 
 const char* TypeName(Type type) {
   switch (type) {
-    case Type::kBool: return "bool";
-    case Type::kInt: return "integer";
-    case Type::kFloat: return "float";
-    case Type::kString: return "string";
-    case Type::kDuration: return "duration";
-    case Type::kBytes: return "bytes";
-    case Type::kList: return "list";
+    case Type::kBool:
+      return "bool";
+    case Type::kInt:
+      return "integer";
+    case Type::kFloat:
+      return "float";
+    case Type::kString:
+      return "string";
+    case Type::kDuration:
+      return "duration";
+    case Type::kBytes:
+      return "bytes";
+    case Type::kList:
+      return "list";
   }
   return "?";
 }
 
 const char* TypeExpectation(Type type) {
   switch (type) {
-    case Type::kBool: return "a boolean (true or false)";
-    case Type::kInt: return "a whole number";
-    case Type::kFloat: return "a number";
-    case Type::kString: return "a string";
-    case Type::kDuration: return "a duration such as 500ms, 30s, 5m or 1h30m";
-    case Type::kBytes: return "a byte quantity such as 16Gi, 256Mi, 4096Mi or plain bytes";
-    case Type::kList: return "a comma-separated list";
+    case Type::kBool:
+      return "a boolean (true or false)";
+    case Type::kInt:
+      return "a whole number";
+    case Type::kFloat:
+      return "a number";
+    case Type::kString:
+      return "a string";
+    case Type::kDuration:
+      return "a duration such as 500ms, 30s, 5m or 1h30m";
+    case Type::kBytes:
+      return "a byte quantity such as 16Gi, 256Mi, 4096Mi or plain bytes";
+    case Type::kList:
+      return "a comma-separated list";
   }
   return "?";
 }
@@ -119,10 +133,17 @@ Result<Bytes> ParseBytes(std::string_view text) {
     std::string_view name;
     uint64_t factor;
   };
-  static constexpr Unit kUnits[] = {
-      {"", 1},          {"B", 1},           {"Ki", 1ULL << 10}, {"Mi", 1ULL << 20},
-      {"Gi", 1ULL << 30}, {"Ti", 1ULL << 40}, {"k", 1000ULL},     {"K", 1000ULL},
-      {"M", 1000000ULL},  {"G", 1000000000ULL}, {"T", 1000000000000ULL}};
+  static constexpr Unit kUnits[] = {{"", 1},
+                                    {"B", 1},
+                                    {"Ki", 1ULL << 10},
+                                    {"Mi", 1ULL << 20},
+                                    {"Gi", 1ULL << 30},
+                                    {"Ti", 1ULL << 40},
+                                    {"k", 1000ULL},
+                                    {"K", 1000ULL},
+                                    {"M", 1000000ULL},
+                                    {"G", 1000000000ULL},
+                                    {"T", 1000000000000ULL}};
   for (const Unit& u : kUnits) {
     if (suffix != u.name) continue;
     errno = 0;
@@ -158,7 +179,8 @@ Result<Value> ParseValue(Type type, std::string_view text) {
       ASSIGN_OR_RETURN(double v, ParseFloat(text));
       return Value(v);
     }
-    case Type::kString: return Value(std::string(text));
+    case Type::kString:
+      return Value(std::string(text));
     case Type::kDuration: {
       ASSIGN_OR_RETURN(Duration v, ParseDuration(text));
       return Value(v);
@@ -167,7 +189,8 @@ Result<Value> ParseValue(Type type, std::string_view text) {
       ASSIGN_OR_RETURN(Bytes v, ParseBytes(text));
       return Value(v);
     }
-    case Type::kList: return Value(ParseList(text));
+    case Type::kList:
+      return Value(ParseList(text));
   }
   return Internal("unknown type");
 }

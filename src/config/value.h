@@ -27,12 +27,12 @@ struct Bytes {
 };
 
 using Duration = std::chrono::nanoseconds;
-using Value = std::variant<bool, int64_t, double, std::string, Duration, Bytes,
-                           std::vector<std::string>>;
+using Value =
+    std::variant<bool, int64_t, double, std::string, Duration, Bytes, std::vector<std::string>>;
 
 // Parsers: each returns InvalidArgument with a short description of what was wrong.
-Result<bool> ParseBool(std::string_view text);        // true/false, yes/no, on/off, 1/0
-Result<int64_t> ParseInt(std::string_view text);      // decimal, optional sign
+Result<bool> ParseBool(std::string_view text);    // true/false, yes/no, on/off, 1/0
+Result<int64_t> ParseInt(std::string_view text);  // decimal, optional sign
 Result<double> ParseFloat(std::string_view text);
 Result<Duration> ParseDuration(std::string_view text);  // 30s, 5m, 1h30m, 250ms, 10us, 0
 // Byte quantities: plain bytes, Kubernetes suffixes Ki Mi Gi Ti (powers of 1024) and k M G T

@@ -17,10 +17,14 @@ std::mutex g_write_mutex;
 
 const char* LevelName(Level level) {
   switch (level) {
-    case Level::kDebug: return "debug";
-    case Level::kInfo: return "info";
-    case Level::kWarn: return "warn";
-    case Level::kError: return "error";
+    case Level::kDebug:
+      return "debug";
+    case Level::kInfo:
+      return "info";
+    case Level::kWarn:
+      return "warn";
+    case Level::kError:
+      return "error";
   }
   return "info";
 }
@@ -40,10 +44,14 @@ std::string Now() {
 
 const char* ToUpperName(Level level) {
   switch (level) {
-    case Level::kDebug: return "DEBUG";
-    case Level::kInfo: return "INFO";
-    case Level::kWarn: return "WARN";
-    case Level::kError: return "ERROR";
+    case Level::kDebug:
+      return "DEBUG";
+    case Level::kInfo:
+      return "INFO";
+    case Level::kWarn:
+      return "WARN";
+    case Level::kError:
+      return "ERROR";
   }
   return "INFO";
 }
@@ -78,7 +86,9 @@ void Configure(Level level, Format format) {
   g_format = format;
 }
 
-bool Enabled(Level level) { return level >= g_level.load(std::memory_order_relaxed); }
+bool Enabled(Level level) {
+  return level >= g_level.load(std::memory_order_relaxed);
+}
 
 std::string FormatLine(Format format, Level level, std::string_view timestamp,
                        std::string_view message, Fields fields) {

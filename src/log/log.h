@@ -30,10 +30,18 @@ void Configure(Level level, Format format);
 bool Enabled(Level level);
 
 void Write(Level level, std::string_view message, Fields fields = {});
-inline void Debug(std::string_view m, Fields f = {}) { Write(Level::kDebug, m, f); }
-inline void Info(std::string_view m, Fields f = {}) { Write(Level::kInfo, m, f); }
-inline void Warn(std::string_view m, Fields f = {}) { Write(Level::kWarn, m, f); }
-inline void Error(std::string_view m, Fields f = {}) { Write(Level::kError, m, f); }
+inline void Debug(std::string_view m, Fields f = {}) {
+  Write(Level::kDebug, m, f);
+}
+inline void Info(std::string_view m, Fields f = {}) {
+  Write(Level::kInfo, m, f);
+}
+inline void Warn(std::string_view m, Fields f = {}) {
+  Write(Level::kWarn, m, f);
+}
+inline void Error(std::string_view m, Fields f = {}) {
+  Write(Level::kError, m, f);
+}
 
 // Formats one line without writing it (used by Write; exposed for tests).
 std::string FormatLine(Format format, Level level, std::string_view timestamp,
