@@ -93,7 +93,8 @@ TEST_F(EngineTest, BindPostsTheDecisionAndFailureReleasesIt) {
   Status s = engine_.Bind({"default", "q", "uid-q"}, "big");
   EXPECT_EQ(s.code(), StatusCode::kConflict);
   uint64_t used = 0;
-  for (const GpuSlot& g : state_.Snapshot().nodes.at("big").gpus) used += g.used_mib;
+  const StateSnapshot after = state_.Snapshot();  // kept alive while iterating its GPUs
+  for (const GpuSlot& g : after.nodes.at("big").gpus) used += g.used_mib;
   EXPECT_EQ(used, 2000u) << "the failed bind's reservation is released";
   EXPECT_EQ(metrics_.Decisions(Outcome::kBindFailed), 1u);
   EXPECT_EQ(metrics_.Decisions(Outcome::kBound), 1u);
@@ -130,7 +131,8 @@ TEST_F(EngineTest, ConcurrentBindsToOneNodeNeverOverAllocate) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(bound.load(), 52);
-  for (const GpuSlot& g : state_.Snapshot().nodes.at("big").gpus) {
+  const StateSnapshot after = state_.Snapshot();  // kept alive while iterating its GPUs
+  for (const GpuSlot& g : after.nodes.at("big").gpus) {
     EXPECT_LE(g.used_mib, g.info.memory_mib);
     EXPECT_EQ(g.pods, 13);
   }

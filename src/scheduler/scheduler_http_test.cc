@@ -259,7 +259,8 @@ TEST(SchedulerHttp, SixtyFourConcurrentBindsToOneNode) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(bound.load(), 40);  // 20 x 2048 MiB per 40960 MiB GPU
-  for (const GpuSlot& g : process.state().Snapshot().nodes.at("n").gpus) {
+  const StateSnapshot snapshot = process.state().Snapshot();  // alive while iterating its GPUs
+  for (const GpuSlot& g : snapshot.nodes.at("n").gpus) {
     EXPECT_EQ(g.used_mib, 40960u);
     EXPECT_EQ(g.pods, 20);
   }
