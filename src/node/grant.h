@@ -11,14 +11,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/annotations.h"
 #include "common/status.h"
 
 namespace tessera::node {
 
-inline constexpr const char* kAllocationAnnotation = "tessera.io/allocation";
-inline constexpr const char* kAllocatedAnnotation = "tessera.io/allocated";
-inline constexpr const char* kAllocationFailedAnnotation = "tessera.io/allocation-failed";
-inline constexpr const char* kGpusAnnotation = "tessera.io/gpus";
+inline constexpr const char* kAllocationAnnotation = annotations::kAllocation;
+inline constexpr const char* kAllocatedAnnotation = annotations::kAllocated;
+inline constexpr const char* kAllocationFailedAnnotation = annotations::kAllocationFailed;
+inline constexpr const char* kGpusAnnotation = annotations::kGpus;
 
 struct GrantDevice {
   std::string uuid;

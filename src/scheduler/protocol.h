@@ -14,14 +14,15 @@
 #include <string_view>
 #include <vector>
 
+#include "common/annotations.h"
 #include "common/status.h"
 #include "scheduler/request.h"
 
 namespace tessera::scheduler {
 
-inline constexpr char kInventoryAnnotation[] = "tessera.io/gpus";
-inline constexpr char kAllocationAnnotation[] = "tessera.io/allocation";
-inline constexpr char kAllocationFailedAnnotation[] = "tessera.io/allocation-failed";
+inline constexpr const char* kInventoryAnnotation = annotations::kGpus;
+inline constexpr const char* kAllocationAnnotation = annotations::kAllocation;
+inline constexpr const char* kAllocationFailedAnnotation = annotations::kAllocationFailed;
 
 struct GpuInfo {
   std::string uuid;
