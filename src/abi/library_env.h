@@ -9,6 +9,8 @@
 /* Tessera's own names. */
 #define TESSERA_ENV_LIMITS_FILE \
   "TESSERA_LIMITS_FILE" /* limits file when /var/run/tessera/limits is absent */
+#define TESSERA_ENV_PIDS_FILE \
+  "TESSERA_PIDS_FILE" /* host PIDs file when /var/run/tessera/pids is absent */
 #define TESSERA_ENV_CORE_MODE "TESSERA_CORE_MODE" /* hard | elastic */
 #define TESSERA_ENV_LOG_LEVEL "TESSERA_LOG_LEVEL" /* also the log.level key of every command */
 
@@ -19,7 +21,10 @@
 #define TESSERA_ENV_HAMI_LOG_LEVEL "LIBCUDA_LOG_LEVEL"
 
 /* The TESSERA_-prefixed names above, as a NULL-terminated list. */
-#define TESSERA_LIBRARY_ENV_NAMES \
-  { TESSERA_ENV_LIMITS_FILE, TESSERA_ENV_CORE_MODE, TESSERA_ENV_LOG_LEVEL, 0 }
+#define TESSERA_LIBRARY_ENV_NAMES                                                                 \
+  {                                                                                               \
+    TESSERA_ENV_LIMITS_FILE, TESSERA_ENV_PIDS_FILE, TESSERA_ENV_CORE_MODE, TESSERA_ENV_LOG_LEVEL, \
+        0                                                                                         \
+  }
 
 #endif /* TESSERA_ABI_LIBRARY_ENV_H_ */

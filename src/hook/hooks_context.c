@@ -7,6 +7,7 @@
 
 #include "alloc_map.h"
 #include "charge.h"
+#include "context_cost.h"
 #include "hooks.h"
 #include "log.h"
 #include "real.h"
@@ -74,17 +75,15 @@ static CUresult create_charged(const struct ctx_call* k) {
   int index = hook_device_index(k->dev);
   if (index < 0) return CUDA_ERROR_OUT_OF_MEMORY;
   struct charge c;
-  uint64_t hint = hook_context_cost(index);
+  uint64_t hint = context_cost_hint(index);
   CUresult rc = charge_reserve(k->dev, hint, 0, &c);
   if (rc != CUDA_SUCCESS) return rc;
-  uint64_t before = 0, after = 0;
-  int measured = hook_device_free_memory(k->dev, &before) == 0;
+  struct context_probe probe;
+  context_probe_begin(&probe, k->dev, index);
   rc = call_create(k);
   if (rc != CUDA_SUCCESS) return charge_finish(rc, &c, 0, 0);
-  measured = measured && hook_device_free_memory(k->dev, &after) == 0;
-  if (measured) {
-    uint64_t cost = before > after ? before - after : 0;
-    if (hint == 0 && cost > 0) hook_record_context_cost(index, cost);
+  uint64_t cost = 0;
+  if (context_probe_end(&probe, &cost) == 0) {
     if (cost > c.bytes && charge_grow(&c, cost - c.bytes) != CUDA_SUCCESS) {
       HOOK_LOG(HOOK_LOG_INFO, "a context on device %d costs %llu bytes: over the limit", index,
                (unsigned long long)cost);

@@ -241,36 +241,9 @@ int hook_limits_parse_file(const char* text, const char* name, struct hook_limit
   return 0;
 }
 
-/* Reads a whole small file; -1 with errno on failure. */
-static int read_file(const char* path, char* buffer, size_t size) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  size_t used = 0;
-  for (;;) {
-    if (used == size - 1) {
-      close(fd);
-      errno = EFBIG;
-      return -1;
-    }
-    ssize_t n = read(fd, buffer + used, size - 1 - used);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int saved = errno;
-      close(fd);
-      errno = saved;
-      return -1;
-    }
-    if (n == 0) break;
-    used += (size_t)n;
-  }
-  close(fd);
-  buffer[used] = '\0';
-  return 0;
-}
-
 static void load_file(const char* path, struct hook_limits* out) {
   static char text[65536];
-  if (read_file(path, text, sizeof(text)) != 0) {
+  if (os_read_small_file(path, text, sizeof(text)) != 0) {
     reset(out);
     out->error = 1;
     snprintf(out->message, sizeof(out->message), "cannot read limits file %s: %s", path,

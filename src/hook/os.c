@@ -72,3 +72,29 @@ void os_write_stderr(const char* text, size_t len) {
     len -= (size_t)n;
   }
 }
+
+int os_read_small_file(const char* path, char* buffer, size_t size) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t used = 0;
+  for (;;) {
+    if (used == size - 1) {
+      close(fd);
+      errno = EFBIG;
+      return -1;
+    }
+    ssize_t n = read(fd, buffer + used, size - 1 - used);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int saved = errno;
+      close(fd);
+      errno = saved;
+      return -1;
+    }
+    if (n == 0) break;
+    used += (size_t)n;
+  }
+  close(fd);
+  buffer[used] = '\0';
+  return 0;
+}

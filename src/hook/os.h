@@ -58,6 +58,10 @@ void os_sleep_ns(uint64_t ns);
  * *start_time is 0 (unknown). */
 int os_process_info(int pid, uint64_t* start_time, int* zombie);
 
+/* Reads a whole small file into `buffer` (NUL-terminated); -1 with errno on failure (EFBIG when
+ * it does not fit). */
+int os_read_small_file(const char* path, char* buffer, size_t size);
+
 /* Writes the whole buffer to stderr, ignoring errors. */
 void os_write_stderr(const char* text, size_t len);
 

@@ -79,7 +79,9 @@
   X(nvmlDeviceGetIndex)         \
   X(nvmlDeviceGetUUID)          \
   X(nvmlDeviceGetMemoryInfo)    \
-  X(nvmlDeviceGetMemoryInfo_v2)
+  X(nvmlDeviceGetMemoryInfo_v2) \
+  X(nvmlDeviceGetComputeRunningProcesses_v2) \
+  X(nvmlDeviceGetComputeRunningProcesses_v3)
 // clang-format on
 
 enum hook_real_id {
@@ -89,8 +91,18 @@ enum hook_real_id {
 #undef HOOK_REAL_ENUM
 };
 
-/* The real function `id`, or NULL when the library does not have it. */
-void* real_fn(enum hook_real_id id);
+/* The resolved functions, for real_fn's inline fast path: NULL until looked up, REAL_NOT_FOUND
+ * when looked up and absent. */
+#define REAL_NOT_FOUND ((void*)1)
+extern void* real_fns[REAL_COUNT] __attribute__((visibility("hidden")));
+void* real_resolve(enum hook_real_id id);
+
+/* The real function `id`, or NULL when the library does not have it. Inline: every hook calls it
+ * at least once per call. */
+static inline void* real_fn(enum hook_real_id id) {
+  void* fn = __atomic_load_n(&real_fns[id], __ATOMIC_ACQUIRE);
+  return __builtin_expect(fn != NULL && fn != REAL_NOT_FOUND, 1) ? fn : real_resolve(id);
+}
 
 /* glibc's dlsym (dlvsym(RTLD_NEXT, "dlsym", <base version>)). */
 void* real_dlsym(void* handle, const char* name);

@@ -240,30 +240,12 @@ uint64_t hook_granularity(CUdevice dev) {
   return granule;
 }
 
-uint64_t hook_context_cost(int index) {
-  struct tessera_region* r = region_get();
-  return r ? __atomic_load_n(&r->devices[index].context_bytes, __ATOMIC_RELAXED) : 0;
-}
-
-void hook_record_context_cost(int index, uint64_t bytes) {
-  struct tessera_region* r = region_get();
-  if (r != NULL) __atomic_store_n(&r->devices[index].context_bytes, bytes, __ATOMIC_RELAXED);
-}
-
-int hook_device_free_memory(CUdevice dev, uint64_t* free_bytes) {
+int hook_nvml_device(CUdevice dev, nvmlDevice_t* device) {
   char uuid[96];
   CUuuid raw;
   __typeof__(&cuDeviceGetUuid) get_uuid = REAL(cuDeviceGetUuid);
   if (get_uuid == NULL || get_uuid(&raw, dev) != CUDA_SUCCESS || !nvml_ready()) return -1;
   format_uuid(&raw, uuid, sizeof(uuid));
-  nvmlDevice_t device;
-  nvmlMemory_t memory;
   __typeof__(&nvmlDeviceGetHandleByUUID) by_uuid = REAL(nvmlDeviceGetHandleByUUID);
-  __typeof__(&nvmlDeviceGetMemoryInfo) info = REAL(nvmlDeviceGetMemoryInfo);
-  if (by_uuid == NULL || info == NULL || by_uuid(uuid, &device) != NVML_SUCCESS ||
-      info(device, &memory) != NVML_SUCCESS) {
-    return -1;
-  }
-  *free_bytes = memory.free;
-  return 0;
+  return by_uuid != NULL && by_uuid(uuid, device) == NVML_SUCCESS ? 0 : -1;
 }

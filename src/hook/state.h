@@ -50,11 +50,7 @@ uint64_t hook_granularity(CUdevice dev);
 /* Rounds `bytes` up to a multiple of `granule` (saturating). */
 uint64_t hook_round_up(uint64_t bytes, uint64_t granule);
 
-/* Device memory one context costs on `dev`, as measured, or 0. */
-uint64_t hook_context_cost(int index);
-void hook_record_context_cost(int index, uint64_t bytes);
-
-/* Free memory on `dev` as the device reports it, through NVML; -1 when unknown. */
-int hook_device_free_memory(CUdevice dev, uint64_t* free_bytes);
+/* The NVML handle of CUDA device `dev` (through its UUID); -1 when NVML cannot say. */
+int hook_nvml_device(CUdevice dev, nvmlDevice_t* device);
 
 #endif /* TESSERA_HOOK_STATE_H_ */

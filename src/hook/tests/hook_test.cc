@@ -171,6 +171,54 @@ TEST_F(HookTest, EightProcessesNeverExceedTheLimitTogether) {
   EXPECT_LE(region->devices[0].peak_bytes, 2 * kGiB);
 }
 
+// Runs `churn` (a context-churn probe) while `others` allocate and free; all must pass.
+void RunBeside(const std::vector<std::string>& churn, const Env& churn_env,
+               const std::vector<std::vector<std::string>>& others, const Env& others_env) {
+  std::vector<RunResult> results(others.size() + 1);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < others.size(); ++i) {
+    threads.emplace_back(
+        [&, i] { results[i + 1] = RunProgram(others[i], others_env, seconds(60)); });
+  }
+  results[0] = RunProgram(churn, churn_env, seconds(60));
+  for (auto& t : threads) t.join();
+  for (const auto& r : results) EXPECT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_NE(results[0].out.find("contexts="), std::string::npos) << results[0].Describe();
+}
+
+// A neighbour container (its own region, no limit) allocating gigabytes while this container
+// creates contexts: each context is charged its own cost, never the neighbour's memory.
+TEST_F(HookTest, ContextCostIgnoresANeighbourContainersAllocations) {
+  if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's context cost";
+  Env env = hook.ProbeEnv("count=1,memory=16GiB,ctxmem=4MiB");
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  Env neighbour = env;
+  neighbour.erase("CUDA_DEVICE_MEMORY_LIMIT");
+  neighbour["CUDA_DEVICE_MEMORY_SHARED_CACHE"] = hook.dir() + "/neighbour-region";
+  std::vector<std::vector<std::string>> others;
+  for (int i = 0; i < 2; ++i) {
+    others.push_back({hook.probe(), "direct", "juggle", "3", Bytes(4 * kGiB)});
+  }
+  RunBeside({hook.probe(), "direct", "context-churn", "300", Bytes(4 * kMiB)}, env, others,
+            neighbour);
+}
+
+// Without NVML's view of this process (a PID namespace; here the pids file names a host PID that
+// is not this process), the cost is measured through the device's free memory.
+TEST_F(HookTest, ContextCostWithoutTheHostPidComesFromTheDevicesFreeMemory) {
+  if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's context cost";
+  Env env = hook.ProbeEnv("count=1,memory=16GiB,ctxmem=4MiB");
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  env["TESSERA_PIDS_FILE"] = hook.dir() + "/pids";
+  env["TESSERA_LOG_LEVEL"] = "debug";
+  // Host PID 1 (init) never has a context: NVML does not list this process under it.
+  RunResult r = Probe({"direct", "context-churn", "20", Bytes(4 * kMiB), "1"}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_NE(r.err.find("4194304 bytes by the device's free memory"), std::string::npos)
+      << r.Describe();
+  EXPECT_EQ(r.err.find("by NVML's count"), std::string::npos) << r.Describe();
+}
+
 TEST_F(HookTest, KilledProcessChargeIsFreeForTheNextAllocationAtOnce) {
   Env env = hook.ProbeEnv();
   env["CUDA_DEVICE_MEMORY_LIMIT"] = "2g";

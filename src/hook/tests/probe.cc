@@ -446,6 +446,51 @@ int Contexts() {
   return failures ? 1 : 0;
 }
 
+// juggle <seconds> <bytes>: allocates `bytes` and frees it again, over and over.
+int Juggle(uint64_t seconds, uint64_t bytes) {
+  Open();
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  uint64_t rounds = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    CUdeviceptr p = 0;
+    CHECK_RC(api.MemAlloc(&p, bytes), CUDA_SUCCESS);
+    CHECK_RC(api.MemFree(p), CUDA_SUCCESS);
+    if (failures) break;
+    ++rounds;
+  }
+  std::printf("rounds=%llu\n", (unsigned long long)rounds);
+  return failures ? 1 : 0;
+}
+
+// context-churn <count> <context cost> [host pid]: creates and destroys a context `count` times;
+// each must be charged exactly the context's cost. With [host pid], first writes the pids file
+// ($TESSERA_PIDS_FILE) the node agent would, naming this process `host pid` on the host.
+int ContextChurn(uint64_t count, uint64_t cost, const char* host_pid) {
+  if (host_pid != nullptr) {
+    const char* path = std::getenv("TESSERA_PIDS_FILE");
+    FILE* f = path ? std::fopen(path, "w") : nullptr;
+    CHECK_THAT(f != nullptr, "cannot write the pids file named by TESSERA_PIDS_FILE");
+    if (f == nullptr) return 1;
+    std::fprintf(f, "version=1\n%s %d\n", host_pid, (int)getpid());
+    std::fclose(f);
+  }
+  Open();
+  uint64_t base = Used();
+  CUdevice dev = 0;
+  api.DeviceGet(&dev, 0);
+  for (uint64_t i = 0; i < count && failures == 0; ++i) {
+    CUcontext ctx = nullptr;
+    CHECK_RC(api.CtxCreate(&ctx, 0, dev), CUDA_SUCCESS);
+    uint64_t used = Used();
+    CHECK_THAT(used == base + cost, "context %llu charged %lld bytes, it costs %llu",
+               (unsigned long long)i, (long long)(used - base), (unsigned long long)cost);
+    CHECK_RC(api.CtxDestroy(ctx), CUDA_SUCCESS);
+    api.CtxSetCurrent(primary);
+  }
+  std::printf("contexts=%llu\n", (unsigned long long)count);
+  return failures ? 1 : 0;
+}
+
 // rtld-next: dlsym(RTLD_NEXT, ...) keeps the caller's meaning under the dlsym hook.
 int RtldNext() {
   void* next = dlsym(RTLD_NEXT, "getpid");
@@ -498,6 +543,9 @@ int main(int argc, char** argv) {
   if (command == "init") return InitOnly();
   if (command == "rtld-next") return RtldNext();
   if (command == "contexts") return Contexts();
+  if (command == "juggle") return Juggle(Arg(argv, argc, 3), Arg(argv, argc, 4));
+  if (command == "context-churn")
+    return ContextChurn(Arg(argv, argc, 3), Arg(argv, argc, 4), argc > 5 ? argv[5] : nullptr);
   std::fprintf(stderr, "probe: unknown command %s\n", command.c_str());
   return 2;
 }

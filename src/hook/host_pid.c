@@ -1,0 +1,77 @@
+#include "os.h"
+
+#include "host_pid.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "abi/host_pids.h"
+#include "abi/library_env.h"
+#include "log.h"
+
+#define PIDS_FILE_MAX (256u << 10) /* about 10000 processes */
+
+/* Parses a decimal PID at *p, advancing past it; -1 when there is none. */
+static long parse_pid(const char** p) {
+  const char* s = *p;
+  long value = 0;
+  if (*s < '0' || *s > '9') return -1;
+  while (*s >= '0' && *s <= '9') {
+    value = value * 10 + (*s - '0');
+    if (value > 0x7fffffff) return -1;
+    ++s;
+  }
+  *p = s;
+  return value;
+}
+
+pid_t host_pid_parse(const char* text, pid_t pid) {
+  static const char kVersion[] = "version=1\n";
+  if (strncmp(text, kVersion, sizeof(kVersion) - 1) != 0) return -1;
+  for (const char* line = text + sizeof(kVersion) - 1; *line != '\0';) {
+    const char* p = line;
+    long host = parse_pid(&p);
+    long own = -1;
+    if (host > 0 && *p == ' ') {
+      ++p;
+      own = parse_pid(&p);
+    }
+    if (own < 0 || (*p != '\n' && *p != '\0')) return -1;
+    if (own == pid) return (pid_t)host;
+    line = *p == '\n' ? p + 1 : p;
+  }
+  return 0;
+}
+
+static pid_t g_host_pid;  /* found host PID ... */
+static pid_t g_found_for; /* ... of this process (a forked child looks again) */
+
+pid_t hook_host_pid(void) {
+  pid_t self = getpid();
+  if (__atomic_load_n(&g_found_for, __ATOMIC_ACQUIRE) == self) {
+    return __atomic_load_n(&g_host_pid, __ATOMIC_RELAXED);
+  }
+  const char* path = TESSERA_PIDS_PATH;
+  if (access(path, F_OK) != 0) {
+    path = getenv(TESSERA_ENV_PIDS_FILE);
+    if (path == NULL || path[0] == '\0') return 0;
+  }
+  char* text = malloc(PIDS_FILE_MAX);
+  if (text == NULL) return 0;
+  pid_t host = 0;
+  if (os_read_small_file(path, text, PIDS_FILE_MAX) == 0) {
+    host = host_pid_parse(text, self);
+    if (host < 0) {
+      HOOK_LOG(HOOK_LOG_WARN, "%s is not a version %d pids file: ignored", path,
+               TESSERA_PIDS_VERSION);
+      host = 0;
+    }
+  }
+  free(text);
+  if (host > 0) {
+    __atomic_store_n(&g_host_pid, host, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_found_for, self, __ATOMIC_RELEASE);
+  }
+  return host;
+}
