@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 
+#include "fast_clock.h"
 #include "log.h"
 #include "real.h"
 #include "region.h"
@@ -20,6 +21,14 @@
 
 enum { STATE_UNKNOWN = 0, STATE_OFF = 1, STATE_ON = 2, STATE_FAILED = 3 };
 static int g_state;
+/* Set once before g_state becomes STATE_ON (the limits and the region's mapping never change in a
+ * process), so that a launch reads them without a call: per container device the limit and the
+ * charge factor 100/P in 32.32 fixed point (rounded up: a charge is never too small), the mode, and
+ * the region's per-device records. */
+static int g_percent[TESSERA_MAX_DEVICES];
+static uint64_t g_scale[TESSERA_MAX_DEVICES];
+static int g_elastic;
+static struct tessera_region_device* g_devices;
 /* When the process sees exactly one CUDA device (the usual container), every launch is on it:
  * its container index, found once, spares the launch path a context lookup. INDEX_UNKNOWN until
  * the first governed launch, INDEX_MANY with several devices. */
@@ -77,23 +86,39 @@ void compute_reset_in_child(void) {
   g_sampler.mutex = fresh;
   g_sampler.context = NULL; /* the parent's events are not the child's */
   g_sampler.pending = 0;
+  fast_clock_reset_in_child();
 }
 
-static int state(void) {
-  int s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
-  if (__builtin_expect(s != STATE_UNKNOWN, 1)) return s;
+/* Runs once, on the first governed call. */
+static void decide_state(void) {
   int mode = hook_state_init();
-  s = STATE_OFF;
-  if (mode == HOOK_FAILED) {
-    s = STATE_FAILED;
-  } else if (mode == HOOK_ACTIVE) {
+  int s = mode == HOOK_FAILED ? STATE_FAILED : STATE_OFF;
+  struct tessera_region* region = region_get(); /* mapped when the mode is HOOK_ACTIVE */
+  if (mode == HOOK_ACTIVE && region != NULL) {
     const struct hook_limits* limits = hook_limits();
     for (int i = 0; i < TESSERA_MAX_DEVICES; ++i) {
-      if (limits->cores[i] > 0) s = STATE_ON;
+      int percent = limits->cores[i]; /* 0 (no limit) to 99 */
+      if (percent <= 0) continue;
+      g_percent[i] = percent;
+      g_scale[i] = ((100ull << 32) + (uint64_t)percent - 1) / (uint64_t)percent;
+      s = STATE_ON;
     }
+    g_elastic = limits->mode == HOOK_CORE_ELASTIC;
+    g_devices = region->devices;
+    fast_clock_init();
   }
   __atomic_store_n(&g_state, s, __ATOMIC_RELEASE);
-  return s;
+}
+
+static __attribute__((noinline)) int first_state(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, decide_state);
+  return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+}
+
+static inline int state(void) {
+  int s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+  return __builtin_expect(s != STATE_UNKNOWN, 1) ? s : first_state();
 }
 
 static struct estimate* find(uintptr_t key, int insert) {
@@ -115,49 +140,47 @@ static struct estimate* find(uintptr_t key, int insert) {
   return NULL; /* full: such a key is charged nothing and timed never */
 }
 
-uint64_t compute_expected_ns(uintptr_t key) {
-  struct estimate* e = find(key, 0);
+/* The cost expected for `key` (0 = unknown); a key is almost always in its first probe. */
+static inline uint64_t expected_ns(uintptr_t key) {
+  uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
+  struct estimate* e = &g_estimates[(h >> 40) & (ESTIMATES - 1)];
+  if (__builtin_expect(__atomic_load_n(&e->key, __ATOMIC_ACQUIRE) != key, 0)) e = find(key, 0);
   return e ? __atomic_load_n(&e->cost_ns, __ATOMIC_ACQUIRE) : 0;
 }
 
-static struct tessera_region_device* region_device(int index) {
-  struct tessera_region* r = region_get();
-  return r ? &r->devices[index] : NULL;
+uint64_t compute_expected_ns(uintptr_t key) {
+  return expected_ns(key);
 }
 
 static int contended(int index, uint64_t now) {
-  struct tessera_region_device* d = region_device(index);
-  return d != NULL && __atomic_load_n(&d->compute_contended_ns, __ATOMIC_RELAXED) > now;
+  return __atomic_load_n(&g_devices[index].compute_contended_ns, __ATOMIC_RELAXED) > now;
 }
 
-/* Charges `cost` ns of device time at `percent` and sleeps until the container's share allows
- * the launch: the region's virtual clock advances by cost * 100 / percent per launch, and a launch
- * may start once the clock, before its own charge, is not ahead of now. Returns whether it slept
- * (`now` is then stale). */
-static int charge_and_wait(int index, int percent, uint64_t cost, uint64_t now) {
-  struct tessera_region_device* d = region_device(index);
-  if (d == NULL || cost == 0) return 0;
-  uint64_t add = cost * 100 / (uint64_t)percent;
+/* Charges `cost` ns of device time to device `index` and sleeps until the container's share
+ * allows the launch: the region's virtual clock advances by cost * 100 / P per launch, and a
+ * launch may start once the clock, before its own charge, is not ahead of now. Returns whether it
+ * slept (`now` is then stale). */
+static inline int charge_and_wait(int index, uint64_t cost, uint64_t now) {
+  struct tessera_region_device* d = &g_devices[index];
+  uint64_t add = (uint64_t)(((unsigned __int128)cost * g_scale[index]) >> 32);
   uint64_t old = __atomic_load_n(&d->compute_tat_ns, __ATOMIC_RELAXED);
   uint64_t base;
   do {
     base = old + CREDIT_NS < now ? now - CREDIT_NS : old;
   } while (!__atomic_compare_exchange_n(&d->compute_tat_ns, &old, base + add, 1, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED));
-  if (base <= now) return 0;
+  if (__builtin_expect(base <= now, 1)) return 0;
   os_sleep_ns(base - now);
   return 1;
 }
 
 static void note_evidence(int index, uint64_t now) {
   if (g_sampler.evidence_ns != 0 && now - g_sampler.evidence_ns <= EVIDENCE_SPAN_NS) {
-    struct tessera_region_device* d = region_device(index);
-    if (d != NULL) {
-      uint64_t until = now + CONTENTION_HOLD_NS;
-      uint64_t old = __atomic_load_n(&d->compute_contended_ns, __ATOMIC_RELAXED);
-      while (old < until && !__atomic_compare_exchange_n(&d->compute_contended_ns, &old, until, 1,
-                                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-      }
+    struct tessera_region_device* d = &g_devices[index];
+    uint64_t until = now + CONTENTION_HOLD_NS;
+    uint64_t old = __atomic_load_n(&d->compute_contended_ns, __ATOMIC_RELAXED);
+    while (old < until && !__atomic_compare_exchange_n(&d->compute_contended_ns, &old, until, 1,
+                                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
     }
   }
   g_sampler.evidence_ns = now;
@@ -245,55 +268,62 @@ static int start_sample(struct compute_launch* l, CUcontext context, uint64_t no
   return 1;
 }
 
-CUresult compute_begin(uintptr_t key, CUstream stream, int ptsz, struct compute_launch* l) {
-  l->governed = 0;
-  int s = state();
-  if (__builtin_expect(s == STATE_OFF, 1)) return CUDA_SUCCESS;
-  if (s == STATE_FAILED) return CUDA_ERROR_NOT_INITIALIZED;
-  int index = launch_index();
-  if (index < 0) return CUDA_SUCCESS;
-  const struct hook_limits* limits = hook_limits();
-  int percent = limits->cores[index];
-  if (percent <= 0) return CUDA_SUCCESS;
+/* The slow part of compute_begin: a sample is due (or the cost is unknown). Times the launch
+ * when the process has no sample in flight and the stream is not being captured. */
+static __attribute__((noinline)) void begin_sample(uintptr_t key, CUstream stream, int ptsz,
+                                                   int index, uint64_t cost, uint64_t now,
+                                                   struct compute_launch* l) {
+  if (pthread_mutex_trylock(&g_sampler.mutex) != 0) return;
+  harvest_locked(0);
   l->index = index;
-  l->percent = percent;
-  l->elastic = limits->mode == HOOK_CORE_ELASTIC;
-  l->timed = 0;
-  l->unknown = 0;
-  l->ptsz = ptsz;
+  l->unknown = cost == 0;
   l->key = key;
   l->stream = stream == NULL && ptsz ? CU_STREAM_PER_THREAD : stream;
-
-  uint64_t now = os_now_ns();
-  uint64_t cost = compute_expected_ns(key);
-  /* Wait for the budget first, so that a timed span never includes the wait. */
-  if (cost != 0 && (!l->elastic || contended(index, now)) &&
-      charge_and_wait(index, percent, cost, now)) {
-    now = os_now_ns();
+  CUcontext context = NULL;
+  __typeof__(&cuCtxGetCurrent) get_current = REAL(cuCtxGetCurrent);
+  if (get_current == NULL || get_current(&context) != CUDA_SUCCESS || context == NULL ||
+      !start_sample(l, context, now)) {
+    pthread_mutex_unlock(&g_sampler.mutex);
+    return;
   }
-  int due = cost == 0 ||
-            now - __atomic_load_n(&g_sampler.last_ns, __ATOMIC_RELAXED) >= SAMPLE_INTERVAL_NS;
-  if (due && pthread_mutex_trylock(&g_sampler.mutex) == 0) {
-    harvest_locked(0);
-    CUcontext context = NULL;
-    __typeof__(&cuCtxGetCurrent) get_current = REAL(cuCtxGetCurrent);
-    if (get_current != NULL && get_current(&context) == CUDA_SUCCESS && context != NULL &&
-        start_sample(l, context, now)) {
-      l->unknown = cost == 0;
-    } else {
-      pthread_mutex_unlock(&g_sampler.mutex);
-    }
-  }
-  l->governed = 1;
   /* The kernel cannot start before the driver is called: a span that began on an idle stream is
    * corrected by the host time from the start record to this moment, which leaves it an upper
    * bound of the kernel's own time. */
-  if (l->timed) l->call_ns = os_now_ns();
+  l->call_ns = os_now_ns();
+}
+
+/* compute_begin with the limiter on. Out of line, so that a process without a limit returns from
+ * compute_begin without saving the registers this needs. */
+static __attribute__((noinline)) CUresult begin_governed(uintptr_t key, CUstream stream, int ptsz,
+                                                         struct compute_launch* l) {
+  int index = launch_index();
+  if (index < 0 || g_percent[index] == 0) return CUDA_SUCCESS;
+
+  uint64_t now = fast_now_ns();
+  uint64_t cost = expected_ns(key);
+  /* Wait for the budget first, so that a timed span never includes the wait. */
+  if (__builtin_expect(cost != 0, 1)) {
+    if ((!g_elastic || contended(index, now)) && charge_and_wait(index, cost, now)) {
+      now = fast_now_ns();
+    }
+    if (__builtin_expect(
+            now - __atomic_load_n(&g_sampler.last_ns, __ATOMIC_RELAXED) < SAMPLE_INTERVAL_NS, 1)) {
+      return CUDA_SUCCESS;
+    }
+  }
+  begin_sample(key, stream, ptsz, index, cost, now, l);
   return CUDA_SUCCESS;
 }
 
-CUresult compute_end(struct compute_launch* l, CUresult rc) {
-  if (!l->governed || !l->timed) return rc;
+CUresult compute_begin(uintptr_t key, CUstream stream, int ptsz, struct compute_launch* l) {
+  l->timed = 0;
+  int s = state();
+  if (__builtin_expect(s == STATE_OFF, 1)) return CUDA_SUCCESS;
+  if (s == STATE_FAILED) return CUDA_ERROR_NOT_INITIALIZED;
+  return begin_governed(key, stream, ptsz, l);
+}
+
+CUresult compute_end_timed(struct compute_launch* l, CUresult rc) {
   if (rc == CUDA_SUCCESS && REAL(cuEventRecord)(g_sampler.end, l->stream) == CUDA_SUCCESS) {
     g_sampler.gap_ns = l->call_ns - l->host_ns;
     g_sampler.pending = 1;
@@ -304,8 +334,8 @@ CUresult compute_end(struct compute_launch* l, CUresult rc) {
       uint64_t cost = compute_expected_ns(l->key);
       pthread_mutex_unlock(&g_sampler.mutex);
       uint64_t now = os_now_ns();
-      if (cost != 0 && (!l->elastic || contended(l->index, now))) {
-        charge_and_wait(l->index, l->percent, cost, now);
+      if (cost != 0 && (!g_elastic || contended(l->index, now))) {
+        charge_and_wait(l->index, cost, now);
       }
       return rc;
     }

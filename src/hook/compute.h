@@ -18,28 +18,29 @@
 
 #include "abi/cuda_driver.h"
 
+/* One launch, between compute_begin and compute_end. The other fields are set only when `timed`. */
 struct compute_launch {
-  int governed;     /* compute_end has work to do */
-  int index;        /* container device index */
-  int percent;      /* the device's limit */
-  int elastic;      /* mode of the container */
   int timed;        /* a sample was started: events recorded around the launch */
+  int index;        /* container device index */
   int unknown;      /* the cost was unknown: compute_end times it synchronously and charges it */
-  int ptsz;         /* the stream argument 0 means the per-thread default stream */
   uintptr_t key;    /* function or graph exec */
   CUstream stream;  /* stream as the driver sees it (per-thread default made explicit) */
   uint64_t host_ns; /* when the start event's record returned */
   uint64_t call_ns; /* when the driver's launch was called */
-  int start_was_idle;
 };
 
 /* Before a launch of `key` on `stream` (`ptsz`: a 0 stream is the per-thread default stream).
- * Returns CUDA_SUCCESS when the launch may go on, CUDA_ERROR_NOT_INITIALIZED when the library's
- * configuration failed. Sets l->governed when compute_end must be called. */
+ * Returns CUDA_SUCCESS when the launch may go on (compute_end must then follow the driver call),
+ * CUDA_ERROR_NOT_INITIALIZED when the library's configuration failed. */
 CUresult compute_begin(uintptr_t key, CUstream stream, int ptsz, struct compute_launch* l);
 
+/* compute_end's work for a timed launch. */
+CUresult compute_end_timed(struct compute_launch* l, CUresult rc);
+
 /* After the driver call that returned `rc`. Returns rc. */
-CUresult compute_end(struct compute_launch* l, CUresult rc);
+static inline CUresult compute_end(struct compute_launch* l, CUresult rc) {
+  return __builtin_expect(l->timed, 0) ? compute_end_timed(l, rc) : rc;
+}
 
 /* For tests and the benchmark: the cost the limiter expects for `key`, in ns (0 = unknown). */
 uint64_t compute_expected_ns(uintptr_t key);

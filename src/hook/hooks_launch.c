@@ -16,6 +16,11 @@ typedef __typeof__(&cuLaunchGrid) launch_grid_fn;
 typedef __typeof__(&cuLaunchGridAsync) launch_grid_async_fn;
 typedef __typeof__(&cuGraphLaunch) graph_launch_fn;
 
+/* The hooks are inlined into the exported symbols below (and kept out of line for the
+ * cuGetProcAddress wrappers): one call level less on the exported path, whose return the CPU
+ * tends to mispredict after the driver's own system calls. */
+#define LAUNCH_HOOK inline __attribute__((always_inline)) CUresult
+
 /* Runs `call` governed by the limiter for (key, stream); `ptsz_real` is the _ptsz variant's real
  * function, which tells what a 0 stream means when the caller reached us through a wrapper. */
 #define GOVERNED(real, ptsz_id, key, stream, call)                                           \
@@ -31,55 +36,57 @@ typedef __typeof__(&cuGraphLaunch) graph_launch_fn;
     return compute_end(&l, call);                                                            \
   } while (0)
 
-CUresult hook_launch_kernel(void* real, CUfunction f, unsigned int gx, unsigned int gy,
-                            unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz,
-                            unsigned int shared, CUstream stream, void** params, void** extra) {
+LAUNCH_HOOK hook_launch_kernel(void* real, CUfunction f, unsigned int gx, unsigned int gy,
+                               unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz,
+                               unsigned int shared, CUstream stream, void** params, void** extra) {
   launch_kernel_fn fn = (launch_kernel_fn)real;
   GOVERNED(fn, (int)REAL_cuLaunchKernel_ptsz, f, stream,
            fn(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra));
 }
 
-CUresult hook_launch_kernel_ex(void* real, const CUlaunchConfig* config, CUfunction f,
-                               void** params, void** extra) {
+LAUNCH_HOOK hook_launch_kernel_ex(void* real, const CUlaunchConfig* config, CUfunction f,
+                                  void** params, void** extra) {
   launch_kernel_ex_fn fn = (launch_kernel_ex_fn)real;
   CUstream stream = config ? config->hStream : NULL;
   GOVERNED(fn, (int)REAL_cuLaunchKernelEx_ptsz, f, stream, fn(config, f, params, extra));
 }
 
-CUresult hook_launch_cooperative(void* real, CUfunction f, unsigned int gx, unsigned int gy,
-                                 unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz,
-                                 unsigned int shared, CUstream stream, void** params) {
+LAUNCH_HOOK hook_launch_cooperative(void* real, CUfunction f, unsigned int gx, unsigned int gy,
+                                    unsigned int gz, unsigned int bx, unsigned int by,
+                                    unsigned int bz, unsigned int shared, CUstream stream,
+                                    void** params) {
   launch_cooperative_fn fn = (launch_cooperative_fn)real;
   GOVERNED(fn, (int)REAL_cuLaunchCooperativeKernel_ptsz, f, stream,
            fn(f, gx, gy, gz, bx, by, bz, shared, stream, params));
 }
 
 /* Governed as one launch of the first entry's function on the current device. */
-CUresult hook_launch_cooperative_multi(void* real, CUDA_LAUNCH_PARAMS* list, unsigned int count,
-                                       unsigned int flags) {
+LAUNCH_HOOK hook_launch_cooperative_multi(void* real, CUDA_LAUNCH_PARAMS* list, unsigned int count,
+                                          unsigned int flags) {
   launch_multi_fn fn = (launch_multi_fn)real;
   CUfunction f = list && count ? list[0].function : NULL;
   CUstream stream = list && count ? list[0].hStream : NULL;
   GOVERNED(fn, -1, f, stream, fn(list, count, flags));
 }
 
-CUresult hook_launch(void* real, CUfunction f) {
+LAUNCH_HOOK hook_launch(void* real, CUfunction f) {
   launch_fn fn = (launch_fn)real;
   GOVERNED(fn, -1, f, (CUstream)NULL, fn(f));
 }
 
-CUresult hook_launch_grid(void* real, CUfunction f, int width, int height) {
+LAUNCH_HOOK hook_launch_grid(void* real, CUfunction f, int width, int height) {
   launch_grid_fn fn = (launch_grid_fn)real;
   GOVERNED(fn, -1, f, (CUstream)NULL, fn(f, width, height));
 }
 
-CUresult hook_launch_grid_async(void* real, CUfunction f, int width, int height, CUstream stream) {
+LAUNCH_HOOK hook_launch_grid_async(void* real, CUfunction f, int width, int height,
+                                   CUstream stream) {
   launch_grid_async_fn fn = (launch_grid_async_fn)real;
   GOVERNED(fn, -1, f, stream, fn(f, width, height, stream));
 }
 
 /* A graph is charged as one unit: its expected cost is the measured span of the whole graph. */
-CUresult hook_graph_launch(void* real, CUgraphExec exec, CUstream stream) {
+LAUNCH_HOOK hook_graph_launch(void* real, CUgraphExec exec, CUstream stream) {
   graph_launch_fn fn = (graph_launch_fn)real;
   GOVERNED(fn, (int)REAL_cuGraphLaunch_ptsz, exec, stream, fn(exec, stream));
 }

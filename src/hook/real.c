@@ -10,9 +10,7 @@ static const char* const kNames[REAL_COUNT] = {
 #undef HOOK_REAL_NAME
 };
 
-/* (void*)1 marks a symbol looked up and not found. */
-#define NOT_FOUND ((void*)1)
-static void* g_fns[REAL_COUNT];
+void* real_fns[REAL_COUNT];
 static void* g_dlsym;
 static void* g_cuda;
 static void* g_nvml;
@@ -49,12 +47,12 @@ void* real_nvml_library(void) {
   return open_library(&g_nvml, "libnvidia-ml.so.1");
 }
 
-void* real_fn(enum hook_real_id id) {
-  void* fn = __atomic_load_n(&g_fns[id], __ATOMIC_ACQUIRE);
-  if (__builtin_expect(fn != NULL, 1)) return fn == NOT_FOUND ? NULL : fn;
+void* real_resolve(enum hook_real_id id) {
+  void* fn = __atomic_load_n(&real_fns[id], __ATOMIC_ACQUIRE);
+  if (fn != NULL) return fn == REAL_NOT_FOUND ? NULL : fn;
   void* library = id < REAL_CUDA_END ? real_cuda_library() : real_nvml_library();
   if (library == NULL) return NULL; /* not cached: the library may be loadable later */
   fn = real_dlsym(library, kNames[id]);
-  __atomic_store_n(&g_fns[id], fn ? fn : NOT_FOUND, __ATOMIC_RELEASE);
+  __atomic_store_n(&real_fns[id], fn ? fn : REAL_NOT_FOUND, __ATOMIC_RELEASE);
   return fn;
 }

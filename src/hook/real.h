@@ -101,7 +101,8 @@ void* real_resolve(enum hook_real_id id);
  * at least once per call. */
 static inline void* real_fn(enum hook_real_id id) {
   void* fn = __atomic_load_n(&real_fns[id], __ATOMIC_ACQUIRE);
-  return __builtin_expect(fn != NULL && fn != REAL_NOT_FOUND, 1) ? fn : real_resolve(id);
+  if (__builtin_expect(fn != NULL && fn != REAL_NOT_FOUND, 1)) return fn;
+  return fn == REAL_NOT_FOUND ? NULL : real_resolve(id);
 }
 
 /* glibc's dlsym (dlvsym(RTLD_NEXT, "dlsym", <base version>)). */
