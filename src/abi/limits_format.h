@@ -10,6 +10,9 @@
  *   uuid.<i>=GPU-...       UUID of the container's device <i> (its index as the container sees it)
  *   memory.<i>=4294967296  memory limit of device <i> in bytes (0 = no limit)
  *   cores.<i>=30           compute percent of device <i> (0 or 100 = no limit)
+ *   ceiling.<i>=80         elastic mode: the most of device <i>'s time the container may use when
+ *                          it has the device to itself, cores.<i> to 100 (absent or 100 = all of
+ *                          it); needs cores.<i>; hard mode holds to cores.<i> anyway
  *   region=/var/run/tessera-region/region   optional: path of the shared region file
  * Unknown keys are an error (a reader never runs unlimited because of a misspelt key). Writers
  * write the whole file under a temporary name in the same folder and rename it into place. */

@@ -27,6 +27,8 @@ static int g_state;
  * the region's per-device records. */
 static int g_percent[TESSERA_MAX_DEVICES];
 static uint64_t g_scale[TESSERA_MAX_DEVICES];
+static uint64_t
+    g_scale_alone[TESSERA_MAX_DEVICES]; /* elastic, uncontended: 100/ceiling, 0 = free */
 static int g_elastic;
 static struct tessera_region_device* g_devices;
 /* When the process sees exactly one CUDA device (the usual container), every launch is on it:
@@ -89,6 +91,11 @@ void compute_reset_in_child(void) {
   fast_clock_reset_in_child();
 }
 
+/* The charge factor 100/P in 32.32 fixed point, rounded up (a charge is never too small). */
+static uint64_t scale_of(int percent) {
+  return ((100ull << 32) + (uint64_t)percent - 1) / (uint64_t)percent;
+}
+
 /* Runs once, on the first governed call. */
 static void decide_state(void) {
   int mode = hook_state_init();
@@ -100,7 +107,8 @@ static void decide_state(void) {
       int percent = limits->cores[i]; /* 0 (no limit) to 99 */
       if (percent <= 0) continue;
       g_percent[i] = percent;
-      g_scale[i] = ((100ull << 32) + (uint64_t)percent - 1) / (uint64_t)percent;
+      g_scale[i] = scale_of(percent);
+      if (limits->ceiling[i] > 0) g_scale_alone[i] = scale_of(limits->ceiling[i]);
       s = STATE_ON;
     }
     g_elastic = limits->mode == HOOK_CORE_ELASTIC;
@@ -156,13 +164,20 @@ static int contended(int index, uint64_t now) {
   return __atomic_load_n(&g_devices[index].compute_contended_ns, __ATOMIC_RELAXED) > now;
 }
 
+/* The charge factor a launch on device `index` pays now: 100/P in hard mode or while an elastic
+ * container's device is contended, 100/ceiling (0: nothing) while it is alone. */
+static inline uint64_t scale_now(int index, uint64_t now) {
+  if (!g_elastic || contended(index, now)) return g_scale[index];
+  return g_scale_alone[index];
+}
+
 /* Charges `cost` ns of device time to device `index` and sleeps until the container's share
- * allows the launch: the region's virtual clock advances by cost * 100 / P per launch, and a
- * launch may start once the clock, before its own charge, is not ahead of now. Returns whether it
- * slept (`now` is then stale). */
-static inline int charge_and_wait(int index, uint64_t cost, uint64_t now) {
+ * allows the launch: the region's virtual clock advances by cost * `scale` (100 / P) per launch,
+ * and a launch may start once the clock, before its own charge, is not ahead of now. Returns
+ * whether it slept (`now` is then stale). */
+static inline int charge_and_wait(int index, uint64_t cost, uint64_t scale, uint64_t now) {
   struct tessera_region_device* d = &g_devices[index];
-  uint64_t add = (uint64_t)(((unsigned __int128)cost * g_scale[index]) >> 32);
+  uint64_t add = (uint64_t)(((unsigned __int128)cost * scale) >> 32);
   uint64_t old = __atomic_load_n(&d->compute_tat_ns, __ATOMIC_RELAXED);
   uint64_t base;
   do {
@@ -303,9 +318,8 @@ static __attribute__((noinline)) CUresult begin_governed(uintptr_t key, CUstream
   uint64_t cost = expected_ns(key);
   /* Wait for the budget first, so that a timed span never includes the wait. */
   if (__builtin_expect(cost != 0, 1)) {
-    if ((!g_elastic || contended(index, now)) && charge_and_wait(index, cost, now)) {
-      now = fast_now_ns();
-    }
+    uint64_t scale = scale_now(index, now);
+    if (scale != 0 && charge_and_wait(index, cost, scale, now)) now = fast_now_ns();
     if (__builtin_expect(
             now - __atomic_load_n(&g_sampler.last_ns, __ATOMIC_RELAXED) < SAMPLE_INTERVAL_NS, 1)) {
       return CUDA_SUCCESS;
@@ -334,9 +348,8 @@ CUresult compute_end_timed(struct compute_launch* l, CUresult rc) {
       uint64_t cost = compute_expected_ns(l->key);
       pthread_mutex_unlock(&g_sampler.mutex);
       uint64_t now = os_now_ns();
-      if (cost != 0 && (!g_elastic || contended(l->index, now))) {
-        charge_and_wait(l->index, cost, now);
-      }
+      uint64_t scale = scale_now(l->index, now);
+      if (cost != 0 && scale != 0) charge_and_wait(l->index, cost, scale, now);
       return rc;
     }
   }

@@ -125,6 +125,7 @@ int hook_limits_parse_file(const char* text, const char* name, struct hook_limit
   snprintf(out->source, sizeof(out->source), "limits file %s", name);
   int seen_version = 0, seen_mode = 0, seen_devices = 0, seen_region = 0;
   int seen_memory[TESSERA_MAX_DEVICES] = {0}, seen_cores[TESSERA_MAX_DEVICES] = {0};
+  int seen_ceiling[TESSERA_MAX_DEVICES] = {0};
   char line[1024];
   int line_number = 0;
   const char* p = text;
@@ -205,6 +206,20 @@ int hook_limits_parse_file(const char* text, const char* name, struct hook_limit
       }
       if (out->cores[index] == 100) out->cores[index] = 0;
       seen_cores[index] = 1;
+    } else if ((index = key_index(key, "ceiling.")) != -2) {
+      if (index < 0) {
+        return fail(out, "%s line %s: \"%s\" is not ceiling.<device index 0-15>", name, where, key);
+      }
+      if (seen_ceiling[index])
+        return fail(out, "%s line %s: duplicate key \"%s\"", name, where, key);
+      if (parse_int(value, 1, 100, &out->ceiling[index]) != 0) {
+        return fail(out,
+                    "%s line %s: ceiling=\"%s\" (allowed: a percent 1 to 100; 100 = the whole "
+                    "device)",
+                    name, where, value);
+      }
+      if (out->ceiling[index] == 100) out->ceiling[index] = 0;
+      seen_ceiling[index] = 1;
     } else if ((index = key_index(key, "uuid.")) != -2) {
       if (index < 0) {
         return fail(out, "%s line %s: \"%s\" is not uuid.<device index 0-15>", name, where, key);
@@ -223,15 +238,28 @@ int hook_limits_parse_file(const char* text, const char* name, struct hook_limit
     } else {
       return fail(out,
                   "%s line %s: unknown key \"%s\" (allowed: version, mode, devices, uuid.<i>, "
-                  "memory.<i>, cores.<i>, region)",
+                  "memory.<i>, cores.<i>, ceiling.<i>, region)",
                   name, where, key);
     }
   }
   if (!seen_version)
     return fail(out, "%s: empty limits file (version=1 is required)%s%s", name, "", "");
+  for (int i = 0; i < TESSERA_MAX_DEVICES; ++i) {
+    if (out->ceiling[i] == 0) continue;
+    char index_text[16];
+    snprintf(index_text, sizeof(index_text), "%d", i);
+    if (out->cores[i] == 0) {
+      return fail(out, "%s: ceiling.%s is set but cores.%s is not (a ceiling bounds a limit)", name,
+                  index_text, index_text);
+    }
+    if (out->ceiling[i] < out->cores[i]) {
+      return fail(out, "%s: ceiling.%s is below cores.%s (allowed: cores to 100)", name, index_text,
+                  index_text);
+    }
+  }
   if (seen_devices) {
     for (int i = out->device_count; i < TESSERA_MAX_DEVICES; ++i) {
-      if (seen_memory[i] || seen_cores[i] || out->has_uuid[i]) {
+      if (seen_memory[i] || seen_cores[i] || seen_ceiling[i] || out->has_uuid[i]) {
         char index_text[16];
         snprintf(index_text, sizeof(index_text), "%d", i);
         return fail(out, "%s: device %s is beyond devices=%s", name, index_text, "the count given");

@@ -25,6 +25,7 @@ struct hook_limits {
   int from_file;
   uint64_t memory[TESSERA_MAX_DEVICES]; /* bytes; 0 = no limit */
   int cores[TESSERA_MAX_DEVICES];       /* percent; 0 = no limit */
+  int ceiling[TESSERA_MAX_DEVICES];     /* elastic: percent it may use alone; 0 = whole device */
   int mode;                             /* enum hook_core_mode */
   int device_count;                     /* devices= of the file; 0 when not given */
   int has_uuid[TESSERA_MAX_DEVICES];

@@ -43,6 +43,9 @@ std::string LimitsText(const Grant& grant) {
     out += "uuid." + n + "=" + d.uuid + "\n";
     out += "memory." + n + "=" + std::to_string(d.memory_mib * 1024 * 1024) + "\n";
     out += "cores." + n + "=" + std::to_string(d.cores) + "\n";
+    bool ceiling = grant.mode == "elastic" && d.cores > 0 && d.cores < 100 && d.cores_limit > 0 &&
+                   d.cores_limit < 100;
+    if (ceiling) out += "ceiling." + n + "=" + std::to_string(d.cores_limit) + "\n";
   }
   out += std::string("region=") + kContainerRegionDir + "/region\n";
   return out;

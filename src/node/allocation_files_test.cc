@@ -1,4 +1,5 @@
 #include "node/allocation_files.h"
+#include "node/grant.h"
 
 #include <sys/stat.h>
 
@@ -34,6 +35,30 @@ TEST(AllocationFilesTest, LimitsTextFollowsTheAbi) {
             "version=1\nmode=elastic\ndevices=2\nuuid.0=GPU-a\nmemory.0=4294967296\ncores.0=30\n"
             "uuid.1=GPU-b\nmemory.1=0\ncores.1=0\nregion=/var/run/tessera-region/region\n");
   EXPECT_NE(LimitsText(Grant{}).find("devices=0\n"), std::string::npos);
+}
+
+// vcuda's tencent.com/vcuda-core-limit reaches the library as the device's ceiling.
+TEST(AllocationFilesTest, CoresLimitBecomesTheElasticCeiling) {
+  auto annotation = [](const std::string& mode, int limit) {
+    return R"({"version":1,"node":"n","containers":[{"name":"c","mode":")" + mode +
+           R"(","devices":[{"uuid":"GPU-1","memoryMiB":10,"cores":30,"coresLimit":)" +
+           std::to_string(limit) + "}]}]}";
+  };
+  auto elastic = GrantFromAllocation(annotation("elastic", 80), "c", "n");
+  ASSERT_TRUE(elastic.ok()) << elastic.status().ToString();
+  EXPECT_EQ((*elastic)->devices[0].cores_limit, 80);
+  EXPECT_NE(LimitsText(**elastic).find("cores.0=30\nceiling.0=80\n"), std::string::npos);
+  auto hard = GrantFromAllocation(annotation("hard", 80), "c", "n");
+  ASSERT_TRUE(hard.ok());
+  EXPECT_EQ(LimitsText(**hard).find("ceiling"), std::string::npos) << "hard already holds to cores";
+  auto whole = GrantFromAllocation(annotation("elastic", 100), "c", "n");
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(LimitsText(**whole).find("ceiling"), std::string::npos) << "100 = the whole device";
+  auto below = GrantFromAllocation(annotation("elastic", 20), "c", "n");
+  ASSERT_FALSE(below.ok());
+  EXPECT_NE(below.status().message().find("coresLimit 20 (allowed: cores 30 to 100)"),
+            std::string::npos)
+      << below.status().message();
 }
 
 TEST(AllocationFilesTest, CdiSpecNamesDeviceNodes) {

@@ -42,6 +42,13 @@ Result<std::optional<Grant>> GrantFromAllocation(const std::string& annotation,
         return bad("container " + container + ": cores " + std::to_string(gd.cores) +
                    " (allowed: 0 to 100)");
       }
+      if (d.contains("coresLimit") && d["coresLimit"].is_number_integer()) {
+        gd.cores_limit = d["coresLimit"].get<int>();
+        if (gd.cores_limit < gd.cores || gd.cores_limit > 100) {
+          return bad("container " + container + ": coresLimit " + std::to_string(gd.cores_limit) +
+                     " (allowed: cores " + std::to_string(gd.cores) + " to 100)");
+        }
+      }
       g.devices.push_back(gd);
     }
     return std::optional<Grant>(g);

@@ -25,6 +25,7 @@ struct GrantDevice {
   std::string uuid;
   uint64_t memory_mib = 0;  // 0 = no limit
   int cores = 0;            // percent; 0 or 100 = no limit
+  int cores_limit = 0;      // elastic: the most it may use when alone ("coresLimit"); 0 = all
 };
 
 struct Grant {
@@ -33,7 +34,8 @@ struct Grant {
   bool operator==(const Grant&) const = default;
 };
 inline bool operator==(const GrantDevice& a, const GrantDevice& b) {
-  return a.uuid == b.uuid && a.memory_mib == b.memory_mib && a.cores == b.cores;
+  return a.uuid == b.uuid && a.memory_mib == b.memory_mib && a.cores == b.cores &&
+         a.cores_limit == b.cores_limit;
 }
 
 // The decision for `container` in a pod's `tessera.io/allocation` annotation value. Returns

@@ -39,6 +39,7 @@ struct Container {
   std::string mode = "hard";
   int processes = 1;
   std::string path = "kernel";
+  int ceiling = 0;  // elastic: the most it may use alone (0 = the whole device); a limits file
 };
 
 struct Shares {
@@ -58,7 +59,14 @@ class ComputeTest : public ::testing::Test {
     for (size_t c = 0; c < containers.size(); ++c) {
       Env env = hook.ProbeEnv();
       env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] = hook.dir() + "/region-" + std::to_string(c);
-      if (containers[c].percent > 0) {
+      if (containers[c].ceiling > 0) {  // only the limits file has ceilings
+        env["TESSERA_LIMITS_FILE"] =
+            hook.WriteFile("limits-" + std::to_string(c),
+                           "version=1\nmode=" + containers[c].mode +
+                               "\ncores.0=" + std::to_string(containers[c].percent) +
+                               "\nceiling.0=" + std::to_string(containers[c].ceiling) +
+                               "\nregion=" + env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] + "\n");
+      } else if (containers[c].percent > 0) {
         env["CUDA_DEVICE_SM_LIMIT"] = std::to_string(containers[c].percent);
         env["TESSERA_CORE_MODE"] = containers[c].mode;
       }
@@ -151,6 +159,12 @@ TEST_P(Kernels, HardThirtyAgainstHardSeventy) {
 TEST_P(Kernels, ElasticThirtyAloneUsesTheIdleDevice) {
   Shares s = Run({{.percent = 30, .mode = "elastic"}}, GetParam(), kRun);
   EXPECT_GE(100 * s.whole[0], 90);
+}
+
+// vcuda's tencent.com/vcuda-core-limit: elastic, but never above the ceiling.
+TEST_P(Kernels, ElasticThirtyAloneStopsAtItsCeiling) {
+  Shares s = Run({{.percent = 30, .mode = "elastic", .ceiling = 60}}, GetParam(), kRun);
+  EXPECT_NEAR(100 * s.whole[0], 60, 3.0);
 }
 
 TEST_P(Kernels, ElasticThirtyAgainstElasticSeventy) {

@@ -36,7 +36,8 @@ TEST(LimitsFile, ParsesEveryKey) {
   hook_limits limits;
   ASSERT_EQ(hook_limits_parse_file("# comment\nversion=1\nmode=elastic\ndevices=2\n"
                                    "uuid.0=GPU-aaaa\nuuid.1=GPU-bbbb\nmemory.0=4294967296\n"
-                                   "memory.1=2Gi\ncores.0=30\ncores.1=100\n\nregion=/r/region\n",
+                                   "memory.1=2Gi\ncores.0=30\nceiling.0=80\ncores.1=100\n\n"
+                                   "region=/r/region\n",
                                    "limits", &limits),
             0)
       << limits.message;
@@ -49,6 +50,8 @@ TEST(LimitsFile, ParsesEveryKey) {
   EXPECT_EQ(limits.memory[1], 2ull << 30);
   EXPECT_EQ(limits.cores[0], 30);
   EXPECT_EQ(limits.cores[1], 0) << "100 percent means no limit";
+  EXPECT_EQ(limits.ceiling[0], 80);
+  EXPECT_EQ(limits.ceiling[1], 0);
   EXPECT_STREQ(limits.region_path, "/r/region");
 }
 
@@ -71,6 +74,9 @@ TEST(LimitsFile, RejectsMistakesWithTheLineAndKey) {
       {"version=1\nregion=relative\n", "absolute path"},
       {"version=1\njust a line\n", "expected key=value"},
       {"version=1\ndevices=17\n", "0 to 16"},
+      {"version=1\ncores.0=30\nceiling.0=0\n", "ceiling=\"0\" (allowed: a percent 1 to 100"},
+      {"version=1\ncores.0=30\nceiling.0=20\n", "ceiling.0 is below cores.0"},
+      {"version=1\nceiling.1=50\n", "ceiling.1 is set but cores.1 is not"},
   };
   for (const auto& c : cases) {
     hook_limits limits;
