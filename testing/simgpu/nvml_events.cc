@@ -3,6 +3,7 @@
 // milliseconds of an injection. An event set sees only events posted after it was created.
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "clock.h"
 #include "nvml_handles.h"
@@ -20,15 +21,15 @@ struct EventSet {
   uint64_t last_seq = 0;                      // events up to this one were seen
 };
 
+// The live sets, guarded by g_sets_mu. Allocated while any set lives, so that nothing is left
+// allocated once the library is unloaded (a static object could be destroyed at exit under a
+// thread that still waits on a set).
 std::mutex g_sets_mu;
-std::map<EventSet*, bool>& Sets() {  // live sets, guarded by g_sets_mu
-  static auto* sets = new std::map<EventSet*, bool>();
-  return *sets;
-}
+std::set<EventSet*>* g_sets = nullptr;
 
 bool Live(EventSet* set) {
   std::lock_guard<std::mutex> guard(g_sets_mu);
-  return Sets().count(set) != 0;
+  return g_sets != nullptr && g_sets->count(set) != 0;
 }
 
 }  // namespace
@@ -52,7 +53,8 @@ nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
   es->last_seq = s->XidSequence();
   {
     std::lock_guard<std::mutex> guard(g_sets_mu);
-    Sets()[es] = true;
+    if (g_sets == nullptr) g_sets = new std::set<EventSet*>();
+    g_sets->insert(es);
   }
   *set = reinterpret_cast<nvmlEventSet_t>(es);
   return NVML_SUCCESS;
@@ -117,7 +119,11 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
   auto* es = reinterpret_cast<EventSet*>(set);
   {
     std::lock_guard<std::mutex> guard(g_sets_mu);
-    if (Sets().erase(es) == 0) return NVML_ERROR_INVALID_ARGUMENT;
+    if (g_sets == nullptr || g_sets->erase(es) == 0) return NVML_ERROR_INVALID_ARGUMENT;
+    if (g_sets->empty()) {
+      delete g_sets;
+      g_sets = nullptr;
+    }
   }
   delete es;
   return NVML_SUCCESS;

@@ -59,7 +59,7 @@ nvmlReturn_t NvmlShutdown() {
   if (--g_init_count == 0) {
     // As with real NVML, the next nvmlInit starts afresh (and reads SIMGPU_STATE again).
     g_state = nullptr;
-    SharedState::Forget();
+    SharedState::Detach();
   }
   return NVML_SUCCESS;
 }

@@ -163,6 +163,18 @@ tessera::Result<SharedState*> SharedState::Attach() {
   return g_attached;
 }
 
+void SharedState::Detach() {
+  std::lock_guard<std::mutex> guard(g_attach_mu);
+  delete g_attached;
+  g_attached = nullptr;
+  delete g_attach_error;
+  g_attach_error = nullptr;
+}
+
+SharedState::~SharedState() {
+  munmap(file_, sizeof(StateFile));
+}
+
 void SharedState::Forget() {
   // Called in a child right after fork(): no other thread exists, so the mutex is re-created.
   new (&g_attach_mu) std::mutex();

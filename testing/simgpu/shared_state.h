@@ -40,8 +40,15 @@ class SharedState {
   // Forget(). The returned object lives until the process exits.
   static tessera::Result<SharedState*> Attach();
 
-  // Makes the next Attach() read the environment again (a forked child's fresh driver).
+  // Makes the next Attach() read the environment again (a forked child's fresh driver). The old
+  // object is kept: the parent's objects, copied into the child, may still point into it.
   static void Forget();
+
+  // Frees the remembered state, and makes the next Attach() read the environment again (NVML's
+  // last nvmlShutdown: no pointer from Attach() may be used after it).
+  static void Detach();
+
+  ~SharedState();
 
   // Opens (creating if needed) the state in `directory` for `spec`; `spec_given` says whether the
   // caller insists on that spec (otherwise an existing state is used whatever it simulates).
