@@ -1,5 +1,7 @@
 #include "node/agent.h"
 
+#include <algorithm>
+
 #include "log/log.h"
 #include "node/grant.h"
 #include "node/inventory.h"
@@ -14,7 +16,10 @@ Agent::Agent(AgentOptions options, GpuSource& gpus, PodSource& pods, ApiWriter& 
       allocator_(options_.allocator, options_.resources, pods, writer, kubelet),
       plugins_(options_.kubelet_dir + "/device-plugins", options_.resources,
                options_.allocator.split_count, allocator_, board_),
-      housekeeper_(allocator_, pods, options_.allocator.state_dir, options_.unowned_grace) {}
+      housekeeper_(allocator_, pods, options_.allocator.state_dir, options_.unowned_grace),
+      pids_(pods, {.state_dir = options_.allocator.state_dir,
+                   .cgroup_root = options_.cgroup_root,
+                   .proc_root = options_.proc_root}) {}
 
 Agent::~Agent() {
   Stop();
@@ -93,14 +98,23 @@ void Agent::Publish() {
   }
 }
 
+// One thread for both, so a pids file is never written into a folder being removed.
 void Agent::Housekeep() {
-  auto next = std::chrono::steady_clock::now();
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point next_sweep = Clock::now(), next_pids = Clock::now();
   while (!stop_) {
-    if (std::chrono::steady_clock::now() >= next) {
+    if (Clock::now() >= next_sweep) {
       housekeeper_.RunOnce();
-      next = std::chrono::steady_clock::now() + options_.housekeeping_interval;
+      next_sweep = Clock::now() + options_.housekeeping_interval;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (Clock::now() >= next_pids) {
+      pids_.RunOnce();
+      next_pids = Clock::now() + options_.pid_refresh;
+    }
+    // Wake for the next task, and at least every 100 ms to notice Stop.
+    Clock::time_point wake =
+        std::min({next_sweep, next_pids, Clock::now() + std::chrono::milliseconds(100)});
+    std::this_thread::sleep_until(wake);
   }
 }
 

@@ -1,8 +1,8 @@
 // Agent: the node agent put together. Discovers the GPUs, publishes the node's `tessera.io/gpus`
 // annotation (again whenever health changes it), serves and registers one device plugin per
-// enabled resource, keeps health current and removes the files of containers that are gone. Policy
-// lives in the parts (Allocator, PluginManager, HealthMonitor); the Agent only wires and starts
-// them.
+// enabled resource, keeps health current, keeps each running container's pids file current and
+// removes the files of containers that are gone. Policy lives in the parts (Allocator,
+// PluginManager, HealthMonitor, Housekeeper, PidsRefresher); the Agent only wires and starts them.
 //
 // Start/Stop from one thread; the publisher and housekeeping run on their own threads.
 #pragma once
@@ -16,6 +16,7 @@
 #include "node/gpu.h"
 #include "node/health_monitor.h"
 #include "node/housekeeper.h"
+#include "node/pids_refresher.h"
 #include "node/plugin_manager.h"
 #include "node/pod_resources.h"
 #include "node/pod_source.h"
@@ -31,6 +32,10 @@ struct AgentOptions {
   std::chrono::milliseconds xid_hold{60'000};
   std::chrono::seconds housekeeping_interval{30};
   std::chrono::seconds unowned_grace{600};  // allocations that never got an owner
+  // The pids files of running containers (pids_refresher.h).
+  std::string cgroup_root = "/sys/fs/cgroup";
+  std::string proc_root = "/proc";
+  std::chrono::milliseconds pid_refresh{1000};
 };
 
 class Agent {
@@ -62,6 +67,7 @@ class Agent {
   Allocator allocator_;
   PluginManager plugins_;
   Housekeeper housekeeper_;
+  PidsRefresher pids_;
   std::unique_ptr<HealthMonitor> health_;
   std::atomic<bool> stop_{false};
   std::thread publisher_, housekeeping_;

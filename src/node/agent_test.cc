@@ -1,6 +1,9 @@
 #include "node/agent.h"
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -8,6 +11,7 @@
 
 #include "config/config.h"
 #include "node/config_keys.h"
+#include "node/fake_cgroup_tree.h"
 #include "node/memory_pod_store.h"
 #include "node/test_support.h"
 
@@ -89,6 +93,46 @@ TEST(AgentTest, InitErrorIsFatalOnlyWhenAsked) {
   agent.Stop();
 }
 
+TEST(AgentTest, KeepsARunningContainersPidsFile) {
+  TempDir dir;
+  MemoryPodStore store("n");
+  FakePodResourcesList kubelet;
+  ListGpuSource gpus(TestGpus(1));
+  AgentOptions options = Options(dir, true);
+  options.cgroup_root = dir.path() + "/cgroup";
+  options.pid_refresh = std::chrono::milliseconds(50);
+  MakeCgroupRoot(options.cgroup_root, CgroupVersion::kV2);
+  Agent agent(options, gpus, store, store, kubelet);
+  ASSERT_TRUE(agent.Start().ok());
+
+  nlohmann::json pod = MakePod("p", "n", "nvidia.com/gpu", 1);
+  store.Put(pod);
+  auto a = agent.allocator().Allocate("nvidia.com/gpu", {"0-0"});
+  ASSERT_TRUE(a.ok());
+  kubelet.Add({"default", "p", "main", "nvidia.com/gpu", {"0-0"}});
+  ASSERT_TRUE(agent.allocator().PreStart("nvidia.com/gpu", {"0-0"}).ok());
+  // The runtime starts the container; kubelet reports it.
+  MakeContainerCgroup(options.cgroup_root, CgroupDriver::kCgroupfs, TestQos::kBestEffort, "uid-p",
+                      "abc123", {::getpid()});
+  pod["status"] = {
+      {"phase", "Running"},
+      {"qosClass", "BestEffort"},
+      {"containerStatuses", {{{"name", "main"}, {"containerID", "containerd://abc123"}}}}};
+  store.Put(pod);
+
+  std::string file = agent.allocator().AllocationDir(a->allocation_id) + "/pids";
+  std::string want =
+      "version=1\n" + std::to_string(::getpid()) + " " + std::to_string(::getpid()) + "\n";
+  std::string text;
+  for (int i = 0; i < 100 && text != want; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::ifstream in(file);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  EXPECT_EQ(text, want);
+  agent.Stop();
+}
+
 TEST(ConfigKeysTest, DefaultsAndRefusals) {
   config::Schema schema;
   AddConfigKeys(schema);
@@ -101,6 +145,9 @@ TEST(ConfigKeysTest, DefaultsAndRefusals) {
   EXPECT_EQ(o->allocator.state_dir, "/var/lib/tessera");
   EXPECT_EQ(o->allocator.split_count, 10);
   EXPECT_TRUE(o->fail_on_init_error);
+  EXPECT_EQ(o->pid_refresh, std::chrono::seconds(1));
+  EXPECT_EQ(o->cgroup_root, "/sys/fs/cgroup");
+  EXPECT_EQ(o->proc_root, "/proc");
   ASSERT_EQ(o->resources.size(), 4u);
   EXPECT_EQ(o->resources[2].served_by, "tencent.com/vcuda-core");
 
@@ -110,6 +157,11 @@ TEST(ConfigKeysTest, DefaultsAndRefusals) {
   EXPECT_THAT(OptionsFromConfig(cfg, "n").status().message(),
               HasSubstr("oversubscription is not supported yet"));
   ASSERT_TRUE(cfg.Set("node.device-memory-scaling", "1", flag).ok());
+  ASSERT_TRUE(cfg.Set("node.pid-refresh", "0s", flag).ok());
+  EXPECT_THAT(OptionsFromConfig(cfg, "n").status().message(),
+              HasSubstr("node.pid-refresh 0s: must be at least 1ms"));
+  ASSERT_TRUE(cfg.Set("node.pid-refresh", "250ms", flag).ok());
+  EXPECT_EQ(OptionsFromConfig(cfg, "n")->pid_refresh, std::chrono::milliseconds(250));
   for (const char* d : {"vgpu", "vcuda", "gpushare"}) {
     ASSERT_TRUE(cfg.Set(std::string("node.dialects.") + d + ".enabled", "false", flag).ok());
   }

@@ -1,6 +1,7 @@
 #include "node/allocator.h"
 
 #include <algorithm>
+#include <set>
 
 #include "log/log.h"
 #include "node/allocation_files.h"
@@ -37,7 +38,30 @@ std::vector<GpuInfo> Allocator::Gpus() const {
 
 void Allocator::Forget(const std::string& id) {
   std::lock_guard lock(mu_);
-  guesses_.erase(id);
+  SetGuessLocked(id, std::nullopt);
+}
+
+void Allocator::SetGuessLocked(const std::string& id, std::optional<Guess> guess) {
+  auto it = guesses_.find(id);
+  if (it != guesses_.end()) {
+    const Guess& old = it->second;
+    if (auto owned = owners_.find(old.owner.uid); owned != owners_.end()) {
+      auto& entries = owned->second;
+      auto entry = std::find(entries.begin(), entries.end(),
+                             std::make_pair(old.resource, old.owner.container));
+      if (entry != entries.end()) entries.erase(entry);
+      if (entries.empty()) owners_.erase(owned);
+    }
+    if (!guess) {
+      guesses_.erase(it);
+      return;
+    }
+  }
+  if (!guess) return;
+  if (!guess->owner.uid.empty()) {
+    owners_[guess->owner.uid].emplace_back(guess->resource, guess->owner.container);
+  }
+  guesses_[id] = std::move(*guess);
 }
 
 std::string Allocator::AllocationDir(const std::string& id) const {
@@ -55,13 +79,15 @@ const ResourceSpec* Allocator::FindResource(const std::string& name) const {
   return nullptr;
 }
 
-std::set<ContainerRef> Allocator::Taken(const std::string& resource) const {
+std::vector<ContainerRef> Allocator::Candidates(const std::vector<PodRef>& pods,
+                                                const std::string& resource, int64_t count) const {
   std::lock_guard lock(mu_);
-  std::set<ContainerRef> out;
-  for (const auto& [id, g] : guesses_) {
-    if (g.resource == resource && !g.owner.uid.empty()) out.insert(g.owner);
-  }
-  return out;
+  return AllocateCandidates(pods, resource, count, [&](const ContainerRef& c) {
+    auto owned = owners_.find(c.uid);
+    return owned != owners_.end() &&
+           std::find(owned->second.begin(), owned->second.end(),
+                     std::make_pair(resource, c.container)) != owned->second.end();
+  });
 }
 
 namespace {
@@ -108,6 +134,15 @@ std::vector<std::string> Uuids(const Grant& g) {
   return out;
 }
 
+// The pod of `c` among `pods` (by UID), or nullptr.
+PodRef PodOf(const std::vector<PodRef>& pods, const ContainerRef& c) {
+  if (c.uid.empty()) return nullptr;
+  for (const PodRef& p : pods) {
+    if (PodUid(*p) == c.uid) return p;
+  }
+  return nullptr;
+}
+
 std::string Join(const std::vector<std::string>& items) {
   std::string out;
   for (const std::string& s : items) out += (out.empty() ? "" : ",") + s;
@@ -116,12 +151,10 @@ std::string Join(const std::vector<std::string>& items) {
 
 }  // namespace
 
-Result<Grant> Allocator::GrantFor(const ContainerRef& owner,
+Result<Grant> Allocator::GrantFor(const json& pod, const ContainerRef& owner,
                                   const std::vector<std::string>& device_ids,
                                   const std::vector<GpuInfo>& gpus) const {
-  std::optional<json> pod = pods_.Pod(owner.ns, owner.pod);
-  if (!pod) return Unavailable("pod " + owner.ns + "/" + owner.pod + " is not in the pod cache");
-  std::string decision = PodAnnotation(*pod, kAllocationAnnotation);
+  std::string decision = PodAnnotation(pod, kAllocationAnnotation);
   if (decision.empty()) return WholeGpus(device_ids, gpus);
   ASSIGN_OR_RETURN(std::optional<Grant> grant,
                    GrantFromAllocation(decision, owner.container, options_.node_name));
@@ -163,10 +196,11 @@ std::vector<std::string> Allocator::Preferred(const std::string& resource,
   };
   // The likeliest pending container's GPUs first.
   std::vector<GpuInfo> gpus = Gpus();
-  std::vector<ContainerRef> cands =
-      AllocateCandidates(pods_.NodePods(), resource, size, Taken(resource));
-  if (!cands.empty()) {
-    Result<Grant> grant = GrantFor(cands.front(), {}, gpus);
+  std::vector<PodRef> pods = pods_.NodePods();
+  std::vector<ContainerRef> cands = Candidates(pods, resource, size);
+  PodRef likeliest = cands.empty() ? nullptr : PodOf(pods, cands.front());
+  if (likeliest) {
+    Result<Grant> grant = GrantFor(*likeliest, cands.front(), {}, gpus);
     if (grant.ok()) {
       std::vector<int> order;
       for (const GrantDevice& d : grant->devices) {
@@ -205,9 +239,9 @@ Result<AllocateAnswer> Allocator::Allocate(const std::string& resource,
   answer.allocation_id = AllocationId(resource, device_ids);
   const std::string& id = answer.allocation_id;
 
-  std::vector<json> pods = pods_.NodePods();
+  std::vector<PodRef> pods = pods_.NodePods();
   std::vector<ContainerRef> cands =
-      AllocateCandidates(pods, resource, static_cast<int64_t>(device_ids.size()), Taken(resource));
+      Candidates(pods, resource, static_cast<int64_t>(device_ids.size()));
   if (cands.size() > 1) {
     // Several candidates: drop those kubelet has already given devices of this resource.
     Result<std::vector<ContainerDevices>> listed = kubelet_.List();
@@ -222,19 +256,20 @@ Result<AllocateAnswer> Allocator::Allocate(const std::string& resource,
   }
   Guess guess;
   guess.resource = resource;
-  if (!cands.empty()) guess.owner = cands.front();
-  if (!spec->served_by.empty() && !guess.owner.uid.empty()) {
-    for (const json& p : pods) {
-      if (p["metadata"].value("uid", "") != guess.owner.uid) continue;
-      const json* c = FindContainer(p, guess.owner.container);
-      guess.counts_only = c != nullptr && ContainerRequest(*c, spec->served_by) > 0;
-    }
+  PodRef owner_pod;
+  if (!cands.empty()) {
+    guess.owner = cands.front();
+    owner_pod = PodOf(pods, guess.owner);
+  }
+  if (!spec->served_by.empty() && owner_pod) {
+    const json* c = FindContainer(*owner_pod, guess.owner.container);
+    guess.counts_only = c != nullptr && ContainerRequest(*c, spec->served_by) > 0;
   }
   if (!guess.counts_only) {
     std::vector<GpuInfo> gpus = Gpus();
     Grant grant;
-    if (!guess.owner.uid.empty()) {
-      Result<Grant> g = GrantFor(guess.owner, device_ids, gpus);
+    if (owner_pod) {
+      Result<Grant> g = GrantFor(*owner_pod, guess.owner, device_ids, gpus);
       if (g.ok()) {
         grant = *g;
       } else {
@@ -262,7 +297,7 @@ Result<AllocateAnswer> Allocator::Allocate(const std::string& resource,
                           {"allocation", id},
                           {"guess", guess.owner.uid.empty() ? "none" : guess.owner.ToString()}});
   std::lock_guard lock(mu_);
-  guesses_[id] = std::move(guess);
+  SetGuessLocked(id, std::move(guess));
   return answer;
 }
 
@@ -311,15 +346,15 @@ Status Allocator::PreStart(const std::string& resource,
                               "pending pod of this node asks for them");
   }
   if (counts_only) return Status::Ok();
-  std::optional<json> pod = pods_.Pod(owner.ns, owner.pod);
+  PodRef pod = pods_.FindPod(owner.ns, owner.pod);
   if (!pod) {
     return Unavailable("pod " + owner.ns + "/" + owner.pod +
                        " is not in the node agent's pod cache yet; kubelet will retry");
   }
-  owner.uid = (*pod)["metadata"].value("uid", "");
+  owner.uid = PodUid(*pod);
 
   std::vector<GpuInfo> gpus = Gpus();
-  Result<Grant> grant = GrantFor(owner, device_ids, gpus);
+  Result<Grant> grant = GrantFor(*pod, owner, device_ids, gpus);
   if (!grant.ok()) return Fail(owner, grant.status().message());
   if (!options_.cdi && guess && Uuids(*grant) != guess->visible) {
     return Fail(owner, "NVIDIA_VISIBLE_DEVICES was set at Allocate to \"" + Join(guess->visible) +
@@ -333,9 +368,12 @@ Status Allocator::PreStart(const std::string& resource,
               {{"pod", owner.ToString()}, {"error", recorded.message()}});
   }
   std::lock_guard lock(mu_);
-  guesses_[id].resource = resource;
-  guesses_[id].owner = owner;
-  guesses_[id].counts_only = false;
+  auto it = guesses_.find(id);
+  Guess found = it != guesses_.end() ? it->second : Guess{};
+  found.resource = resource;
+  found.owner = owner;
+  found.counts_only = false;
+  SetGuessLocked(id, std::move(found));
   return Status::Ok();
 }
 
@@ -357,7 +395,7 @@ Status Allocator::WriteFiles(const std::string& id, const Grant& grant, const Co
 
 Status Allocator::RecordAllocated(const ContainerRef& owner, const std::string& id,
                                   const Grant& grant) {
-  std::optional<json> pod = pods_.Pod(owner.ns, owner.pod);
+  PodRef pod = pods_.FindPod(owner.ns, owner.pod);
   json value = json::parse(pod ? PodAnnotation(*pod, kAllocatedAnnotation) : "", nullptr, false);
   if (!value.is_object()) value = json::object();
   value[owner.container] = {{"allocation", id}, {"devices", Uuids(grant)}};

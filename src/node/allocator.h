@@ -20,8 +20,10 @@
 
 #include <map>
 #include <mutex>
-#include <set>
+#include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -92,15 +94,20 @@ class Allocator {
     std::vector<std::string> visible;  // UUIDs given through NVIDIA_VISIBLE_DEVICES
   };
   const ResourceSpec* FindResource(const std::string& name) const;
-  // The grant for `owner` (its decision, or whole GPUs behind `device_ids`).
-  Result<Grant> GrantFor(const ContainerRef& owner, const std::vector<std::string>& device_ids,
+  // The grant for `owner`, whose pod is `pod` (its decision, or whole GPUs behind `device_ids`).
+  Result<Grant> GrantFor(const nlohmann::json& pod, const ContainerRef& owner,
+                         const std::vector<std::string>& device_ids,
                          const std::vector<GpuInfo>& gpus) const;
   Status WriteFiles(const std::string& id, const Grant& grant, const ContainerRef& owner,
                     const std::vector<GpuInfo>& gpus);
   Status RecordAllocated(const ContainerRef& owner, const std::string& id, const Grant& grant);
   Status Fail(const ContainerRef& owner, const std::string& reason);
-  // The containers already guessed or found for allocations of `resource`.
-  std::set<ContainerRef> Taken(const std::string& resource) const;
+  // AllocateCandidates over `pods`, leaving out the containers already guessed or found for
+  // allocations of `resource`.
+  std::vector<ContainerRef> Candidates(const std::vector<PodRef>& pods, const std::string& resource,
+                                       int64_t count) const;
+  // Sets or drops (nullopt) the guess of allocation `id`, keeping owners_ in step (mu_ held).
+  void SetGuessLocked(const std::string& id, std::optional<Guess> guess);
 
   const AllocatorOptions options_;
   const std::vector<ResourceSpec> resources_;
@@ -112,6 +119,9 @@ class Allocator {
   mutable std::mutex mu_;
   std::vector<GpuInfo> gpus_;             // guarded by mu_
   std::map<std::string, Guess> guesses_;  // by allocation ID; guarded by mu_
+  // Per pod UID, (resource, container) of every guess owned by one of its containers, so that
+  // finding the candidates of an Allocate does not walk all guesses; guarded by mu_.
+  std::unordered_map<std::string, std::vector<std::pair<std::string, std::string>>> owners_;
 };
 
 }  // namespace tessera::node

@@ -200,6 +200,24 @@ TEST_F(AllocatorTest, FinishedAndAllocatedPodsAreNoCandidates) {
   EXPECT_THAT(Limits(answer->allocation_id), HasSubstr("devices=0\n"));
 }
 
+TEST_F(AllocatorTest, AGuessedContainerIsTakenUntilItsGuessIsReplacedOrForgotten) {
+  store_.Put(MakePod("a", kNode, "nvidia.com/gpu", 1, {{"GPU-1", 1000, 10}}));
+  auto gpu_of = [&](const std::vector<std::string>& ids) {
+    auto answer = allocator_->Allocate("nvidia.com/gpu", ids);
+    EXPECT_TRUE(answer.ok());
+    return Limits(answer->allocation_id).find("uuid.0=GPU-1\n") != std::string::npos;
+  };
+  EXPECT_TRUE(gpu_of({"0-0"}));
+  EXPECT_FALSE(gpu_of({"0-1"}));  // "a" is taken by the guess of 0-0
+  // A new Allocate of 0-0 replaces its guess ("a" is still taken then, so it guesses nobody)...
+  EXPECT_FALSE(gpu_of({"0-0"}));
+  // ... which frees "a".
+  EXPECT_TRUE(gpu_of({"0-2"}));
+  // Forgetting an allocation frees its container too.
+  allocator_->Forget(AllocationId("nvidia.com/gpu", {"0-2"}));
+  EXPECT_TRUE(gpu_of({"0-3"}));
+}
+
 TEST(GrantTest, ParsesAndRejects) {
   std::string ann =
       R"({"version":1,"node":"n","containers":[{"name":"c","mode":"elastic","devices":[{"uuid":"GPU-1","memoryMiB":10,"cores":5}]}]})";

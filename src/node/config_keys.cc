@@ -71,6 +71,18 @@ void AddConfigKeys(config::Schema& s) {
          .type = Type::kDuration,
          .default_value = "30s",
          .help = "how often the files of containers that are gone are removed"});
+  s.Add({.path = "node.pid-refresh",
+         .type = Type::kDuration,
+         .default_value = "1s",
+         .help = "how often each running container's pids file (host PIDs) is refreshed"});
+  s.Add({.path = "node.cgroup-root",
+         .type = Type::kString,
+         .default_value = "/sys/fs/cgroup",
+         .help = "where the cgroup file system is mounted (v1 or v2), to find containers' PIDs"});
+  s.Add({.path = "node.proc-root",
+         .type = Type::kString,
+         .default_value = "/proc",
+         .help = "the host's /proc, to read each container process's PID in its namespace"});
   s.Add({.path = "node.dialects.vgpu.enabled",
          .type = Type::kBool,
          .default_value = "true",
@@ -126,6 +138,14 @@ Result<AgentOptions> OptionsFromConfig(const config::Config& c, const std::strin
   o.housekeeping_interval =
       std::chrono::duration_cast<std::chrono::seconds>(c.GetDuration("node.housekeeping-interval"));
   if (o.housekeeping_interval.count() < 1) o.housekeeping_interval = std::chrono::seconds(1);
+  o.pid_refresh =
+      std::chrono::duration_cast<std::chrono::milliseconds>(c.GetDuration("node.pid-refresh"));
+  if (o.pid_refresh.count() <= 0) {
+    return InvalidArgument("node.pid-refresh " + c.ValueText("node.pid-refresh") +
+                           ": must be at least 1ms (for example 1s)");
+  }
+  o.cgroup_root = c.GetString("node.cgroup-root");
+  o.proc_root = c.GetString("node.proc-root");
   if (c.GetBool("node.dialects.vgpu.enabled")) {
     o.resources.push_back(
         {c.GetString("node.dialects.vgpu.resource"), ResourceKind::kVgpuSlots, ""});

@@ -5,10 +5,24 @@ namespace tessera::node {
 KubePodSource::KubePodSource(kube::Client& client, const std::string& node)
     : client_(client),
       node_(node),
-      pods_(client, kube::kPods,
-            {.name = "pods of node " + node,
-             .selectors = {.field_selector = "spec.nodeName=" + node}},
-            {}) {}
+      pods_(
+          client, kube::kPods,
+          {.name = "pods of node " + node,
+           .selectors = {.field_selector = "spec.nodeName=" + node}},
+          {.on_add = [this](const nlohmann::json& pod) { Publish(pod); },
+           .on_update = [this](const nlohmann::json&, const nlohmann::json& pod) { Publish(pod); },
+           .on_delete = [this](const nlohmann::json& pod) { Unpublish(pod); }}) {}
+
+void KubePodSource::Publish(const nlohmann::json& pod) {
+  auto ref = std::make_shared<const nlohmann::json>(pod);
+  std::lock_guard lock(mu_);
+  published_[kube::ObjectKey(pod)] = std::move(ref);
+}
+
+void KubePodSource::Unpublish(const nlohmann::json& pod) {
+  std::lock_guard lock(mu_);
+  published_.erase(kube::ObjectKey(pod));
+}
 
 Status KubePodSource::Start(std::chrono::milliseconds sync_timeout) {
   pods_.Start();
@@ -22,13 +36,18 @@ void KubePodSource::Stop() {
   pods_.Stop();
 }
 
-std::vector<nlohmann::json> KubePodSource::NodePods() const {
-  return pods_.List();
+std::vector<PodRef> KubePodSource::NodePods() const {
+  std::lock_guard lock(mu_);
+  std::vector<PodRef> out;
+  out.reserve(published_.size());
+  for (const auto& [key, pod] : published_) out.push_back(pod);
+  return out;
 }
 
-std::optional<nlohmann::json> KubePodSource::Pod(const std::string& ns,
-                                                 const std::string& name) const {
-  return pods_.Get(ns + "/" + name);
+PodRef KubePodSource::FindPod(const std::string& ns, const std::string& name) const {
+  std::lock_guard lock(mu_);
+  auto it = published_.find(ns + "/" + name);
+  return it == published_.end() ? nullptr : it->second;
 }
 
 Status KubePodSource::PatchPodAnnotations(const std::string& ns, const std::string& name,

@@ -1,11 +1,14 @@
 // KubePodSource: the node agent's PodSource and ApiWriter on the Kubernetes API server: an
-// informer on the pods with spec.nodeName=<node> (the watch cache every lookup reads) and merge
-// patches of pod and node annotations.
+// informer on the pods with spec.nodeName=<node> and merge patches of pod and node annotations.
+// The informer's handlers publish each pod version once as a PodRef, so that lookups (every
+// Allocate scans all pods of the node) hand out shared pointers instead of copying pods.
 //
 // Thread-safe. The client must outlive the source.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include "kube/client.h"
 #include "kube/informer.h"
@@ -20,15 +23,21 @@ class KubePodSource : public PodSource, public ApiWriter {
   Status Start(std::chrono::milliseconds sync_timeout);
   void Stop();
 
-  std::vector<nlohmann::json> NodePods() const override;
-  std::optional<nlohmann::json> Pod(const std::string& ns, const std::string& name) const override;
+  std::vector<PodRef> NodePods() const override;
+  PodRef FindPod(const std::string& ns, const std::string& name) const override;
   Status PatchPodAnnotations(const std::string& ns, const std::string& name,
                              const AnnotationPatch& patch) override;
   Status PatchNodeAnnotations(const std::string& node, const AnnotationPatch& patch) override;
 
  private:
+  void Publish(const nlohmann::json& pod);
+  void Unpublish(const nlohmann::json& pod);
+
   kube::Client& client_;
   const std::string node_;
+  // Declared before the informer, whose thread writes them until it is destroyed.
+  mutable std::mutex mu_;
+  std::map<std::string, PodRef> published_;  // by "namespace/name"; guarded by mu_
   kube::Informer pods_;
 };
 

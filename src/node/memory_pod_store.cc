@@ -7,8 +7,9 @@ using nlohmann::json;
 void MemoryPodStore::Put(json pod) {
   std::string key =
       pod["metadata"].value("namespace", "default") + "/" + pod["metadata"].value("name", "");
+  auto ref = std::make_shared<const json>(std::move(pod));
   std::lock_guard lock(mu_);
-  pods_[key] = std::move(pod);
+  pods_[key] = std::move(ref);
 }
 
 void MemoryPodStore::Remove(const std::string& ns, const std::string& name) {
@@ -26,21 +27,22 @@ void MemoryPodStore::FailWrites(Status status) {
   fail_ = std::move(status);
 }
 
-std::vector<json> MemoryPodStore::NodePods() const {
+std::vector<PodRef> MemoryPodStore::NodePods() const {
   std::lock_guard lock(mu_);
-  std::vector<json> out;
+  std::vector<PodRef> out;
   for (const auto& [key, pod] : pods_) {
-    const json& spec = pod.contains("spec") ? pod["spec"] : json::object();
-    if (spec.value("nodeName", "") == node_) out.push_back(pod);
+    auto spec = pod->find("spec");
+    if (spec != pod->end() && spec->is_object() && spec->value("nodeName", "") == node_) {
+      out.push_back(pod);
+    }
   }
   return out;
 }
 
-std::optional<json> MemoryPodStore::Pod(const std::string& ns, const std::string& name) const {
+PodRef MemoryPodStore::FindPod(const std::string& ns, const std::string& name) const {
   std::lock_guard lock(mu_);
   auto it = pods_.find(ns + "/" + name);
-  if (it == pods_.end()) return std::nullopt;
-  return it->second;
+  return it == pods_.end() ? nullptr : it->second;
 }
 
 Status MemoryPodStore::PatchPodAnnotations(const std::string& ns, const std::string& name,
@@ -49,7 +51,8 @@ Status MemoryPodStore::PatchPodAnnotations(const std::string& ns, const std::str
   if (!fail_.ok()) return fail_;
   auto it = pods_.find(ns + "/" + name);
   if (it == pods_.end()) return NotFound("pod " + ns + "/" + name + " not found");
-  json& annotations = it->second["metadata"]["annotations"];
+  auto pod = std::make_shared<json>(*it->second);
+  json& annotations = (*pod)["metadata"]["annotations"];
   if (!annotations.is_object()) annotations = json::object();
   for (const auto& [k, v] : patch) {
     if (v) {
@@ -58,6 +61,7 @@ Status MemoryPodStore::PatchPodAnnotations(const std::string& ns, const std::str
       annotations.erase(k);
     }
   }
+  it->second = std::move(pod);
   return Status::Ok();
 }
 

@@ -1,5 +1,6 @@
 // MemoryPodStore: an in-memory PodSource and ApiWriter for tests, benchmarks and the fake kubelet's
-// own runs. Pods are API objects; patches apply to them as a merge patch of annotations would.
+// own runs. Pods are API objects; patches apply to them as a merge patch of annotations would, to a
+// new copy of the pod (a PodRef handed out earlier keeps the version it had).
 //
 // Thread-safe (one mutex).
 #pragma once
@@ -23,8 +24,8 @@ class MemoryPodStore : public PodSource, public ApiWriter {
   // Makes every later patch fail with `status` (OK restores normal behaviour).
   void FailWrites(Status status);
 
-  std::vector<nlohmann::json> NodePods() const override;
-  std::optional<nlohmann::json> Pod(const std::string& ns, const std::string& name) const override;
+  std::vector<PodRef> NodePods() const override;
+  PodRef FindPod(const std::string& ns, const std::string& name) const override;
   Status PatchPodAnnotations(const std::string& ns, const std::string& name,
                              const AnnotationPatch& patch) override;
   Status PatchNodeAnnotations(const std::string& node, const AnnotationPatch& patch) override;
@@ -32,7 +33,7 @@ class MemoryPodStore : public PodSource, public ApiWriter {
  private:
   const std::string node_;
   mutable std::mutex mu_;
-  std::map<std::string, nlohmann::json> pods_;           // guarded by mu_
+  std::map<std::string, PodRef> pods_;                   // guarded by mu_
   std::map<std::string, std::string> node_annotations_;  // guarded by mu_
   Status fail_;                                          // guarded by mu_
 };

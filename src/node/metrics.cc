@@ -3,14 +3,17 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "abi/host_pids.h"
 #include "abi/shared_region.h"
 #include "common/strings.h"
 
@@ -23,6 +26,7 @@ struct Row {
   std::string uuid;
   uint64_t used = 0, limit = 0;
   int cores = 0;
+  std::optional<unsigned> share;  // compute share in percent, when known
 };
 
 std::string Escape(const std::string& v) {
@@ -54,9 +58,38 @@ std::vector<uint64_t> RegionUsed(const std::string& path) {
   return used;
 }
 
+// The host PIDs of the pids file at `path` (src/abi/host_pids.h), or nullopt when it is missing
+// or of another version.
+std::optional<std::vector<uint32_t>> HostPids(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!std::getline(in, line) || line != "version=" + std::to_string(TESSERA_PIDS_VERSION)) {
+    return std::nullopt;
+  }
+  std::vector<uint32_t> pids;
+  for (unsigned long host = 0; in >> host && std::getline(in, line);) {
+    pids.push_back(static_cast<uint32_t>(host));
+  }
+  return pids;
+}
+
+// What the processes `pids` used of GPU `uuid`, or nullopt when `shares` does not know the GPU.
+std::optional<unsigned> ContainerShare(const ProcessShares& shares, const std::string& uuid,
+                                       const std::vector<uint32_t>& pids) {
+  auto gpu = shares.find(uuid);
+  if (gpu == shares.end()) return std::nullopt;
+  unsigned sum = 0;
+  for (uint32_t pid : pids) {
+    auto it = gpu->second.find(pid);
+    if (it != gpu->second.end()) sum += it->second;
+  }
+  return std::min(sum, 100u);
+}
+
 }  // namespace
 
-std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInfo>& gpus) {
+std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInfo>& gpus,
+                          const ProcessShares& shares) {
   namespace fs = std::filesystem;
   std::vector<Row> rows;
   std::error_code ec;
@@ -72,6 +105,7 @@ std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInf
     }
     std::vector<uint64_t> used =
         RegionUsed(state_dir + "/regions/" + e.path().filename().string() + "/region");
+    std::optional<std::vector<uint32_t>> pids = HostPids(e.path() / TESSERA_PIDS_FILE_NAME);
     int devices = std::atoi(kv["devices"].c_str());
     for (int i = 0; i < devices && i < TESSERA_REGION_MAX_DEVICES; ++i) {
       std::string n = std::to_string(i);
@@ -83,6 +117,7 @@ std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInf
       row.limit = std::strtoull(kv["memory." + n].c_str(), nullptr, 10);
       row.cores = std::atoi(kv["cores." + n].c_str());
       row.used = static_cast<size_t>(i) < used.size() ? used[static_cast<size_t>(i)] : 0;
+      if (pids) row.share = ContainerShare(shares, row.uuid, *pids);
       rows.push_back(std::move(row));
     }
   }
@@ -95,8 +130,17 @@ std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInf
          [](const Row& r) { return r.used; });
   family("tessera_container_memory_limit_bytes", "The container's memory limit (0 = none).",
          [](const Row& r) { return r.limit; });
-  family("tessera_container_cores_percent", "The container's compute share (0 or 100 = none).",
+  family("tessera_container_compute_limit_percent",
+         "The container's compute limit, percent of the GPU's time (0 or 100 = none).",
          [](const Row& r) { return static_cast<uint64_t>(r.cores); });
+  out << "# HELP tessera_container_compute_share_percent Percent of the GPU's time the container's "
+         "processes used in NVML's latest samples.\n"
+         "# TYPE tessera_container_compute_share_percent gauge\n";
+  for (const Row& r : rows) {
+    if (r.share) {
+      out << "tessera_container_compute_share_percent{" << r.labels << "} " << *r.share << "\n";
+    }
+  }
   std::map<std::string, uint64_t> by_gpu;
   for (const Row& r : rows) by_gpu[r.uuid] += r.used;
   out << "# HELP tessera_gpu_memory_total_bytes Memory of the GPU.\n"

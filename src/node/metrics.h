@@ -1,18 +1,25 @@
 // The node agent's metrics in Prometheus text format: per container (from each allocation's
-// owner.json, limits file and shared region) memory used and limit and compute share per device;
-// per GPU total memory, health and the memory the containers use on it.
+// owner.json, limits file, pids file and shared region) memory used and limit, compute limit and
+// the compute share it used per device; per GPU total memory, health and the memory the containers
+// use on it.
 //
 //   tessera_container_memory_used_bytes{namespace,pod,container,gpu}
 //   tessera_container_memory_limit_bytes{namespace,pod,container,gpu}
-//   tessera_container_cores_percent{namespace,pod,container,gpu}
+//   tessera_container_compute_limit_percent{namespace,pod,container,gpu}
+//   tessera_container_compute_share_percent{namespace,pod,container,gpu}
 //   tessera_gpu_memory_total_bytes{gpu,index,model}
 //   tessera_gpu_memory_used_by_containers_bytes{gpu}
 //   tessera_gpu_healthy{gpu}
 // The region is read without its lock (values may be a few allocations old, never torn); a
-// region that is missing, of another version or too short counts as 0 used.
+// region that is missing, of another version or too short counts as 0 used. The compute share is
+// the sum of the `shares` of the host PIDs in the allocation's pids file (src/abi/host_pids.h),
+// at most 100; a container without a readable pids file, or on a GPU that `shares` lacks, has no
+// share sample.
 // Pure function over files; thread-compatible.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,6 +27,10 @@
 
 namespace tessera::node {
 
-std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInfo>& gpus);
+// Per GPU UUID: each host PID's recent share of the GPU's time, in percent (0 to 100).
+using ProcessShares = std::map<std::string, std::map<uint32_t, unsigned>>;
+
+std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInfo>& gpus,
+                          const ProcessShares& shares = {});
 
 }  // namespace tessera::node

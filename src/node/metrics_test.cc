@@ -16,6 +16,23 @@ namespace tessera::node {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
+
+// An allocation folder with owner `container` of pod ns/p and one device per entry of `devices`.
+void WriteAllocation(const std::string& state, const std::string& id, const std::string& container,
+                     const std::vector<GrantDevice>& devices) {
+  std::string alloc = state + "/allocations/" + id;
+  ASSERT_TRUE(MakeDirs(alloc).ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(alloc + "/owner.json",
+                      R"({"namespace":"ns","pod":"p","uid":"u","container":")" + container + "\"}")
+          .ok());
+  ASSERT_TRUE(WriteFileAtomic(alloc + "/limits", LimitsText(Grant{"hard", devices})).ok());
+}
+
+std::string Labels(const std::string& container, const std::string& gpu) {
+  return R"({namespace="ns",pod="p",container=")" + container + R"(",gpu=")" + gpu + "\"}";
+}
 
 TEST(MetricsTest, ContainersAndGpus) {
   testing::TempDir dir;
@@ -40,7 +57,10 @@ TEST(MetricsTest, ContainersAndGpus) {
   const std::string labels = R"({namespace="ns",pod="p",container="c",gpu="GPU-1"})";
   EXPECT_THAT(text, HasSubstr("tessera_container_memory_used_bytes" + labels + " 12345\n"));
   EXPECT_THAT(text, HasSubstr("tessera_container_memory_limit_bytes" + labels + " 1073741824\n"));
-  EXPECT_THAT(text, HasSubstr("tessera_container_cores_percent" + labels + " 30\n"));
+  EXPECT_THAT(text, HasSubstr("tessera_container_compute_limit_percent" + labels + " 30\n"));
+  // No pids file, no NVML samples: no share sample, but the family is declared.
+  EXPECT_THAT(text, Not(HasSubstr("tessera_container_compute_share_percent{")));
+  EXPECT_THAT(text, HasSubstr("# TYPE tessera_container_compute_share_percent gauge\n"));
   EXPECT_THAT(text, HasSubstr(R"(tessera_gpu_memory_used_by_containers_bytes{gpu="GPU-1"} 12345)"));
   EXPECT_THAT(text, HasSubstr(R"(tessera_gpu_memory_used_by_containers_bytes{gpu="GPU-0"} 0)"));
   EXPECT_THAT(text, HasSubstr(R"(tessera_gpu_healthy{gpu="GPU-0"} 1)"));
@@ -52,6 +72,40 @@ TEST(MetricsTest, ContainersAndGpus) {
       .write(reinterpret_cast<const char*>(r.get()), sizeof(tessera_region));
   EXPECT_THAT(RenderMetrics(dir.path(), {}),
               HasSubstr("tessera_container_memory_used_bytes" + labels + " 0\n"));
+}
+
+TEST(MetricsTest, ComputeShareAddsUpTheContainersProcessesPerGpu) {
+  testing::TempDir dir;
+  WriteAllocation(dir.path(), "a", "train", {{"GPU-0", 1024, 30}, {"GPU-1", 1024, 0}});
+  WriteAllocation(dir.path(), "b", "serve", {{"GPU-0", 1024, 70}});
+  WriteAllocation(dir.path(), "c", "nopids", {{"GPU-0", 1024, 0}});
+  // Host PIDs 100 and 101 (with their PIDs in the container) belong to "train", 200 to "serve".
+  ASSERT_TRUE(
+      WriteFileAtomic(dir.path() + "/allocations/a/pids", "version=1\n100 1\n101 7\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(dir.path() + "/allocations/b/pids", "version=1\n200 1\n").ok());
+  ProcessShares shares = {{"GPU-0", {{100, 12}, {101, 17}, {200, 66}, {300, 5}}}};
+
+  std::string text = RenderMetrics(dir.path(), testing::TestGpus(2), shares);
+  const std::string share = "tessera_container_compute_share_percent";
+  EXPECT_THAT(text, HasSubstr(share + Labels("train", "GPU-0") + " 29\n"));
+  EXPECT_THAT(text, HasSubstr(share + Labels("serve", "GPU-0") + " 66\n"));
+  EXPECT_THAT(text, HasSubstr("tessera_container_compute_limit_percent" + Labels("serve", "GPU-0") +
+                              " 70\n"));
+  // NVML said nothing about GPU-1, and "nopids" has no pids file: no sample for either.
+  EXPECT_THAT(text, Not(HasSubstr(share + Labels("train", "GPU-1"))));
+  EXPECT_THAT(text, Not(HasSubstr(share + Labels("nopids", "GPU-0"))));
+
+  // A GPU that no process used (NVML: no samples) gives 0; more than the GPU's time is capped.
+  shares = {{"GPU-0", {{100, 80}, {101, 40}}}, {"GPU-1", {}}};
+  text = RenderMetrics(dir.path(), testing::TestGpus(2), shares);
+  EXPECT_THAT(text, HasSubstr(share + Labels("train", "GPU-0") + " 100\n"));
+  EXPECT_THAT(text, HasSubstr(share + Labels("train", "GPU-1") + " 0\n"));
+  EXPECT_THAT(text, HasSubstr(share + Labels("serve", "GPU-0") + " 0\n"));
+
+  // A pids file of another version is not trusted.
+  ASSERT_TRUE(WriteFileAtomic(dir.path() + "/allocations/a/pids", "version=2\n100 1\n").ok());
+  text = RenderMetrics(dir.path(), testing::TestGpus(2), shares);
+  EXPECT_THAT(text, Not(HasSubstr(share + Labels("train", "GPU-0"))));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "node/metrics_server.h"
 #include "node/nvml_gpu_source.h"
 #include "node/nvml_health_probe.h"
+#include "node/nvml_process_shares.h"
 
 extern char** environ;
 
@@ -93,8 +94,12 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
     probe = std::make_unique<NvmlHealthProbe>(**nvml, agent.board().Get().gpus);
     agent.MonitorHealth(*probe);
   }
-  MetricsServer metrics([&agent, state = options->allocator.state_dir] {
-    return RenderMetrics(state, agent.board().Get().gpus);
+  const NvmlLibrary* nvml_for_shares = nvml.ok() ? nvml->get() : nullptr;
+  MetricsServer metrics([&agent, nvml_for_shares, state = options->allocator.state_dir] {
+    std::vector<GpuInfo> gpus = agent.board().Get().gpus;
+    ProcessShares shares;
+    if (nvml_for_shares != nullptr) shares = NvmlProcessShares(*nvml_for_shares, gpus);
+    return RenderMetrics(state, gpus, shares);
   });
   if (const std::string& listen = cfg.GetString("node.metrics-listen"); !listen.empty()) {
     if (Status s = metrics.Start(listen); !s.ok()) {

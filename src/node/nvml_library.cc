@@ -40,6 +40,7 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& path) 
   Resolve(handle, "nvmlDeviceRegisterEvents", lib->DeviceRegisterEvents);
   Resolve(handle, "nvmlEventSetWait_v2", lib->EventSetWait);
   Resolve(handle, "nvmlEventSetFree", lib->EventSetFree);
+  Resolve(handle, "nvmlDeviceGetProcessUtilization", lib->DeviceGetProcessUtilization);
   const char* missing = nullptr;
   if (!init)
     missing = "nvmlInit_v2";

@@ -35,13 +35,15 @@ class NvmlLibrary {
   decltype(&nvmlDeviceGetMinorNumber) DeviceGetMinorNumber = nullptr;
   decltype(&nvmlDeviceGetMemoryInfo) DeviceGetMemoryInfo = nullptr;
   decltype(&nvmlDeviceGetPciInfo_v3) DeviceGetPciInfo = nullptr;
-  // Optional (nullptr when the driver lacks them): attributes, NUMA node, events.
+  // Optional (nullptr when the driver lacks them): attributes, NUMA node, events, per-process
+  // utilisation.
   decltype(&nvmlDeviceGetAttributes_v2) DeviceGetAttributes = nullptr;
   decltype(&nvmlDeviceGetNumaNodeId) DeviceGetNumaNodeId = nullptr;
   decltype(&nvmlEventSetCreate) EventSetCreate = nullptr;
   decltype(&nvmlDeviceRegisterEvents) DeviceRegisterEvents = nullptr;
   decltype(&nvmlEventSetWait_v2) EventSetWait = nullptr;
   decltype(&nvmlEventSetFree) EventSetFree = nullptr;
+  decltype(&nvmlDeviceGetProcessUtilization) DeviceGetProcessUtilization = nullptr;
 
  private:
   NvmlLibrary() = default;

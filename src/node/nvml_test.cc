@@ -1,6 +1,13 @@
-// Discovery and health through NVML, on simgpu's libnvidia-ml.so.1 (built with the tree).
+// Discovery, health and per-process shares through NVML, on simgpu's libnvidia-ml.so.1 (built
+// with the tree).
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,6 +16,7 @@
 #include "node/health_monitor.h"
 #include "node/nvml_gpu_source.h"
 #include "node/nvml_health_probe.h"
+#include "node/nvml_process_shares.h"
 #include "node/test_support.h"
 
 namespace tessera::node {
@@ -91,6 +99,46 @@ TEST_F(NvmlTest, XidAndRemovalReachTheBoardWithinOneSecond) {
   EXPECT_TRUE(wait_for(1, true, std::chrono::milliseconds(1500)));
   EXPECT_TRUE(wait_for(0, true, std::chrono::milliseconds(1500)));
   monitor.Stop();
+}
+
+TEST_F(NvmlTest, ProcessSharesNameTheProcessThatKeepsTheGpuBusy) {
+  auto gpus = NvmlGpuSource(*nvml_).Discover();
+  ASSERT_TRUE(gpus.ok());
+  // No limit (no library): 2 ms kernels back to back keep GPU 0 busy for 3 s.
+  auto start_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  std::string program = BuildDir() + "/tests/compute_load";
+  std::string start = std::to_string(start_ms);
+  std::vector<char*> args = {program.data(),
+                             const_cast<char*>("kernel"),
+                             const_cast<char*>("2000"),
+                             const_cast<char*>("4"),
+                             start.data(),
+                             const_cast<char*>("3"),
+                             nullptr};
+  // The program is linked against simgpu's libcuda.so.1.
+  std::string library_path = "LD_LIBRARY_PATH=" + BuildDir() + "/lib/simgpu";
+  std::vector<char*> env = {library_path.data()};
+  for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+  env.push_back(nullptr);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, program.c_str(), nullptr, nullptr, args.data(), env.data()), 0)
+      << program;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1800));
+  ProcessShares shares = NvmlProcessShares(*nvml_, *gpus);
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+
+  ASSERT_EQ(shares.count((*gpus)[0].uuid), 1u);
+  const auto& busy = shares[(*gpus)[0].uuid];
+  ASSERT_EQ(busy.count(static_cast<uint32_t>(pid)), 1u);
+  // Only that the samples reach us: the machine may be loaded, so no tight bound.
+  EXPECT_GE(busy.at(static_cast<uint32_t>(pid)), 50u);
+  EXPECT_LE(busy.at(static_cast<uint32_t>(pid)), 100u);
+  // GPU 1 answers, and no process used it.
+  ASSERT_EQ(shares.count((*gpus)[1].uuid), 1u);
+  EXPECT_TRUE(shares[(*gpus)[1].uuid].empty());
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,14 +20,23 @@ namespace tessera::node {
 // Annotation changes for a merge patch: a value sets the key, nullopt removes it.
 using AnnotationPatch = std::map<std::string, std::optional<std::string>>;
 
+// A pod as the cache holds it. Never changed once published: a newer version of the pod is a new
+// object, so a reader may keep it as long as it likes without a lock and without a copy.
+using PodRef = std::shared_ptr<const nlohmann::json>;
+
 class PodSource {
  public:
   virtual ~PodSource() = default;
-  // Every pod whose spec.nodeName is this node, as API objects, from the cache (no round trip).
-  virtual std::vector<nlohmann::json> NodePods() const = 0;
-  // One pod of this node by namespace and name, or nullopt.
-  virtual std::optional<nlohmann::json> Pod(const std::string& ns,
-                                            const std::string& name) const = 0;
+  // Every pod whose spec.nodeName is this node, from the cache (no round trip, no copy).
+  virtual std::vector<PodRef> NodePods() const = 0;
+  // One pod of this node by namespace and name, or nullptr.
+  virtual PodRef FindPod(const std::string& ns, const std::string& name) const = 0;
+  // A copy of FindPod's pod, or nullopt.
+  std::optional<nlohmann::json> Pod(const std::string& ns, const std::string& name) const {
+    PodRef pod = FindPod(ns, name);
+    if (!pod) return std::nullopt;
+    return *pod;
+  }
 };
 
 class ApiWriter {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <string_view>
 
 #include "node/grant.h"
 
@@ -27,6 +28,12 @@ const json& Member(const json& obj, const char* key) {
   if (!obj.is_object()) return kNull;
   auto it = obj.find(key);
   return it == obj.end() ? kNull : *it;
+}
+
+// The string member `key` of `obj` (a view into it), or "" when absent or not a string.
+std::string_view StringMember(const json& obj, const char* key) {
+  const json& v = Member(obj, key);
+  return v.is_string() ? std::string_view(v.get_ref<const std::string&>()) : std::string_view();
 }
 
 }  // namespace
@@ -58,33 +65,28 @@ bool PodFinished(const json& pod) {
   return phase.is_string() && (phase == "Succeeded" || phase == "Failed");
 }
 
+std::string PodUid(const json& pod) {
+  return std::string(StringMember(Member(pod, "metadata"), "uid"));
+}
+
 std::string PodAnnotation(const json& pod, const std::string& key) {
   const json& v = Member(Member(Member(pod, "metadata"), "annotations"), key.c_str());
   return v.is_string() ? v.get<std::string>() : std::string();
 }
 
-std::vector<ContainerRef> AllocateCandidates(const std::vector<json>& pods,
-                                             const std::string& resource, int64_t count,
-                                             const std::set<ContainerRef>& taken) {
-  std::vector<const json*> order;
-  for (const json& p : pods) {
-    if (!PodFinished(p)) order.push_back(&p);
-  }
-  auto created = [](const json* p) {
-    const json& t = Member(Member(*p, "metadata"), "creationTimestamp");
-    return t.is_string() ? t.get<std::string>() : std::string();
+std::vector<ContainerRef> AllocateCandidates(
+    const std::vector<PodRef>& pods, const std::string& resource, int64_t count,
+    const std::function<bool(const ContainerRef&)>& taken) {
+  struct PodCandidates {
+    std::string_view created, ns, name;
+    std::vector<ContainerRef> containers;
   };
-  auto name = [](const json* p) {
-    const json& m = Member(*p, "metadata");
-    return m.value("namespace", "") + "/" + m.value("name", "");
-  };
-  std::stable_sort(order.begin(), order.end(), [&](const json* a, const json* b) {
-    return std::make_pair(created(a), name(a)) < std::make_pair(created(b), name(b));
-  });
-  std::vector<ContainerRef> out;
-  for (const json* p : order) {
+  std::vector<PodCandidates> found;
+  for (const PodRef& p : pods) {
+    if (PodFinished(*p)) continue;
     const json& meta = Member(*p, "metadata");
     std::optional<json> allocated;  // parsed when a container matches
+    PodCandidates entry;
     for (const char* list : {"initContainers", "containers"}) {
       const json& cs = Member(Member(*p, "spec"), list);
       if (!cs.is_array()) continue;
@@ -92,14 +94,26 @@ std::vector<ContainerRef> AllocateCandidates(const std::vector<json>& pods,
         if (ContainerRequest(c, resource) != count) continue;
         ContainerRef ref{meta.value("namespace", "default"), meta.value("name", ""),
                          meta.value("uid", ""), c.value("name", "")};
-        if (taken.count(ref) > 0) continue;
+        if (taken(ref)) continue;
         if (!allocated) {
           allocated = json::parse(PodAnnotation(*p, kAllocatedAnnotation), nullptr, false);
         }
         if (allocated->is_object() && allocated->contains(ref.container)) continue;
-        out.push_back(std::move(ref));
+        entry.containers.push_back(std::move(ref));
       }
     }
+    if (entry.containers.empty()) continue;
+    entry.created = StringMember(meta, "creationTimestamp");
+    entry.ns = StringMember(meta, "namespace");
+    entry.name = StringMember(meta, "name");
+    found.push_back(std::move(entry));
+  }
+  std::stable_sort(found.begin(), found.end(), [](const PodCandidates& a, const PodCandidates& b) {
+    return std::tie(a.created, a.ns, a.name) < std::tie(b.created, b.ns, b.name);
+  });
+  std::vector<ContainerRef> out;
+  for (PodCandidates& entry : found) {
+    for (ContainerRef& ref : entry.containers) out.push_back(std::move(ref));
   }
   return out;
 }

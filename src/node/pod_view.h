@@ -5,12 +5,14 @@
 #pragma once
 
 #include <cstdint>
-#include <set>
+#include <functional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "node/pod_source.h"
 
 namespace tessera::node {
 
@@ -34,15 +36,19 @@ const nlohmann::json* FindContainer(const nlohmann::json& pod, const std::string
 // Succeeded, Failed or being deleted.
 bool PodFinished(const nlohmann::json& pod);
 
+// metadata.uid, or "" when absent.
+std::string PodUid(const nlohmann::json& pod);
+
 // The value of annotation `key`, or "" when absent.
 std::string PodAnnotation(const nlohmann::json& pod, const std::string& key);
 
 // The containers that may be behind an Allocate of `count` devices of `resource`, likeliest
-// first: containers of unfinished pods that ask for exactly `count`, are not in `taken`, and
-// have no entry in the pod's `tessera.io/allocated`; pods oldest first, init containers before
-// the others.
-std::vector<ContainerRef> AllocateCandidates(const std::vector<nlohmann::json>& pods,
+// first: containers of unfinished pods that ask for exactly `count`, are not `taken`, and have no
+// entry in the pod's `tessera.io/allocated`; pods oldest first (then by namespace/name), init
+// containers before the others. Only the pods that have a candidate are ordered, and the
+// annotation is parsed only for a pod with a container that is otherwise a candidate.
+std::vector<ContainerRef> AllocateCandidates(const std::vector<PodRef>& pods,
                                              const std::string& resource, int64_t count,
-                                             const std::set<ContainerRef>& taken);
+                                             const std::function<bool(const ContainerRef&)>& taken);
 
 }  // namespace tessera::node

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <set>
 
 #include <grpcpp/grpcpp.h>
@@ -226,6 +227,9 @@ Result<RunResult> Admitter::Run(const ContainerStart& start, const std::string& 
     ::_exit(127);
   }
   ::close(pipefd[1]);
+  if (!start.cgroup_dir.empty()) {
+    std::ofstream(start.cgroup_dir + "/cgroup.procs", std::ios::app) << pid << "\n";
+  }
   RunResult result;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   char buf[4096];

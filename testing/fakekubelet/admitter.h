@@ -29,6 +29,9 @@ struct ContainerStart {
   std::vector<std::string> cdi_devices;
   // The host path of the limits file mounted at /var/run/tessera ("" when none).
   std::string limits_file;
+  // The container's cgroup folder, where Run writes the started process's PID (cgroup.procs);
+  // "" for none.
+  std::string cgroup_dir;
 };
 
 struct RunResult {
@@ -53,6 +56,7 @@ class Admitter {
   // namespace (where the machine allows it: root, unshare(2)) with a tmpfs on /run and the
   // container's /var/run/... mounts bound in, so /var/run/tessera/limits and the shared region
   // are where the library looks; without it (or when that fails) only the variable points there.
+  // With `start.cgroup_dir`, the process's PID is written to its cgroup.procs as it starts.
   static Result<RunResult> Run(const ContainerStart& start, const std::string& command,
                                int timeout_s, bool isolate = false);
 

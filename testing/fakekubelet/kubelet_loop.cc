@@ -1,7 +1,9 @@
 #include "fakekubelet/kubelet_loop.h"
 
+#include <filesystem>
 #include <fstream>
 
+#include "fakekubelet/fake_cgroups.h"
 #include "log/log.h"
 #include "node/pod_view.h"
 
@@ -101,23 +103,54 @@ void KubeletLoop::AdmitLoop() {
   }
 }
 
+namespace {
+
+bool IsInitContainer(const json& pod, const std::string& name) {
+  if (!pod["spec"].contains("initContainers")) return false;
+  for (const json& c : pod["spec"]["initContainers"]) {
+    if (c.value("name", "") == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void KubeletLoop::StartContainers(json pod, std::vector<ContainerStart> starts) {
   std::string ns = pod["metadata"].value("namespace", "default");
   std::string name = pod["metadata"].value("name", "");
-  bool running = false;
-  for (const ContainerStart& start : starts) {
+  json containers = {{"initContainerStatuses", json::array()},
+                     {"containerStatuses", json::array()}};
+  for (ContainerStart& start : starts) {
     Status pre = admitter_.PreStart(pod, start.container);
     if (!pre.ok()) {
       log::Warn("container start failed", {{"pod", ns + "/" + name}, {"error", pre.message()}});
-      SetPhase(pod, "Failed", "PreStartContainerFailed", pre.message());
+      SetPhase(pod, "Failed", "PreStartContainerFailed", pre.message(), containers);
       return;
     }
-    if (!running) {
-      SetPhase(pod, "Running", "", "");
-      running = true;
+    std::string id = ContainerIdFor(pod, start.container);
+    if (!options_.cgroup_root.empty()) {
+      Result<std::string> dir = MakeContainerCgroup(
+          options_.cgroup_root, pod["metadata"].value("uid", ""), QosClassOf(pod), id);
+      if (dir.ok()) {
+        start.cgroup_dir = *dir;
+      } else {
+        log::Warn("no cgroup for the container", {{"error", dir.status().message()}});
+      }
     }
+    json& list = containers[IsInitContainer(pod, start.container) ? "initContainerStatuses"
+                                                                  : "containerStatuses"];
+    list.push_back(
+        {{"name", start.container}, {"containerID", id}, {"state", {{"running", json::object()}}}});
+    SetPhase(pod, "Running", "", "", containers);
     Result<RunResult> run =
         Admitter::Run(start, options_.command, options_.command_timeout_s, options_.isolate);
+    // The runtime removes the cgroup with the container.
+    if (!start.cgroup_dir.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(start.cgroup_dir, ec);
+    }
+    int exit_code = run.ok() ? run->exit_code : -1;
+    list.back()["state"] = {{"terminated", {{"exitCode", exit_code}}}};
     std::string output = run.ok() ? run->output : run.status().ToString() + "\n";
     if (!options_.log_dir.empty()) {
       std::ofstream(options_.log_dir + "/" + ns + "_" + name + "_" + start.container + ".log")
@@ -126,18 +159,20 @@ void KubeletLoop::StartContainers(json pod, std::vector<ContainerStart> starts) 
     if (!run.ok() || run->exit_code != 0) {
       SetPhase(pod, "Failed", "Error",
                "container " + start.container + " exited with " +
-                   (run.ok() ? std::to_string(run->exit_code) : run.status().message()));
+                   (run.ok() ? std::to_string(run->exit_code) : run.status().message()),
+               containers);
       return;
     }
   }
-  SetPhase(pod, "Succeeded", "", "");
+  SetPhase(pod, "Succeeded", "", "", containers);
 }
 
 void KubeletLoop::SetPhase(const json& pod, const std::string& phase, const std::string& reason,
-                           const std::string& message) {
-  json status = {{"phase", phase}};
+                           const std::string& message, const json& containers) {
+  json status = {{"phase", phase}, {"qosClass", QosClassOf(pod)}};
   if (!reason.empty()) status["reason"] = reason;
   if (!message.empty()) status["message"] = message;
+  if (containers.is_object()) status.update(containers);
   Status s = client_
                  .PatchStatus(kube::kPods, pod["metadata"].value("namespace", "default"),
                               pod["metadata"].value("name", ""), status)

@@ -3,7 +3,9 @@
 // status.capacity and status.allocatable; watches the pods bound to the node and admits them one
 // at a time in arrival order (Admitter); "starts" each container by running a command with the
 // container's environment and TESSERA_LIMITS_FILE; and reports the pod's phase (Running, then
-// Succeeded or Failed; Failed with reason UnexpectedAdmissionError when admission fails).
+// Succeeded or Failed; Failed with reason UnexpectedAdmissionError when admission fails), its QoS
+// class and each started container's ID and state. With a cgroup root, each container also gets
+// a cgroup folder there holding its process's PID while it runs (fake_cgroups.h).
 //
 // Start/Stop from one thread; the loop runs on its own threads. Thread-safe otherwise.
 #pragma once
@@ -29,7 +31,8 @@ struct LoopOptions {
   std::string command = "true";  // run for every container, with `sh -c`
   std::string log_dir;           // <ns>_<pod>_<container>.log per container
   int command_timeout_s = 300;
-  bool isolate = true;  // a private mount namespace per container where the machine allows it
+  bool isolate = true;      // a private mount namespace per container where the machine allows it
+  std::string cgroup_root;  // "" = no cgroup folders
 };
 
 class KubeletLoop {
@@ -46,8 +49,9 @@ class KubeletLoop {
   void AdmitLoop();
   void StatusLoop();
   void StartContainers(nlohmann::json pod, std::vector<ContainerStart> starts);
+  // `containers`: the pod's containerStatuses and initContainerStatuses to report (null: none).
   void SetPhase(const nlohmann::json& pod, const std::string& phase, const std::string& reason,
-                const std::string& message);
+                const std::string& message, const nlohmann::json& containers = nullptr);
 
   kube::Client& client_;
   FakeKubeletRegistry& registry_;

@@ -1,9 +1,10 @@
 // tessera-fake-kubelet --dir DIR --node NAME [--kubeconfig FILE] [--command CMD] [--log-dir DIR]
-//                      [--isolate true|false]
+//                      [--isolate true|false] [--cgroup-root DIR]
 //
 // Plays kubelet for the node agent: Registration and PodResources on sockets under DIR (laid out
 // as /var/lib/kubelet), node capacity reports, and admission and "start" of the pods bound to
-// NAME (see kubelet_loop.h). SIGHUP recreates kubelet.sock (a kubelet restart); SIGTERM or
+// NAME (see kubelet_loop.h); with --cgroup-root, each container's cgroup folder in a fake cgroup
+// v2 tree there (fake_cgroups.h). SIGHUP recreates kubelet.sock (a kubelet restart); SIGTERM or
 // SIGINT ends it.
 #include <pthread.h>
 #include <signal.h>
@@ -25,7 +26,7 @@ namespace {
 int Usage(const std::string& why) {
   std::cerr << "tessera-fake-kubelet: " << why
             << "\nusage: tessera-fake-kubelet --dir DIR --node NAME [--kubeconfig FILE] "
-               "[--command CMD] [--log-dir DIR] [--isolate true|false]\n";
+               "[--command CMD] [--log-dir DIR] [--isolate true|false] [--cgroup-root DIR]\n";
   return 2;
 }
 
@@ -33,9 +34,9 @@ int Usage(const std::string& why) {
 
 int main(int argc, char** argv) {
   using namespace tessera;
-  std::map<std::string, std::string> flags = {{"dir", ""},        {"node", ""},
-                                              {"kubeconfig", ""}, {"command", "true"},
-                                              {"log-dir", ""},    {"isolate", "true"}};
+  std::map<std::string, std::string> flags = {
+      {"dir", ""},     {"node", ""},        {"kubeconfig", ""}, {"command", "true"},
+      {"log-dir", ""}, {"isolate", "true"}, {"cgroup-root", ""}};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--", 0) != 0) return Usage("unexpected argument " + arg);
@@ -84,7 +85,8 @@ int main(int argc, char** argv) {
                                 {.node = flags["node"],
                                  .command = flags["command"],
                                  .log_dir = flags["log-dir"],
-                                 .isolate = flags["isolate"] == "true"});
+                                 .isolate = flags["isolate"] == "true",
+                                 .cgroup_root = flags["cgroup-root"]});
   if (Status s = loop.Start(); !s.ok()) {
     log::Error("cannot start", {{"error", s.message()}});
     return 1;

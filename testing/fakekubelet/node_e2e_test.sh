@@ -3,7 +3,8 @@
 # tessera-fake-kubelet. Checks registration and capacity, the gpus annotation, a pod with a
 # decision (its program sees its memory limit through cuMemGetInfo when the in-container library
 # and its probe are built), a pod without a decision (whole GPU), an impossible decision (named
-# error), re-registration after a kubelet restart, and removal of a finished pod's files.
+# error), re-registration after a kubelet restart, removal of a finished pod's files, and each
+# running container's pids file holding its PID (the fake kubelet makes its cgroup in a fake tree).
 #   node_e2e_test.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -38,24 +39,29 @@ KC
 get() { curl -sf "$url$1"; }
 jq_py() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
-# The container command: with the library and its probe, check cuMemGetInfo against the limit.
+# The container command: waits (up to 5 s) for its own PID in the pids file beside its limits file
+# (no PID namespace here, so "<pid> <pid>"); with the library and its probe, checks cuMemGetInfo
+# against the limit.
 probe=$build/tests/hook_probe
 lib=$build/lib/libtessera-cuda.so
 limits='${TESSERA_LIMITS_FILE}'
+command="f=\$(dirname $limits)/pids; i=0; while [ \$i -lt 50 ]; do \
+if grep -qx \"\$\$ \$\$\" \$f 2>/dev/null; then echo PIDS-OK after \$i polls; break; fi; sleep 0.1; i=\$((i+1)); done; "
 if [[ -x $probe && -f $lib ]]; then
-  command="cat $limits; m=\$(grep '^memory.0=' $limits | cut -d= -f2); \
+  command+="cat $limits; m=\$(grep '^memory.0=' $limits | cut -d= -f2); \
 if [ \"\$m\" != 0 ]; then LD_LIBRARY_PATH=$build/lib/simgpu LD_PRELOAD=$lib $probe direct info \$m \$m && echo MEMINFO-OK; fi"
 else
-  command="cat $limits"
+  command+="cat $limits"
 fi
 "$build/bin/tessera-fake-kubelet" --dir "$work/kubelet" --node n1 --kubeconfig "$work/kubeconfig" \
-  --command "$command" --log-dir "$work/logs" >"$work/kubelet.log" 2>&1 &
+  --command "$command" --log-dir "$work/logs" --cgroup-root "$work/cgroup" >"$work/kubelet.log" 2>&1 &
 kubelet=$!
 pids+=($kubelet)
 "$build/bin/tessera" node --node-name n1 --kubelet-dir "$work/kubelet" --cdi-dir "$work/cdi" \
   --state-dir "$work/state" --kubeconfig "$work/kubeconfig" \
   --node.nvml-library "$build/lib/simgpu/libnvidia-ml.so.1" \
-  --node.housekeeping-interval 1s --node.metrics-listen 127.0.0.1:0 >"$work/node.log" 2>&1 &
+  --node.housekeeping-interval 1s --node.metrics-listen 127.0.0.1:0 \
+  --node.cgroup-root "$work/cgroup" --node.pid-refresh 200ms >"$work/node.log" 2>&1 &
 pids+=($!)
 
 capacity() { get /api/v1/nodes/n1 | jq_py "d['status']['allocatable'].get('$1','')"; }
@@ -100,6 +106,8 @@ if [[ -x $probe && -f $lib ]]; then
   echo "cuMemGetInfo reports the 3000 MiB limit inside the container"
 fi
 get /api/v1/namespaces/default/pods/decided | grep -q 'tessera.io/allocated' || fail "no tessera.io/allocated"
+grep -q PIDS-OK "$log" || fail "decided: its PID never reached the pids file: $(cat "$log")"
+echo "the container's pids file held its PID ($(grep -o 'PIDS-OK after [0-9]* polls' "$log") of 0.1 s)"
 
 pod plain nvidia.com/gpu 2
 wait_for 30 phase_is plain Succeeded || fail "pod plain: $(phase plain)"

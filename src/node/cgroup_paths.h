@@ -1,0 +1,52 @@
+// Finding a Kubernetes container's cgroup folder on the node, from what the pod object says: the
+// pod's UID, its QoS class and the container's ID (status.containerStatuses[].containerID).
+//
+// kubelet lays pods out under a hierarchy root in one of two ways, by its cgroup driver:
+//   cgroupfs: kubepods/[burstable/|besteffort/]pod<uid>/<container>
+//   systemd:  kubepods.slice/[kubepods-burstable.slice/]kubepods-[burstable-]pod<uid, '-' as
+//             '_'>.slice/<container>
+// and the runtime names the container's folder: "<id>" (containerd and docker with cgroupfs),
+// "cri-containerd-<id>.scope", "crio-<id>.scope", "docker-<id>.scope" (systemd), "crio-<id>"
+// (CRI-O with cgroupfs). The hierarchy root is the cgroup root itself with cgroup v2 (it holds
+// cgroup.controllers), and with v1 the first controller hierarchy that holds the pod (pids, then
+// memory, cpu, systemd). The container is found by its ID among the pod folder's children, so the
+// runtime's prefix need not be known; CRI-O's "crio-conmon-<id>" (the monitor, not the container)
+// is not taken.
+//
+// Pure functions over the file system; thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessera::node {
+
+// A container ID as the pod status gives it: "<runtime>://<id>".
+struct ContainerId {
+  std::string runtime;  // "containerd", "cri-o", "docker", ...
+  std::string id;
+};
+// nullopt when `text` is not "<runtime>://<id>" with a non-empty ID.
+std::optional<ContainerId> ParseContainerId(const std::string& text);
+
+enum class QosClass { kGuaranteed, kBurstable, kBestEffort };
+// The pod's status.qosClass ("Guaranteed", "Burstable", "BestEffort"); nullopt for anything else.
+std::optional<QosClass> ParseQosClass(const std::string& text);
+
+// The hierarchy roots under `cgroup_root` where pods may be found, in the order searched.
+std::vector<std::string> CgroupHierarchies(const std::string& cgroup_root);
+
+// The pod's folder relative to a hierarchy root: cgroupfs layout, then systemd layout, for
+// `qos` first and then the other classes (the class may be unknown or wrong); empty when
+// `pod_uid` holds anything but letters, digits and '-'.
+std::vector<std::string> PodCgroupCandidates(const std::string& pod_uid,
+                                             std::optional<QosClass> qos);
+
+// The container's cgroup folder (absolute path), or nullopt when none is found.
+std::optional<std::string> FindContainerCgroup(const std::string& cgroup_root,
+                                               const std::string& pod_uid,
+                                               std::optional<QosClass> qos,
+                                               const std::string& container_id);
+
+}  // namespace tessera::node

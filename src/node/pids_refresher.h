@@ -1,0 +1,46 @@
+// PidsRefresher: keeps each allocation's pids file (src/abi/host_pids.h) current: the host PIDs of
+// its owner container's processes and their PIDs inside the container, so that the library can
+// match NVML's per-process data to its own processes without probing each one.
+//
+// For every allocation folder with an owner (owner.json) whose pod is in the cache with the same
+// UID and not finished, and whose container has a container ID in the pod's status: while the
+// container runs (state running, or no state given), its cgroup is found from the pod UID, QoS
+// class and container ID (cgroup_paths.h) and its processes listed (container_pids.h); a
+// container that is not running, or whose cgroup is not found, gets an empty list (PIDs of a
+// container that is gone must not be matched). A cgroup that is not found is logged once per
+// container ID, at info. The file is rewritten atomically and only when its content changes.
+//
+// Call from one thread (the agent's housekeeping loop, which also removes allocation folders).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "node/pod_source.h"
+
+namespace tessera::node {
+
+struct PidsOptions {
+  std::string state_dir = "/var/lib/tessera";
+  std::string cgroup_root = "/sys/fs/cgroup";
+  std::string proc_root = "/proc";
+};
+
+class PidsRefresher {
+ public:
+  // `pods` must outlive the refresher.
+  PidsRefresher(const PodSource& pods, PidsOptions options);
+  // One pass over the allocations.
+  void RunOnce();
+
+ private:
+  // Refreshes the pids file in allocation folder `dir` (ID `id`).
+  void Refresh(const std::string& id, const std::string& dir);
+
+  const PodSource& pods_;
+  const PidsOptions options_;
+  // Allocation ID -> the container ID whose missing cgroup was logged.
+  std::map<std::string, std::string> logged_missing_;
+};
+
+}  // namespace tessera::node
