@@ -81,6 +81,19 @@ namespace {
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 }
 
+std::string PrometheusLabelValue(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    if (c == '\\' || c == '"') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 std::string Base64Encode(std::string_view data) {
   std::string out;
   out.reserve((data.size() + 2) / 3 * 4);

@@ -23,6 +23,9 @@ std::optional<std::string> ClosestMatch(std::string_view word,
                                         const std::vector<std::string>& candidates);
 
 // Standard base64 (RFC 4648) with padding; decoding ignores whitespace and rejects anything else.
+// A Prometheus label value, escaped: backslash, double quote and newline.
+std::string PrometheusLabelValue(std::string_view value);
+
 std::string Base64Encode(std::string_view data);
 std::optional<std::string> Base64Decode(std::string_view text);
 

@@ -30,5 +30,10 @@ TEST(Strings, Base64RoundTrip) {
   EXPECT_EQ(Base64Decode("aGV*bG8="), std::nullopt);
 }
 
+TEST(Strings, PrometheusLabelValueEscapesBackslashQuoteAndNewline) {
+  EXPECT_EQ(PrometheusLabelValue("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+  EXPECT_EQ(PrometheusLabelValue("GPU-1"), "GPU-1");
+}
+
 }  // namespace
 }  // namespace tessera

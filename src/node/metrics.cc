@@ -29,19 +29,6 @@ struct Row {
   std::optional<unsigned> share;  // compute share in percent, when known
 };
 
-std::string Escape(const std::string& v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
 // used_bytes of each container device from the region file, or empty.
 std::vector<uint64_t> RegionUsed(const std::string& path) {
   std::vector<uint64_t> used;
@@ -111,9 +98,10 @@ std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInf
       std::string n = std::to_string(i);
       Row row;
       row.uuid = kv["uuid." + n];
-      row.labels = "namespace=\"" + Escape(owner.value("namespace", "")) + "\",pod=\"" +
-                   Escape(owner.value("pod", "")) + "\",container=\"" +
-                   Escape(owner.value("container", "")) + "\",gpu=\"" + Escape(row.uuid) + "\"";
+      row.labels = "namespace=\"" + PrometheusLabelValue(owner.value("namespace", "")) +
+                   "\",pod=\"" + PrometheusLabelValue(owner.value("pod", "")) + "\",container=\"" +
+                   PrometheusLabelValue(owner.value("container", "")) + "\",gpu=\"" +
+                   PrometheusLabelValue(row.uuid) + "\"";
       row.limit = std::strtoull(kv["memory." + n].c_str(), nullptr, 10);
       row.cores = std::atoi(kv["cores." + n].c_str());
       row.used = static_cast<size_t>(i) < used.size() ? used[static_cast<size_t>(i)] : 0;
@@ -146,19 +134,21 @@ std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInf
   out << "# HELP tessera_gpu_memory_total_bytes Memory of the GPU.\n"
          "# TYPE tessera_gpu_memory_total_bytes gauge\n";
   for (const GpuInfo& g : gpus) {
-    out << "tessera_gpu_memory_total_bytes{gpu=\"" << Escape(g.uuid) << "\",index=\"" << g.index
-        << "\",model=\"" << Escape(g.model) << "\"} " << g.memory_mib * 1024 * 1024 << "\n";
+    out << "tessera_gpu_memory_total_bytes{gpu=\"" << PrometheusLabelValue(g.uuid) << "\",index=\""
+        << g.index << "\",model=\"" << PrometheusLabelValue(g.model) << "\"} "
+        << g.memory_mib * 1024 * 1024 << "\n";
   }
   out << "# HELP tessera_gpu_memory_used_by_containers_bytes Sum of the containers' use.\n"
          "# TYPE tessera_gpu_memory_used_by_containers_bytes gauge\n";
   for (const GpuInfo& g : gpus) {
-    out << "tessera_gpu_memory_used_by_containers_bytes{gpu=\"" << Escape(g.uuid) << "\"} "
-        << by_gpu[g.uuid] << "\n";
+    out << "tessera_gpu_memory_used_by_containers_bytes{gpu=\"" << PrometheusLabelValue(g.uuid)
+        << "\"} " << by_gpu[g.uuid] << "\n";
   }
   out << "# HELP tessera_gpu_healthy 1 when the GPU is healthy.\n"
          "# TYPE tessera_gpu_healthy gauge\n";
   for (const GpuInfo& g : gpus) {
-    out << "tessera_gpu_healthy{gpu=\"" << Escape(g.uuid) << "\"} " << (g.healthy ? 1 : 0) << "\n";
+    out << "tessera_gpu_healthy{gpu=\"" << PrometheusLabelValue(g.uuid) << "\"} "
+        << (g.healthy ? 1 : 0) << "\n";
   }
   return out.str();
 }

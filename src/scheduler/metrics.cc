@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "common/strings.h"
+
 namespace tessera::scheduler {
 namespace {
 
@@ -9,20 +11,6 @@ std::string Seconds(double s) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%g", s);
   return buf;
-}
-
-// Prometheus label values escape backslash, quote and newline.
-std::string Label(const std::string& v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
 }
 
 void Header(std::string& out, const char* name, const char* type, const char* help) {
@@ -93,9 +81,9 @@ std::string Metrics::Render(const StateSnapshot& state) const {
     Header(out, gauge.name, "gauge", gauge.help);
     for (const auto& [node, n] : state.nodes) {
       for (const GpuSlot& g : n.gpus) {
-        out += std::string(gauge.name) + "{node=\"" + Label(node) + "\",gpu=\"" +
-               std::to_string(g.info.index) + "\",uuid=\"" + Label(g.info.uuid) + "\",model=\"" +
-               Label(g.info.model) + "\"} " + gauge.value(g) + "\n";
+        out += std::string(gauge.name) + "{node=\"" + PrometheusLabelValue(node) + "\",gpu=\"" +
+               std::to_string(g.info.index) + "\",uuid=\"" + PrometheusLabelValue(g.info.uuid) +
+               "\",model=\"" + PrometheusLabelValue(g.info.model) + "\"} " + gauge.value(g) + "\n";
       }
     }
   }
