@@ -99,6 +99,11 @@ Result<DemoPaths> FindDemoPaths() {
   return p;
 }
 
+std::string DemoNode::SimgpuDevices() const {
+  return "count=" + std::to_string(gpu_count) + ",memory=" + std::to_string(memory_mib) +
+         "MiB,sms=" + std::to_string(sms) + ",model=" + model;
+}
+
 DemoCluster::DemoCluster(DemoPaths paths, std::string workdir, ProcessGroup& group)
     : paths_(std::move(paths)), workdir_(std::move(workdir)), group_(group) {
   fs::create_directories(logs_dir());
@@ -165,7 +170,7 @@ Status DemoCluster::StartNode(const DemoNode& node) {
   std::string dir = workdir_ + "/" + node.name;
   fs::create_directories(dir + "/logs");
   std::map<std::string, std::string> env = {{"SIMGPU_STATE", dir + "/simgpu"},
-                                            {"SIMGPU_DEVICES", node.simgpu_devices}};
+                                            {"SIMGPU_DEVICES", node.SimgpuDevices()}};
   RETURN_IF_ERROR(group_
                       .Spawn({paths_.bin_dir + "/tessera-fake-kubelet", "--dir", dir + "/kubelet",
                               "--node", node.name, "--kubeconfig", kubeconfig_, "--command",

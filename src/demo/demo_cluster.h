@@ -34,10 +34,16 @@ struct DemoPaths {
 // what is missing and says to build it.
 Result<DemoPaths> FindDemoPaths();
 
+// A node of the demo: `gpu_count` identical simulated GPUs.
 struct DemoNode {
   std::string name;
-  std::string simgpu_devices;  // SIMGPU_DEVICES
+  std::string model;
+  int memory_mib;
+  int sms;
   int gpu_count;
+
+  // The node's SIMGPU_DEVICES (docs/simgpu.md).
+  std::string SimgpuDevices() const;
 };
 
 class DemoCluster {

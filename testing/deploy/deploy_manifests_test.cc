@@ -1,7 +1,8 @@
 // deploy/ renders with `kubectl kustomize` and fits the binaries: the args are accepted by
 // `tessera scheduler|node --print-config`, ports and paths agree between the objects, RBAC gives
-// each part what its code calls and no wildcards, the node agent gets its host paths.
-// Skipped (with a message) only where kubectl is not installed.
+// each part, under its own ServiceAccount, exactly what its code calls and no wildcards, the node
+// agent gets its host paths.
+// Skipped (with a message) only where kubectl is not installed or too old (1.20 and older).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,7 +24,7 @@ const Rendered& Manifests() {
 class DeployTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (Manifests().no_kubectl) GTEST_SKIP() << "kubectl is not installed: deploy/ not rendered";
+    if (!Manifests().skip.empty()) GTEST_SKIP() << Manifests().skip;
     ASSERT_EQ(Manifests().error, "");
   }
   const std::vector<YAML::Node>& objects() const { return Manifests().objects; }
@@ -140,9 +141,14 @@ TEST_F(DeployTest, SchedulerArgsAreAcceptedAndAgreeWithServiceAndKubeScheduler) 
               kv.second.as<std::string>());
   }
 
-  // kube-scheduler: its --config file comes from the ConfigMap mounted there, the extender URL is
-  // this pod's Tessera port, its CA file is mounted from the Secret's "ca" key.
-  YAML::Node ks = Container(pod, "kube-scheduler");
+  // kube-scheduler, in its own Deployment: its --config file comes from the ConfigMap mounted
+  // there, the extender URL is the Service's HTTPS port under a name the certificate holds, its
+  // CA file is the Secret's "ca" key, and it is given no other key of the Secret.
+  YAML::Node ks_pod = Get("Deployment", "tessera-kube-scheduler")["spec"]["template"]["spec"];
+  YAML::Node ks = Container(ks_pod, "kube-scheduler");
+  EXPECT_NE(ks_pod["serviceAccountName"].as<std::string>(""),
+            pod["serviceAccountName"].as<std::string>(""))
+      << "kube-scheduler and Tessera must not share a ServiceAccount (least privilege)";
   std::string config_path = FlagValue(Strings(ks["command"]), "--config");
   std::string dir = config_path.substr(0, config_path.rfind('/'));
   std::string file = config_path.substr(config_path.rfind('/') + 1);
@@ -152,7 +158,7 @@ TEST_F(DeployTest, SchedulerArgsAreAcceptedAndAgreeWithServiceAndKubeScheduler) 
   }
   ASSERT_FALSE(config_volume.empty()) << "nothing mounted at " << dir;
   std::string config_map;
-  for (const YAML::Node& v : pod["volumes"]) {
+  for (const YAML::Node& v : ks_pod["volumes"]) {
     if (v["name"].as<std::string>() == config_volume) {
       config_map = v["configMap"]["name"].as<std::string>("");
     }
@@ -163,18 +169,37 @@ TEST_F(DeployTest, SchedulerArgsAreAcceptedAndAgreeWithServiceAndKubeScheduler) 
   EXPECT_EQ(kcfg["kind"].as<std::string>(), "KubeSchedulerConfiguration");
   EXPECT_EQ(kcfg["profiles"][0]["schedulerName"].as<std::string>(), "tessera");
   YAML::Node extender = kcfg["extenders"][0];
-  EXPECT_EQ(extender["urlPrefix"].as<std::string>(), "https://localhost:" + port);
+  std::string service_host = service["metadata"]["name"].as<std::string>() + "." +
+                             service["metadata"]["namespace"].as<std::string>() + ".svc";
+  EXPECT_EQ(extender["urlPrefix"].as<std::string>(), "https://" + service_host + ":" + port);
+  EXPECT_TRUE(extender["enableHTTPS"].as<bool>(false));
+  for (const char* verb : {"filterVerb", "prioritizeVerb", "bindVerb"}) {
+    EXPECT_TRUE(extender[verb]) << verb;
+  }
+  EXPECT_TRUE(extender["nodeCacheCapable"].as<bool>(false));
+  EXPECT_FALSE(extender["ignorable"].as<bool>(true));
+  std::set<std::string> managed;
+  for (const YAML::Node& r : extender["managedResources"]) {
+    EXPECT_TRUE(r["ignoredByScheduler"].as<bool>(false)) << r["name"];
+    managed.insert(r["name"].as<std::string>());
+  }
+  EXPECT_EQ(managed, (std::set<std::string>{"nvidia.com/gpu", "nvidia.com/gpumem",
+                                            "nvidia.com/gpumem-percentage", "nvidia.com/gpucores",
+                                            "tencent.com/vcuda-core", "tencent.com/vcuda-memory",
+                                            "aliyun.com/gpu-mem"}));
+  YAML::Node job = Get("Job", "tessera-certgen")["spec"]["template"]["spec"];
+  std::string hosts = "," + FlagValue(Strings(Container(job, "create")["args"]), "--host") + ",";
+  EXPECT_NE(hosts.find("," + service_host + ","), std::string::npos)
+      << "the certificate does not name " << service_host;
   std::string ca_file = extender["tlsConfig"]["caFile"].as<std::string>();
   bool ca_mounted = false;
   for (const YAML::Node& m : ks["volumeMounts"]) {
     std::string mp = m["mountPath"].as<std::string>();
-    if (ca_file.rfind(mp + "/", 0) != 0) continue;
-    for (const YAML::Node& v : pod["volumes"]) {
+    for (const YAML::Node& v : ks_pod["volumes"]) {
       if (v["name"].as<std::string>() != m["name"].as<std::string>() || !v["secret"]) continue;
       for (const YAML::Node& item : v["secret"]["items"]) {
-        if (mp + "/" + item["path"].as<std::string>() == ca_file) {
-          ca_mounted = item["key"].as<std::string>() == "ca";
-        }
+        EXPECT_EQ(item["key"].as<std::string>(), "ca") << "kube-scheduler needs only the CA";
+        ca_mounted = ca_mounted || mp + "/" + item["path"].as<std::string>() == ca_file;
       }
     }
   }
@@ -310,10 +335,15 @@ TEST_F(DeployTest, WebhooksPointAtTheSchedulerAndGetTheirCertificate) {
   }
 }
 
-// (apiGroup, resource, verb) -> allowed, per ServiceAccount, from the rendered bindings.
-using Rights = std::set<std::tuple<std::string, std::string, std::string>>;
+// (apiGroup, resource, verb, resource name or "*") a ServiceAccount is allowed, from the rendered
+// Roles and ClusterRoles bound to it.
+using Right = std::tuple<std::string, std::string, std::string, std::string>;
+using Rights = std::set<Right>;
 
-TEST_F(DeployTest, RbacGivesEachPartWhatItCallsAndNoWildcards) {
+// Least privilege: each part has exactly the rights its code uses (the calls are listed in
+// deploy/*/rbac.yaml), narrowed to one object where the code touches one; the built-in roles go
+// only to the second kube-scheduler, which has its own ServiceAccount.
+TEST_F(DeployTest, RbacGivesEachPartExactlyWhatItCalls) {
   std::map<std::string, Rights> rights;
   std::map<std::string, std::set<std::string>> external_roles;
   for (const YAML::Node& b : objects()) {
@@ -329,10 +359,15 @@ TEST_F(DeployTest, RbacGivesEachPartWhatItCallsAndNoWildcards) {
         continue;
       }
       for (const YAML::Node& rule : (*role)["rules"]) {
+        std::vector<std::string> names = Strings(rule["resourceNames"]);
+        if (names.empty()) names = {"*"};
         for (const YAML::Node& g : rule["apiGroups"]) {
           for (const YAML::Node& r : rule["resources"]) {
             for (const YAML::Node& v : rule["verbs"]) {
-              rights[sa].insert({g.as<std::string>(), r.as<std::string>(), v.as<std::string>()});
+              for (const std::string& n : names) {
+                rights[sa].insert(
+                    {g.as<std::string>(), r.as<std::string>(), v.as<std::string>(), n});
+              }
             }
           }
         }
@@ -340,34 +375,47 @@ TEST_F(DeployTest, RbacGivesEachPartWhatItCallsAndNoWildcards) {
     }
   }
   for (const auto& [sa, set] : rights) {
-    for (const auto& [g, r, v] : set) {
+    for (const auto& [g, r, v, n] : set) {
       EXPECT_TRUE(g != "*" && r != "*" && v != "*") << sa << " has a wildcard rule";
     }
   }
-  auto expect = [&](const std::string& sa, const std::string& group, const std::string& resource,
-                    std::vector<std::string> verbs) {
-    for (const std::string& v : verbs) {
-      EXPECT_TRUE(rights[sa].count({group, resource, v}))
-          << sa << " may not " << v << " " << resource;
-    }
-  };
-  expect("tessera-scheduler", "", "nodes", {"get", "list", "watch"});
-  expect("tessera-scheduler", "", "pods", {"get", "list", "watch"});
-  expect("tessera-scheduler", "", "pods/binding", {"create"});
-  expect("tessera-scheduler", "coordination.k8s.io", "leases", {"create", "get", "update"});
-  EXPECT_EQ(external_roles["tessera-scheduler"],
+  EXPECT_EQ(rights["tessera-scheduler"], (Rights{{"", "nodes", "list", "*"},
+                                                 {"", "nodes", "watch", "*"},
+                                                 {"", "pods", "list", "*"},
+                                                 {"", "pods", "watch", "*"},
+                                                 {"", "pods/binding", "create", "*"}}));
+  EXPECT_TRUE(external_roles["tessera-scheduler"].empty());
+  EXPECT_EQ(rights["tessera-node"], (Rights{{"", "pods", "list", "*"},
+                                            {"", "pods", "watch", "*"},
+                                            {"", "pods", "patch", "*"},
+                                            {"", "nodes", "patch", "*"}}));
+  EXPECT_TRUE(external_roles["tessera-node"].empty());
+  EXPECT_EQ(rights["tessera-kube-scheduler"],
+            (Rights{{"coordination.k8s.io", "leases", "create", "*"},
+                    {"coordination.k8s.io", "leases", "get", "tessera-kube-scheduler"},
+                    {"coordination.k8s.io", "leases", "update", "tessera-kube-scheduler"}}));
+  EXPECT_EQ(external_roles["tessera-kube-scheduler"],
             (std::set<std::string>{"system:kube-scheduler", "system:volume-scheduler",
                                    "extension-apiserver-authentication-reader"}));
-  EXPECT_FALSE(rights["tessera-scheduler"].count({"", "pods", "delete"}));
-  expect("tessera-node", "", "pods", {"get", "list", "watch", "patch"});
-  expect("tessera-node", "", "nodes", {"patch"});
-  EXPECT_FALSE(rights["tessera-node"].count({"", "pods/binding", "create"}));
-  EXPECT_TRUE(external_roles["tessera-node"].empty());
-  expect("tessera-certgen", "", "secrets", {"create", "get"});
-  expect("tessera-certgen", "admissionregistration.k8s.io", "mutatingwebhookconfigurations",
-         {"get", "update"});
-  expect("tessera-certgen", "admissionregistration.k8s.io", "validatingwebhookconfigurations",
-         {"get", "update"});
+  const std::string webhooks = "admissionregistration.k8s.io";
+  EXPECT_EQ(rights["tessera-certgen"],
+            (Rights{{"", "secrets", "create", "*"},
+                    {"", "secrets", "get", "tessera-scheduler-tls"},
+                    {webhooks, "mutatingwebhookconfigurations", "get", "tessera"},
+                    {webhooks, "mutatingwebhookconfigurations", "update", "tessera"},
+                    {webhooks, "validatingwebhookconfigurations", "get", "tessera"},
+                    {webhooks, "validatingwebhookconfigurations", "update", "tessera"}}));
+  EXPECT_TRUE(external_roles["tessera-certgen"].empty());
+  EXPECT_EQ(rights.size(), 4u) << "a ServiceAccount this test does not know has rights";
+
+  // Each workload runs under the ServiceAccount whose rights are checked above.
+  for (const auto& [kind, name, sa] :
+       {std::tuple{"Deployment", "tessera-scheduler", "tessera-scheduler"},
+        std::tuple{"Deployment", "tessera-kube-scheduler", "tessera-kube-scheduler"},
+        std::tuple{"DaemonSet", "tessera-node", "tessera-node"},
+        std::tuple{"Job", "tessera-certgen", "tessera-certgen"}}) {
+    EXPECT_EQ(PodSpec(Get(kind, name))["serviceAccountName"].as<std::string>(""), sa) << name;
+  }
 }
 
 }  // namespace

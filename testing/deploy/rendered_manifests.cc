@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <regex>
 
 namespace tessera::deploy_test {
 
@@ -27,7 +28,16 @@ Rendered Render(const std::string& dir) {
   Rendered r;
   std::string output;
   if (RunCommand("command -v kubectl", output) != 0) {
-    r.no_kubectl = true;
+    r.skip = "kubectl is not installed: deploy/ not rendered";
+    return r;
+  }
+  std::smatch version;
+  static const std::regex kVersion(R"re("major":\s*"([0-9]+)[^"]*",\s*"minor":\s*"([0-9]+))re");
+  if (RunCommand("kubectl version --client -o json", output) == 0 &&
+      std::regex_search(output, version, kVersion) && std::stoi(version[1]) == 1 &&
+      std::stoi(version[2]) < 21) {
+    r.skip = "kubectl 1." + version[2].str() +
+             " embeds kustomize v2, too old for deploy/ (kubectl 1.21 or newer is needed)";
     return r;
   }
   if (RunCommand("kubectl kustomize " + ShellQuote(dir), output) != 0) {

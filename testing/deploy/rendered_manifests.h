@@ -13,10 +13,12 @@ namespace tessera::deploy_test {
 struct Rendered {
   std::vector<YAML::Node> objects;
   std::string error;  // why rendering failed ("" on success)
-  bool no_kubectl = false;
+  std::string skip;   // why this machine cannot render them (no kubectl, or one too old)
 };
 
-// Runs `kubectl kustomize <dir>` and parses every document.
+// Runs `kubectl kustomize <dir>` and parses every document. kubectl 1.20 and older embed
+// kustomize v2, which reads directories only from `bases:` and knows no `labels:`; deploy/ needs
+// kubectl 1.21 or newer (kustomize v4+), and says so in `skip` on an older one.
 Rendered Render(const std::string& dir);
 
 // The object of `kind` and `name`, if rendered.
