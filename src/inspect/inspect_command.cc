@@ -35,7 +35,7 @@ Result<Source> ReadApiServer(const config::Config& config, const kube::Environme
                            ? "cannot reach the API server (check --kubeconfig / KUBECONFIG and "
                              "that the cluster is up, or use --scheduler URL)"
                            : "reading nodes, pods and events from the API server failed (the "
-                             "user needs get/list on nodes, pods and events)";
+                             "user needs list on nodes, pods and events)";
     return snap.status().WithContext(hint);
   }
   return Source{std::move(snap->view), std::move(snap->all_nodes)};

@@ -187,8 +187,9 @@ void LeaderElector::Run() {
       }
     }
     leading_.store(false);
-    if (stopping_.load() && config_.release_on_stop) Release();
+    // The work guarded by the lease ends before the lease is handed over, never after.
     if (config_.on_stopped_leading) config_.on_stopped_leading();
+    if (stopping_.load() && config_.release_on_stop) Release();
   }
 }
 

@@ -47,8 +47,9 @@ class LeaderElector {
 
   // Starts campaigning on a background thread. Call once.
   void Start();
-  // Stops campaigning; a leader stops leading (on_stopped_leading) and, with release_on_stop,
-  // releases the Lease. Waits for the thread. Idempotent.
+  // Stops campaigning; a leader stops leading (on_stopped_leading) and then, with
+  // release_on_stop, releases the Lease, so that the next leader never overlaps the callback.
+  // Waits for the thread. Idempotent.
   void Stop();
 
   bool IsLeader() const { return leading_.load(); }

@@ -11,10 +11,13 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
+// Members are destroyed in reverse order: the elector goes first, so that the callbacks its
+// Stop() runs still find the fields they write and the client it uses.
 struct Candidate {
+  std::atomic<int> started{0}, stopped{0};
+  std::string holder_at_stop;  // the Lease's holder when on_stopped_leading last ran
   std::unique_ptr<Client> client;
   std::unique_ptr<LeaderElector> elector;
-  std::atomic<int> started{0}, stopped{0};
 };
 
 class LeaderElectorTest : public ::testing::Test {
@@ -36,7 +39,11 @@ class LeaderElectorTest : public ::testing::Test {
                                            .retry_period = milliseconds(200),
                                            .release_on_stop = release_on_stop,
                                            .on_started_leading = [raw] { ++raw->started; },
-                                           .on_stopped_leading = [raw] { ++raw->stopped; }});
+                                           .on_stopped_leading =
+                                               [this, raw] {
+                                                 raw->holder_at_stop = Holder();
+                                                 ++raw->stopped;
+                                               }});
     EXPECT_TRUE(elector.ok()) << elector.status().ToString();
     c->elector = std::move(*elector);
     return c;
@@ -67,6 +74,7 @@ TEST_F(LeaderElectorTest, HandOverWithinTheLeaseDurationOnRelease) {
   a->elector->Stop();
   EXPECT_EQ(a->started, 1);
   EXPECT_EQ(a->stopped, 1);
+  EXPECT_EQ(a->holder_at_stop, "a") << "a stops its work before it hands the lease over";
   ASSERT_TRUE(WaitUntil([&] { return b->elector->IsLeader(); }, milliseconds(5000)));
   EXPECT_LT(steady_clock::now() - stop, milliseconds(2000));
   EXPECT_EQ(Holder(), "b");
@@ -100,10 +108,12 @@ TEST_F(LeaderElectorTest, StopsLeadingWhenRenewalsFailAndLeadsAgainAfterwards) {
   ASSERT_TRUE(WaitUntil([&] { return !a->elector->IsLeader(); }, milliseconds(5000)));
   // It must give up before the lease (2 s) can pass to someone else.
   EXPECT_LT(steady_clock::now() - failing, milliseconds(2000));
-  EXPECT_EQ(a->stopped, 1);
+  // The callbacks run on the elector's thread just after IsLeader() changes.
+  EXPECT_TRUE(WaitUntil([&] { return a->stopped == 1; }));
   server_->FailNext(0, 500);
   ASSERT_TRUE(WaitUntil([&] { return a->elector->IsLeader(); }, milliseconds(5000)));
-  EXPECT_EQ(a->started, 2);
+  EXPECT_TRUE(WaitUntil([&] { return a->started == 2; }));
+  EXPECT_EQ(a->stopped, 1);
 }
 
 TEST_F(LeaderElectorTest, RejectsInconsistentDurations) {

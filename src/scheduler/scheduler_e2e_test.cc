@@ -1,14 +1,23 @@
 // End-to-end: the scheduler app (informers, extender, Binding) against the fake API server
 // (testing/fakeapiserver), driven over HTTP the way kube-scheduler drives an extender.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <random>
 #include <thread>
 
 #include "fakeapiserver/fake_api_server.h"
+#include "fakeapiserver/keep_alive_probe.h"
+#include "kube/api_error.h"
 #include "kube/resource.h"
 #include "scheduler/extender_driver.h"
+#include "scheduler/mixed_cluster_for_test.h"
 #include "scheduler/scheduler_app.h"
 #include "scheduler/test_objects.h"
 
@@ -17,29 +26,67 @@ namespace {
 
 using json = nlohmann::json;
 using testing::Driver;
+using testing::ExpectNoGpuOverAllocated;
 using testing::MakePod;
 using testing::MakeUniformNode;
 using testing::Resources;
 
+// A TCP port that was free a moment ago (for a server whose address must be known in advance).
+int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
 class SchedulerE2E : public ::testing::Test {
  protected:
-  void SetUp() override {
-    auto server = tessera::testing::FakeApiServer::Start({});
+  void SetUp() override { StartServer(); }
+  void TearDown() override { app_.reset(); }
+
+  // A fresh, empty API server and a client of it (no client-side rate limit: the tests are
+  // bursts of hundreds of calls).
+  void StartServer(const tessera::testing::FakeApiServer::Options& options = {}) {
+    app_.reset();
+    client_.reset();
+    server_.reset();
+    auto server = tessera::testing::FakeApiServer::Start(options);
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(*server);
-    auto client = kube::Client::Create({.server = server_->url()});
+    auto client = kube::Client::Create({.server = server_->url()}, {.qps = 0});
     ASSERT_TRUE(client.ok()) << client.status().ToString();
     client_ = std::move(*client);
   }
-  void TearDown() override { app_.reset(); }
 
-  void StartApp() {
+  // A new scheduler process: the old one (if any) stops first, the new one lists everything.
+  void StartApp(const std::string& listen = "127.0.0.1:0") {
     app_.reset();
     AppOptions options;
-    options.server.listen = "127.0.0.1:0";
+    options.server.listen = listen;
     app_ = std::make_unique<SchedulerApp>(*client_, options);
     ASSERT_TRUE(app_->Start().ok());
     ASSERT_TRUE(app_->WaitForSync(std::chrono::seconds(30)));
+  }
+
+  std::vector<json> ListPods() {
+    Result<kube::ObjectList> pods = client_->List(kube::kPods, {});
+    EXPECT_TRUE(pods.ok()) << pods.status().ToString();
+    return pods.ok() ? pods->items : std::vector<json>();
+  }
+  // True once every bind's reservation has been confirmed by the pod watch.
+  bool AllReservationsConfirmed() {
+    for (auto& [key, p] : app_->state().Snapshot().pods) {
+      if (p.reserved) return false;
+    }
+    return true;
   }
 
   json Create(const kube::Resource& resource, json object) {
@@ -132,12 +179,7 @@ TEST_F(SchedulerE2E, BindsThroughTheApiServerFreesOnDeleteAndRestartRebuildsTheS
     uint64_t total = uuid.rfind("t4", 0) == 0 ? 15360 : uuid.rfind("a100", 0) == 0 ? 40960 : 24268;
     EXPECT_LE(mib, total) << uuid;
   }
-  ASSERT_TRUE(WaitFor([&] {
-    for (auto& [key, p] : app_->state().Snapshot().pods) {
-      if (p.reserved) return false;
-    }
-    return true;
-  }));
+  ASSERT_TRUE(WaitFor([&] { return AllReservationsConfirmed(); }));
 
   // Restart: the new process rebuilds exactly the same usage from the API server.
   StateSnapshot before = app_->state().Snapshot();
@@ -171,6 +213,173 @@ TEST_F(SchedulerE2E, BindsThroughTheApiServerFreesOnDeleteAndRestartRebuildsTheS
                                .dump());
   EXPECT_FALSE(b["Error"].get<std::string>().empty());
   EXPECT_EQ(UsedMib("t4"), used);
+}
+
+// kube-scheduler's calls for 200 pods of every dialect onto 10 nodes of three GPU models, with
+// each Binding posted to the API server. Run A keeps one scheduler; run B restarts it after 100
+// pods, and the new one learns everything from the API server. The decisions are the same, and
+// the decisions on the API server never exceed any GPU.
+TEST_F(SchedulerE2E, TwoHundredMixedPodsOntoTenNodesAndARestartMidwayChangesNoDecision) {
+  const std::vector<std::string> nodes = testing::TenMixedNodeNames();
+  std::map<std::string, std::string> decisions[2];
+  for (int run = 0; run < 2; ++run) {
+    StartServer();
+    for (const json& node : testing::TenMixedNodes()) Create(kube::kNodes, node);
+    StartApp();
+    ASSERT_EQ(app_->state().NodeCount(), 10u);
+    std::mt19937 rng(42);
+    for (int i = 0; i < 200; ++i) {
+      if (run == 1 && i == 100) {
+        StateSnapshot before = app_->state().Snapshot();
+        StartApp();
+        EXPECT_EQ(app_->state().Snapshot().nodes, before.nodes)
+            << "the restarted scheduler rebuilds the same usage from the API server";
+      }
+      json pod = CreatePod(testing::RandomPod(i, rng));
+      decisions[run][pod["metadata"]["name"]] = Driver(app_->port()).Schedule(pod, nodes);
+    }
+    int bound = 0;
+    for (auto& [name, node] : decisions[run]) {
+      EXPECT_EQ(node.find("bind failed"), std::string::npos) << name << ": " << node;
+      bound += !node.empty();
+    }
+    EXPECT_GT(bound, 100) << "most of the pods find room";
+    std::vector<json> pods = ListPods();
+    ExpectNoGpuOverAllocated(pods);
+    for (const json& pod : pods) {
+      EXPECT_EQ(pod["spec"].value("nodeName", ""), decisions[run][pod["metadata"]["name"]])
+          << "the API server holds the decision of " << pod["metadata"]["name"];
+    }
+  }
+  EXPECT_EQ(decisions[0], decisions[1]);
+}
+
+// 64 binds at once to one node, each posting its Binding to the API server: exactly as many as
+// the GPUs hold succeed, the rest are refused, and the API server's pods never over-allocate.
+TEST_F(SchedulerE2E, SixtyFourConcurrentBindsToOneNodeNeverOverAllocate) {
+  Create(kube::kNodes, MakeUniformNode("n", 2, "A100", 40960));
+  StartApp();
+  constexpr int kPods = 64;
+  std::vector<json> pods;
+  for (int i = 0; i < kPods; ++i) {
+    pods.push_back(CreatePod(MakePod("p" + std::to_string(i), {{"nvidia.com/gpumem", 2048}})));
+    json args = {{"Pod", pods.back()}, {"Nodes", nullptr}, {"NodeNames", {"n"}}};
+    json f = Driver(app_->port()).Post("/filter", args.dump());
+    ASSERT_EQ(f["NodeNames"], json({"n"}));
+  }
+  std::atomic<int> bound{0}, refused{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (const json& pod : pods) {
+    threads.emplace_back([&, pod] {
+      Driver d(app_->port());
+      while (!go.load()) std::this_thread::yield();
+      json r = d.Post("/bind", json{{"PodName", pod["metadata"]["name"]},
+                                    {"PodNamespace", "default"},
+                                    {"PodUID", pod["metadata"]["uid"]},
+                                    {"Node", "n"}}
+                                   .dump());
+      std::string error = r.is_object() ? r.value("Error", "?") : "?";
+      if (error.empty()) {
+        bound.fetch_add(1);
+      } else if (error.find("does not fit node n") != std::string::npos) {
+        refused.fetch_add(1);
+      } else {
+        ADD_FAILURE() << "unexpected bind answer: " << r.dump();
+      }
+    });
+  }
+  go.store(true);
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(bound.load(), 40);  // 20 x 2048 MiB per 40960 MiB GPU
+  EXPECT_EQ(refused.load(), kPods - 40);
+
+  std::map<std::string, uint64_t> per_gpu;
+  int on_node = 0;
+  for (const json& pod : ListPods()) {
+    if (!pod["spec"].contains("nodeName")) continue;
+    ++on_node;
+    Result<Allocation> a =
+        ParseAllocation(pod["metadata"]["annotations"][kAllocationAnnotation].get<std::string>());
+    ASSERT_TRUE(a.ok());
+    for (const GpuCharge& c : ChargesOf(*a)) per_gpu[c.uuid] += c.memory_mib;
+  }
+  EXPECT_EQ(on_node, 40);
+  EXPECT_EQ(per_gpu, (std::map<std::string, uint64_t>{{"n-gpu0", 40960}, {"n-gpu1", 40960}}));
+  ASSERT_TRUE(WaitFor([&] { return AllReservationsConfirmed(); }));
+  const StateSnapshot snapshot = app_->state().Snapshot();  // alive while iterating its GPUs
+  for (const GpuSlot& g : snapshot.nodes.at("n").gpus) {
+    EXPECT_EQ(g.used_mib, 40960u);
+    EXPECT_EQ(g.pods, 20);
+  }
+  StartApp();
+  EXPECT_EQ(app_->state().Snapshot().nodes, snapshot.nodes);
+}
+
+// The API server sends every new pod through the scheduler's admission webhook, as a cluster
+// with deploy/webhook does: GPU pods get schedulerName tessera, invalid ones are refused with the
+// webhook's message, opted-out and GPU-less pods pass untouched; a mutated pod then schedules.
+TEST_F(SchedulerE2E, AdmissionWebhookThroughTheApiServerAllowsDeniesAndPatches) {
+  int port = FreePort();
+  ASSERT_GT(port, 0);
+  StartServer({.admission_webhook = "http://127.0.0.1:" + std::to_string(port)});
+  Create(kube::kNodes, MakeUniformNode("n", 4, "Tesla T4", 15360));
+  StartApp("127.0.0.1:" + std::to_string(port));
+  ASSERT_EQ(app_->port(), port);
+
+  json gpu = CreatePod(MakePod("gpu", {{"aliyun.com/gpu-mem", 2}}));
+  EXPECT_EQ(gpu["spec"]["schedulerName"], "tessera");
+  EXPECT_EQ(GetPod("gpu")["spec"]["schedulerName"], "tessera");
+
+  struct Deny {
+    const char* name;
+    Resources limits;
+    const char* message;
+  } denials[] = {
+      {"core-150", {{"tencent.com/vcuda-core", 150}}, "150 is not allowed: use a value below 100"},
+      {"percent-120",
+       {{"nvidia.com/gpu", 1}, {"nvidia.com/gpumem-percentage", 120}},
+       "outside 1..100"},
+      {"negative", {{"nvidia.com/gpu", "-1"}}, "negative"},
+      {"fraction", {{"aliyun.com/gpu-mem", "1.5"}}, "not a whole number"},
+      {"five-gpus", {{"nvidia.com/gpu", 5}}, "asks for 5 GPUs, but the largest node has 4"},
+      {"mixed", {{"nvidia.com/gpu", 1}, {"aliyun.com/gpu-mem", 1}}, "mixes dialects"},
+  };
+  for (const Deny& c : denials) {
+    json pod = MakePod(c.name, c.limits);
+    pod["metadata"].erase("uid");
+    Result<json> created = client_->Create(kube::kPods, "default", pod);
+    ASSERT_FALSE(created.ok()) << c.name << " was admitted";
+    kube::ApiError details = kube::ErrorDetails(created.status());
+    EXPECT_EQ(details.http_status, 403) << c.name;
+    EXPECT_NE(details.message.find("admission webhook \"tessera.io\" denied the request"),
+              std::string::npos)
+        << details.message;
+    EXPECT_NE(details.message.find(c.message), std::string::npos) << details.message;
+    EXPECT_EQ(client_->Get(kube::kPods, "default", c.name).status().code(), StatusCode::kNotFound)
+        << c.name << " must not be stored";
+  }
+
+  json opted = MakePod("opted-out", {{"tencent.com/vcuda-core", 150}});
+  opted["metadata"]["labels"]["tessera.io/webhook"] = "ignore";
+  EXPECT_FALSE(CreatePod(opted)["spec"].contains("schedulerName"));
+  EXPECT_FALSE(CreatePod(MakePod("cpu-only", {{"cpu", "1"}}))["spec"].contains("schedulerName"));
+
+  EXPECT_EQ(Driver(app_->port()).Schedule(gpu, {"n"}), "n");
+  EXPECT_EQ(GetPod("gpu")["spec"]["nodeName"], "n");
+}
+
+// kube-scheduler keeps its connections to the extender: answers on a reused connection must not
+// wait for the client's delayed ACK (~40 ms each without TCP_NODELAY), or every filter would.
+TEST_F(SchedulerE2E, KeepAliveAnswersDoNotWaitForDelayedAcks) {
+  Create(kube::kNodes, MakeUniformNode("n", 1, "Tesla T4", 15360));
+  StartApp();
+  for (const char* path : {"/healthz", "/inspect", "/metrics"}) {
+    std::vector<double> ms = tessera::testing::KeepAliveAnswerMillis(app_->port(), path);
+    ASSERT_EQ(ms.size(), 9u) << path << ": the server closed a connection early";
+    EXPECT_LT(ms[ms.size() / 2], 20.0)
+        << path << ": median of " << ms.size() << " answers, slowest " << ms.back() << " ms";
+  }
 }
 
 }  // namespace

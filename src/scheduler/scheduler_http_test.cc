@@ -16,6 +16,7 @@
 #include "scheduler/extender.h"
 #include "scheduler/extender_driver.h"
 #include "scheduler/http_server.h"
+#include "scheduler/mixed_cluster_for_test.h"
 #include "scheduler/test_objects.h"
 #include "scheduler/webhook.h"
 
@@ -130,76 +131,8 @@ class SchedulerProcess {
 };
 
 std::vector<std::string> TenNodes(FakeApi& api) {
-  std::vector<std::string> names;
-  for (int i = 0; i < 10; ++i) {
-    std::string name = "node-" + std::to_string(i);
-    json node = i % 3 == 0   ? MakeUniformNode(name, 4, "Tesla T4", 15360)
-                : i % 3 == 1 ? MakeUniformNode(name, 2, "A100-SXM4-40GB", 40960)
-                             : MakeUniformNode(name, 8, "SimGPU-3090", 24268);
-    api.AddNode(node);
-    names.push_back(name);
-  }
-  return names;
-}
-
-json RandomPod(int i, std::mt19937& rng) {
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  Resources r;
-  std::map<std::string, std::string> annotations;
-  switch (i % 4) {
-    case 0:
-      r = {{"nvidia.com/gpu", pick(1, 2)},
-           {"nvidia.com/gpumem", pick(1, 8) * 1000},
-           {"nvidia.com/gpucores", pick(0, 5) * 10}};
-      break;
-    case 1:
-      r = {{"tencent.com/vcuda-core", pick(0, 9) == 0 ? 100 : pick(1, 9) * 10},
-           {"tencent.com/vcuda-memory", pick(4, 40)}};
-      if (pick(0, 1)) annotations["tencent.com/vcuda-core-limit"] = "100";
-      break;
-    case 2:
-      r = {{"aliyun.com/gpu-mem", pick(1, 8)}};
-      break;
-    default:
-      r = {{"nvidia.com/gpumem-percentage", pick(1, 4) * 10}};
-      if (pick(0, 2) == 0) annotations["nvidia.com/use-gputype"] = "3090";
-      break;
-  }
-  return MakePod("pod-" + std::to_string(i), r, annotations);
-}
-
-// Sum of the decisions per GPU never exceeds the GPU.
-void ExpectNoGpuOverAllocated(FakeApi& api) {
-  struct Use {
-    uint64_t mib = 0;
-    int cores = 0;
-    int pods = 0;
-    int exclusive = 0;
-  };
-  std::map<std::string, Use> use;
-  for (const json& pod : api.Pods()) {
-    if (!pod["spec"].contains("nodeName")) continue;
-    Result<Allocation> a =
-        ParseAllocation(pod["metadata"]["annotations"][kAllocationAnnotation].get<std::string>());
-    ASSERT_TRUE(a.ok());
-    for (const GpuCharge& c : ChargesOf(*a)) {
-      Use& u = use[c.uuid];
-      u.mib += c.memory_mib;
-      u.cores += c.cores;
-      u.pods += 1;
-      u.exclusive += c.exclusive;
-    }
-  }
-  for (auto& [uuid, u] : use) {
-    uint64_t total = uuid.find("node-") == 0 && (std::stoi(uuid.substr(5)) % 3 == 0)   ? 15360
-                     : uuid.find("node-") == 0 && (std::stoi(uuid.substr(5)) % 3 == 1) ? 40960
-                                                                                       : 24268;
-    EXPECT_LE(u.mib, total) << uuid;
-    EXPECT_LE(u.cores, 100) << uuid;
-    if (u.exclusive > 0) {
-      EXPECT_EQ(u.pods, 1) << uuid;
-    }
-  }
+  for (const json& node : testing::TenMixedNodes()) api.AddNode(node);
+  return testing::TenMixedNodeNames();
 }
 
 TEST(SchedulerHttp, TwoHundredMixedPodsOntoTenNodesAndRestartChangesNothing) {
@@ -218,12 +151,12 @@ TEST(SchedulerHttp, TwoHundredMixedPodsOntoTenNodesAndRestartChangesNothing) {
         StateSnapshot after = process->state().Snapshot();
         EXPECT_EQ(after.nodes, before.nodes) << "a restart rebuilds the same usage";
       }
-      json pod = RandomPod(i, rng);
+      json pod = testing::RandomPod(i, rng);
       api.PutPod(pod);
       (void)process->state().OnPod(EventType::kAdded, pod);
       decisions[run][pod["metadata"]["name"]] = Driver(process->port()).Schedule(pod, nodes);
     }
-    ExpectNoGpuOverAllocated(api);
+    testing::ExpectNoGpuOverAllocated(api.Pods());
     int bound = 0;
     for (auto& [pod, node] : decisions[run]) bound += StartsWith(node, "node-");
     EXPECT_GT(bound, 100) << "most of the pods find room";
@@ -258,7 +191,7 @@ TEST(SchedulerHttp, SixtyFourConcurrentBindsToOneNode) {
     });
   }
   for (std::thread& t : threads) t.join();
-  EXPECT_EQ(bound.load(), 40);  // 20 x 2048 MiB per 40960 MiB GPU
+  EXPECT_EQ(bound.load(), 40);                                // 20 x 2048 MiB per 40960 MiB GPU
   const StateSnapshot snapshot = process.state().Snapshot();  // alive while iterating its GPUs
   for (const GpuSlot& g : snapshot.nodes.at("n").gpus) {
     EXPECT_EQ(g.used_mib, 40960u);

@@ -337,13 +337,13 @@ void ApiHandler::Bind(const RequestPath& path, const httplib::Request& req,
                       httplib::Response& res) {
   json binding = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (binding.is_discarded() || !binding.is_object()) {
-    return SendError(res, BadRequest("couldn't get version/kind; json parse error: the request "
-                                     "body is not a valid JSON object"));
+    return SendError(
+        res, UnrecognizedBody("Binding", "the request body is not a valid JSON object", req.body));
   }
   std::string kind = Str(binding, "kind");
   if (!kind.empty() && kind != "Binding") {
-    return SendError(res, InvalidError("Binding", path.name, "kind", "FieldValueInvalid",
-                                       "Invalid value: \"" + kind + "\": must be Binding"));
+    std::string version = Str(binding, "apiVersion");
+    return SendError(res, WrongKindError("Binding", "", kind, version.empty() ? "v1" : version));
   }
   const json meta = binding.value("metadata", json::object());
   if (!Str(meta, "name").empty() && Str(meta, "name") != path.name) {

@@ -21,15 +21,35 @@ void ExpectStatus(const HttpAnswer& a, int code, const std::string& reason) {
 }
 
 TEST_F(FakeApiServerTest, MalformedJsonIsBadRequest) {
-  ExpectStatus(client_->Post(kPods, std::string("{\"metadata\": ")), 400, "BadRequest");
-  ExpectStatus(client_->Post(kPods, std::string("[1,2]")), 400, "BadRequest");
+  HttpAnswer truncated = client_->Post(kPods, std::string("{\"metadata\": "));
+  ExpectStatus(truncated, 400, "BadRequest");
+  EXPECT_EQ(truncated.body["message"],
+            "the object provided is unrecognized (must be of type Pod): couldn't get "
+            "version/kind; json parse error: the request body is not valid JSON "
+            "({\"metadata\": )");
+  // Data that is not an object is quoted in hex, as the real server does.
+  HttpAnswer array = client_->Post(kPods, std::string("[1,2]"));
+  ExpectStatus(array, 400, "BadRequest");
+  EXPECT_NE(array.body["message"].get<std::string>().find("must be of type Pod"),
+            std::string::npos);
+  EXPECT_NE(array.body["message"].get<std::string>().find("(5b312c325d)"), std::string::npos);
 }
 
-TEST_F(FakeApiServerTest, WrongKindIsInvalid) {
+// The real server decodes the body as the kind it names and fails to convert it: 400, not 422.
+TEST_F(FakeApiServerTest, WrongKindIsBadRequest) {
   json node = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "x"}}}};
   HttpAnswer a = client_->Post(kPods, node);
-  ExpectStatus(a, 422, "Invalid");
-  EXPECT_EQ(a.body["details"]["causes"][0]["field"], "kind");
+  ExpectStatus(a, 400, "BadRequest");
+  EXPECT_EQ(a.body["message"],
+            "Node in version \"v1\" cannot be handled as a Pod: converting (v1.Node) to "
+            "(core.Pod): unknown conversion");
+  json widget = {{"apiVersion", "v1"}, {"kind", "Widget"}, {"metadata", {{"name", "x"}}}};
+  a = client_->Post(kPods, widget);
+  ExpectStatus(a, 400, "BadRequest");
+  EXPECT_EQ(a.body["message"],
+            "Widget in version \"v1\" cannot be handled as a Pod: no kind \"Widget\" is "
+            "registered for version \"v1\"");
+  EXPECT_EQ(client_->Get(kPods + "/x").status, 404) << "nothing was stored";
 }
 
 TEST_F(FakeApiServerTest, MissingNameIsInvalid) {

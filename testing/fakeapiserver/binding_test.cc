@@ -69,11 +69,18 @@ TEST_F(FakeApiServerTest, BindingWithAnotherUidIsConflict) {
       client_->Get("/api/v1/namespaces/default/pods/p1").body["spec"].contains("nodeName"));
 }
 
-TEST_F(FakeApiServerTest, BindingAMissingPodOrWithoutTarget) {
+TEST_F(FakeApiServerTest, BindingAMissingPodOrWithoutTargetOrOfAnotherKind) {
   EXPECT_EQ(client_->Post(kBinding, Binding("n1")).status, 404);
   CreatePod("p1");
   EXPECT_EQ(client_->Post(kBinding, Binding("")).status, 422);
   EXPECT_EQ(client_->Post(kBinding, std::string("{oops")).status, 400);
+  json wrong_kind = Binding("n1");
+  wrong_kind["kind"] = "Pod";
+  HttpAnswer a = client_->Post(kBinding, wrong_kind);
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(a.body["message"],
+            "Pod in version \"v1\" cannot be handled as a Binding: converting (v1.Pod) to "
+            "(core.Binding): unknown conversion");
   EXPECT_EQ(client_->Get(kBinding).status, 405);
 }
 

@@ -12,7 +12,50 @@ std::string Str(const json& o, const char* key) {
   return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : "";
 }
 
+// The start of a body as the real server quotes it in decode errors: a JSON object as text, other
+// data in hex, cut after 30 bytes.
+std::string Summary(const std::string& body) {
+  constexpr size_t kMax = 30;
+  if (body.empty()) return "<empty>";
+  std::string head = body.substr(0, kMax);
+  if (body.front() != '{') {
+    static const char kHex[] = "0123456789abcdef";
+    std::string hex;
+    for (unsigned char c : head) {
+      hex += kHex[c >> 4];
+      hex += kHex[c & 15];
+    }
+    head = std::move(hex);
+  }
+  return body.size() > kMax ? head + " ..." : head;
+}
+
 }  // namespace
+
+ApiError UnrecognizedBody(const std::string& kind, const std::string& why,
+                          const std::string& body) {
+  return BadRequest("the object provided is unrecognized (must be of type " + kind +
+                    "): couldn't get version/kind; json parse error: " + why + " (" +
+                    Summary(body) + ")");
+}
+
+ApiError WrongKindError(const std::string& kind, const std::string& group,
+                        const std::string& body_kind, const std::string& body_version) {
+  std::string why;
+  for (const ResourceType& known : ResourceTypes()) {
+    if (known.kind == body_kind && known.ApiVersion() == body_version) {
+      // Internal packages: "core" for the core group, else the group's first label.
+      why = "converting (" + known.version + "." + body_kind + ") to (" +
+            (group.empty() ? std::string("core") : group.substr(0, group.find('.'))) + "." + kind +
+            "): unknown conversion";
+    }
+  }
+  if (why.empty()) {
+    why = "no kind \"" + body_kind + "\" is registered for version \"" + body_version + "\"";
+  }
+  return BadRequest(body_kind + " in version \"" + body_version + "\" cannot be handled as a " +
+                    kind + ": " + why);
+}
 
 bool ValidObjectName(const std::string& name) {
   if (name.empty() || name.size() > 253) return false;
@@ -31,14 +74,13 @@ ApiResult<json> DecodeObject(const std::string& body, const ResourceType& type,
                              const RequestPath& path) {
   json object = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (object.is_discarded()) {
-    return BadRequest(
-        "couldn't get version/kind; json parse error: the request body is not "
-        "valid JSON");
+    return UnrecognizedBody(type.kind, "the request body is not valid JSON", body);
   }
   if (!object.is_object()) {
-    return BadRequest(
-        "couldn't get version/kind; json parse error: the request body must be a "
-        "JSON object");
+    return UnrecognizedBody(type.kind,
+                            std::string("json: cannot unmarshal ") + object.type_name() +
+                                " into an object with apiVersion and kind",
+                            body);
   }
   if (!object.contains("metadata")) object["metadata"] = json::object();
   if (!object["metadata"].is_object()) return BadRequest("metadata must be a JSON object");
@@ -51,8 +93,8 @@ ApiResult<json> DecodeObject(const std::string& body, const ResourceType& type,
   }
   std::string kind = Str(object, "kind");
   if (!kind.empty() && kind != type.kind) {
-    return InvalidError(type.kind, name, "kind", "FieldValueInvalid",
-                        "Invalid value: \"" + kind + "\": must be " + type.kind);
+    return WrongKindError(type.kind, type.group, kind,
+                          api_version.empty() ? type.ApiVersion() : api_version);
   }
   std::string ns = Str(meta, "namespace");
   if (type.namespaced && !ns.empty() && ns != path.ns) {
