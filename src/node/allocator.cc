@@ -393,13 +393,35 @@ Status Allocator::WriteFiles(const std::string& id, const Grant& grant, const Co
   return UpdateFileAtomic(CdiSpecPath(id), spec);
 }
 
+namespace {
+
+// The pod's tessera.io/allocated as the cache has it (an empty object when none or malformed).
+json CachedAllocated(const PodRef& pod) {
+  json value = json::parse(pod ? PodAnnotation(*pod, kAllocatedAnnotation) : "", nullptr, false);
+  return value.is_object() ? value : json::object();
+}
+
+}  // namespace
+
 Status Allocator::RecordAllocated(const ContainerRef& owner, const std::string& id,
                                   const Grant& grant) {
+  std::lock_guard lock(recorded_mu_);
+  // Forget what the cache now shows, or what belongs to a pod that is gone.
+  for (auto it = recorded_.begin(); it != recorded_.end();) {
+    PodRef pod = pods_.FindPod(it->second.ns, it->second.pod);
+    bool current = pod && PodUid(*pod) == it->first && CachedAllocated(pod) != it->second.value;
+    it = current ? std::next(it) : recorded_.erase(it);
+  }
   PodRef pod = pods_.FindPod(owner.ns, owner.pod);
-  json value = json::parse(pod ? PodAnnotation(*pod, kAllocatedAnnotation) : "", nullptr, false);
-  if (!value.is_object()) value = json::object();
+  json value = CachedAllocated(pod);
+  if (auto it = recorded_.find(owner.uid); it != recorded_.end()) {
+    for (const auto& [container, record] : it->second.value.items()) value[container] = record;
+  }
   value[owner.container] = {{"allocation", id}, {"devices", Uuids(grant)}};
-  return writer_.PatchPodAnnotations(owner.ns, owner.pod, {{kAllocatedAnnotation, value.dump()}});
+  Status written =
+      writer_.PatchPodAnnotations(owner.ns, owner.pod, {{kAllocatedAnnotation, value.dump()}});
+  if (written.ok()) recorded_[owner.uid] = Recorded{owner.ns, owner.pod, std::move(value)};
+  return written;
 }
 
 Status Allocator::Fail(const ContainerRef& owner, const std::string& reason) {

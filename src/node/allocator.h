@@ -122,6 +122,16 @@ class Allocator {
   // Per pod UID, (resource, container) of every guess owned by one of its containers, so that
   // finding the candidates of an Allocate does not walk all guesses; guarded by mu_.
   std::unordered_map<std::string, std::vector<std::pair<std::string, std::string>>> owners_;
+
+  // tessera.io/allocated as this agent last wrote it, per pod UID, until the pod cache shows it:
+  // the containers of one pod start one after the other faster than the watch brings back each
+  // write, and each write rewrites the whole annotation (only this agent writes it).
+  struct Recorded {
+    std::string ns, pod;
+    nlohmann::json value;
+  };
+  std::mutex recorded_mu_;                              // held through each RecordAllocated
+  std::unordered_map<std::string, Recorded> recorded_;  // guarded by recorded_mu_
 };
 
 }  // namespace tessera::node

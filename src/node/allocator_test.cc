@@ -14,6 +14,7 @@
 namespace tessera::node {
 namespace {
 
+using nlohmann::json;
 using ::testing::HasSubstr;
 using namespace tessera::node::testing;
 
@@ -216,6 +217,52 @@ TEST_F(AllocatorTest, AGuessedContainerIsTakenUntilItsGuessIsReplacedOrForgotten
   // Forgetting an allocation frees its container too.
   allocator_->Forget(AllocationId("nvidia.com/gpu", {"0-2"}));
   EXPECT_TRUE(gpu_of({"0-3"}));
+}
+
+// The pod cache lags behind the API server: containers of one pod start one after the other
+// before the watch brings back the first one's tessera.io/allocated. No record may be lost.
+TEST(AllocatorRecordTest, ContainersStartingBeforeTheCacheCatchesUpKeepEachOthersRecord) {
+  TempDir dir;
+  AllocatorOptions opts;
+  opts.node_name = kNode;
+  opts.state_dir = dir.path() + "/state";
+  opts.cdi_dir = dir.path() + "/cdi";
+  MemoryPodStore cache{kNode};  // what the agent's informer shows: never updated here
+  MemoryPodStore api{kNode};    // what the API server holds
+  FakePodResourcesList kubelet;
+  Allocator allocator(opts, {kGpu}, cache, api, kubelet);
+  ASSERT_TRUE(allocator.Init().ok());
+  allocator.SetGpus(TestGpus(4));
+
+  json pod = MakePod("two", kNode, "nvidia.com/gpu", 1, {{"GPU-1", 1000, 10}}, "first");
+  json second = pod["spec"]["containers"][0];
+  second["name"] = "second";
+  pod["spec"]["containers"].push_back(second);
+  json decision = json::parse(PodAnnotation(pod, "tessera.io/allocation"));
+  json entry = decision["containers"][0];
+  entry["name"] = "second";
+  entry["devices"][0]["uuid"] = "GPU-2";
+  decision["containers"].push_back(entry);
+  pod["metadata"]["annotations"]["tessera.io/allocation"] = decision.dump();
+  cache.Put(pod);
+  api.Put(pod);
+
+  std::vector<std::string> ids[] = {{"1-0"}, {"2-0"}};
+  const char* containers[] = {"first", "second"};
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(allocator.Allocate("nvidia.com/gpu", ids[i]).ok());
+    kubelet.Add({"default", "two", containers[i], "nvidia.com/gpu", ids[i]});
+    ASSERT_TRUE(allocator.PreStart("nvidia.com/gpu", ids[i]).ok());
+  }
+  json recorded = json::parse(PodAnnotation(*api.Pod("default", "two"), kAllocatedAnnotation));
+  EXPECT_TRUE(recorded.contains("first")) << recorded.dump();
+  EXPECT_TRUE(recorded.contains("second")) << recorded.dump();
+
+  // Once the cache shows the record, it is the base again: a third write keeps both.
+  cache.Put(*api.Pod("default", "two"));
+  ASSERT_TRUE(allocator.PreStart("nvidia.com/gpu", ids[0]).ok());
+  recorded = json::parse(PodAnnotation(*api.Pod("default", "two"), kAllocatedAnnotation));
+  EXPECT_EQ(recorded.size(), 2u) << recorded.dump();
 }
 
 TEST(GrantTest, ParsesAndRejects) {
