@@ -56,7 +56,8 @@ FilterResult Engine::Filter(const PodRequest& request, std::span<const std::stri
     if (verdict == 0) {
       result.fits.push_back(name);
     } else {
-      (verdict == 1 ? result.failed : result.unresolvable).emplace_back(name, out.reason);
+      (verdict == 1 ? result.failed : result.unresolvable)
+          .emplace_back(name, std::move(out.reason));
     }
   }
   return result;
@@ -68,8 +69,6 @@ std::vector<std::pair<std::string, int>> Engine::Prioritize(
   scores.reserve(names.size());
   FitScratch& scratch = ThreadScratch();
   const Policy policy = request.policy.value_or(options_.node_policy);
-  FitOptions options{.gpu_policy = options_.gpu_policy};
-  FitOutput out;
   std::vector<const NodeState*>& nodes = ThreadNodes();
   state_.FindAll(names, nodes);
   for (size_t i = 0; i < names.size(); ++i) {
@@ -78,8 +77,9 @@ std::vector<std::pair<std::string, int>> Engine::Prioritize(
     int score = 0;
     if (node) {
       score = state_.Read(*node, [&](bool present, std::span<const GpuSlot> gpus) {
-        if (!present || !Fit(request, gpus, options, scratch, &out)) return 0;
-        return NodeScore(policy, gpus, out.charged_mib);
+        if (!present) return 0;
+        std::optional<uint64_t> charged = ChargedMib(request, gpus, options_.gpu_policy, scratch);
+        return charged ? NodeScore(policy, gpus, *charged) : 0;
       });
     }
     scores.emplace_back(name, score);

@@ -1,6 +1,8 @@
 #include "scheduler/extender.h"
 
+#include <algorithm>
 #include <chrono>
+#include <string_view>
 
 namespace tessera::scheduler {
 namespace {
@@ -30,6 +32,90 @@ Result<std::string> StringField(const json& args, const char* key, bool required
   return v->get<std::string>();
 }
 
+std::string Dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// Appends `text` as a JSON string. Plain printable ASCII (every node name, most reasons) is copied
+// as it is; anything else goes through the JSON library's escaping.
+void AppendString(std::string& out, std::string_view text) {
+  const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+    return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+  });
+  if (!plain) {
+    out += Dump(json(text));
+    return;
+  }
+  out += '"';
+  out += text;
+  out += '"';
+}
+
+// ["a","b"]
+void AppendNames(std::string& out, const std::vector<std::string>& names) {
+  out += '[';
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) out += ',';
+    AppendString(out, names[i]);
+  }
+  out += ']';
+}
+
+// {"node":"reason",...}
+void AppendReasons(std::string& out, const std::vector<std::pair<std::string, std::string>>& r) {
+  out += '{';
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (i) out += ',';
+    AppendString(out, r[i].first);
+    out += ':';
+    AppendString(out, r[i].second);
+  }
+  out += '}';
+}
+
+// ExtenderFilterResult, in the form asked: the fitting nodes' objects when the request carried
+// full Nodes (`nodes`), else their names.
+std::string FilterAnswer(const FilterResult& r, const json* nodes) {
+  std::string out = "{\"Nodes\":";
+  if (nodes) {
+    out += R"({"apiVersion":"v1","kind":"NodeList","items":[)";
+    size_t next = 0;  // fits keeps the order of the request
+    for (const json& n : *nodes) {
+      if (next < r.fits.size() && MetaString(n, "name") == r.fits[next]) {
+        if (next) out += ',';
+        out += Dump(n);
+        ++next;
+      }
+    }
+    out += R"(]},"NodeNames":null)";
+  } else {
+    out += R"(null,"NodeNames":)";
+    AppendNames(out, r.fits);
+  }
+  out += R"(,"FailedNodes":)";
+  AppendReasons(out, r.failed);
+  out += R"(,"FailedAndUnresolvableNodes":)";
+  AppendReasons(out, r.unresolvable);
+  out += R"(,"Error":""})";
+  return out;
+}
+
+// HostPriorityList: [{"Host":"node","Score":7},...]
+std::string PrioritizeAnswer(const std::vector<std::pair<std::string, int>>& scores) {
+  std::string out = "[";
+  out.reserve(scores.size() * 40);
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (i) out += ',';
+    out += R"({"Host":)";
+    AppendString(out, scores[i].first);
+    out += R"(,"Score":)";
+    out += std::to_string(scores[i].second);
+    out += '}';
+  }
+  out += ']';
+  return out;
+}
+
 }  // namespace
 
 Extender::Extender(Engine& engine, ClusterState& state, Metrics& metrics)
@@ -46,6 +132,7 @@ Result<Extender::Args> Extender::ParseArgs(const json& args) {
   if (out.pod.ns.empty()) out.pod.ns = "default";
   if (const json* names = Field(args, "NodeNames")) {
     if (!names->is_array()) return InvalidArgument("\"NodeNames\" must be a list of node names");
+    out.names.reserve(names->size());
     for (const json& n : *names) {
       if (!n.is_string()) return InvalidArgument("\"NodeNames\" must hold strings only");
       out.names.push_back(n.get<std::string>());
@@ -66,67 +153,43 @@ Result<Extender::Args> Extender::ParseArgs(const json& args) {
   return out;
 }
 
-Result<json> Extender::Filter(const json& body) {
+Result<std::string> Extender::Filter(const json& body) {
   auto start = std::chrono::steady_clock::now();
-  Result<Args> parsed = ParseArgs(body);
-  if (!parsed.ok()) return parsed.status();
-  Args& args = *parsed;
+  ASSIGN_OR_RETURN(Args args, ParseArgs(body));
   if (args.nodes) {
     // Full node objects: keep their inventory current (nodeCacheCapable: false setups).
     for (const json& n : *args.nodes) (void)state_.OnNode(EventType::kModified, n);
   }
-  json failed = json::object();
-  json unresolvable = json::object();
-  std::vector<std::string> fits;
+  FilterResult result;
   if (!args.request.ok()) {
     metrics_.Count(Outcome::kInvalid);
-    for (const std::string& n : args.names) {
-      unresolvable[n] = "invalid GPU request: " + args.request.status().message();
-    }
+    const std::string why = "invalid GPU request: " + args.request.status().message();
+    for (const std::string& n : args.names) result.unresolvable.emplace_back(n, why);
   } else {
     state_.RememberPending(args.pod, *args.request);
-    FilterResult r = engine_.Filter(*args.request, args.names);
-    for (auto& [n, why] : r.failed) failed[n] = why;
-    for (auto& [n, why] : r.unresolvable) unresolvable[n] = why;
-    fits = std::move(r.fits);
-    if (fits.empty()) metrics_.Count(Outcome::kNoFit);
+    result = engine_.Filter(*args.request, args.names);
+    if (result.fits.empty()) metrics_.Count(Outcome::kNoFit);
   }
-  json out = {{"FailedNodes", failed}, {"FailedAndUnresolvableNodes", unresolvable}, {"Error", ""}};
-  if (args.nodes) {
-    json items = json::array();
-    size_t next = 0;  // fits keeps the order of the request
-    for (const json& n : *args.nodes) {
-      if (next < fits.size() && MetaString(n, "name") == fits[next]) {
-        items.push_back(n);
-        ++next;
-      }
-    }
-    out["Nodes"] = {{"apiVersion", "v1"}, {"kind", "NodeList"}, {"items", items}};
-    out["NodeNames"] = nullptr;
-  } else {
-    out["Nodes"] = nullptr;
-    out["NodeNames"] = fits;
-  }
+  std::string out = FilterAnswer(result, args.nodes);
   metrics_.filter_latency.Observe(std::chrono::steady_clock::now() - start);
   return out;
 }
 
-Result<json> Extender::Prioritize(const json& body) {
+Result<std::string> Extender::Prioritize(const json& body) {
   auto start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(Args args, ParseArgs(body));
-  json out = json::array();
+  std::vector<std::pair<std::string, int>> scores;
   if (!args.request.ok()) {
-    for (const std::string& n : args.names) out.push_back({{"Host", n}, {"Score", 0}});
+    for (std::string& n : args.names) scores.emplace_back(std::move(n), 0);
   } else {
-    for (auto& [n, score] : engine_.Prioritize(*args.request, args.names)) {
-      out.push_back({{"Host", n}, {"Score", score}});
-    }
+    scores = engine_.Prioritize(*args.request, args.names);
   }
+  std::string out = PrioritizeAnswer(scores);
   metrics_.prioritize_latency.Observe(std::chrono::steady_clock::now() - start);
   return out;
 }
 
-Result<json> Extender::Bind(const json& body) {
+Result<std::string> Extender::Bind(const json& body) {
   if (!body.is_object()) return InvalidArgument("the request body must be a JSON object");
   ASSIGN_OR_RETURN(std::string name, StringField(body, "PodName", true));
   ASSIGN_OR_RETURN(std::string ns, StringField(body, "PodNamespace", false));
@@ -134,7 +197,7 @@ Result<json> Extender::Bind(const json& body) {
   ASSIGN_OR_RETURN(std::string node, StringField(body, "Node", true));
   if (name.empty() || node.empty()) return InvalidArgument("\"PodName\" and \"Node\" must be set");
   Status s = engine_.Bind({ns.empty() ? "default" : ns, name, uid}, node);
-  return json{{"Error", s.ok() ? "" : s.message()}};
+  return Dump(json{{"Error", s.ok() ? "" : s.message()}});
 }
 
 }  // namespace tessera::scheduler

@@ -1,11 +1,18 @@
-// Extender: the kube-scheduler extender protocol (filter, prioritize, bind) as JSON in, JSON out.
+// Extender: the kube-scheduler extender protocol (filter, prioritize, bind): JSON in, the answer's
+// JSON text out.
 //
 // kube-scheduler's extender types have no JSON tags, so keys are PascalCase; embedded Pods and
 // Nodes are ordinary API objects (camelCase). Unset pointers arrive as null, and null is accepted
 // wherever absence is. Filter takes NodeNames (nodeCacheCapable: true) or full Nodes, and answers
 // in the same form. A body of the wrong shape is InvalidArgument (the server turns it into HTTP
 // 400); scheduling failures are answers, not errors. Thread-safe (delegates to Engine).
+//
+// Answers are written as text rather than built as JSON values: filter and prioritize answer with
+// one entry per node (5,000 in a large cluster), and a JSON value per entry costs several times
+// the decision itself.
 #pragma once
+
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -22,11 +29,11 @@ class Extender {
 
   // ExtenderArgs -> ExtenderFilterResult {Nodes, NodeNames, FailedNodes,
   // FailedAndUnresolvableNodes, Error}.
-  Result<nlohmann::json> Filter(const nlohmann::json& args);
+  Result<std::string> Filter(const nlohmann::json& args);
   // ExtenderArgs -> HostPriorityList [{Host, Score}].
-  Result<nlohmann::json> Prioritize(const nlohmann::json& args);
+  Result<std::string> Prioritize(const nlohmann::json& args);
   // ExtenderBindingArgs {PodName, PodNamespace, PodUID, Node} -> ExtenderBindingResult {Error}.
-  Result<nlohmann::json> Bind(const nlohmann::json& args);
+  Result<std::string> Bind(const nlohmann::json& args);
 
  private:
   struct Args {

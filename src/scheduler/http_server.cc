@@ -64,14 +64,16 @@ void HttpServer::Routes() {
     res.status = 400;
     res.set_content(Dump(json{{"error", why}}), "application/json");
   };
-  auto post = [this, &s, bad](const char* path, std::function<Result<json>(const json&)> fn) {
+  // `fn` answers with the response body's JSON text.
+  auto post = [this, &s, bad](const char* path,
+                              std::function<Result<std::string>(const json&)> fn) {
     s.Post(path, [fn, bad](const httplib::Request& req, httplib::Response& res) {
       json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
       if (body.is_discarded()) return bad(req, res, "the request body is not valid JSON");
       try {
-        Result<json> out = fn(body);
+        Result<std::string> out = fn(body);
         if (!out.ok()) return bad(req, res, out.status().message());
-        res.set_content(Dump(*out), "application/json");
+        res.set_content(*out, "application/json");
       } catch (const std::exception& e) {
         // A shape the translators did not foresee: still a bad request, never a crash.
         bad(req, res, std::string("malformed request: ") + e.what());
@@ -81,8 +83,12 @@ void HttpServer::Routes() {
   post("/filter", [this](const json& b) { return extender_.Filter(b); });
   post("/prioritize", [this](const json& b) { return extender_.Prioritize(b); });
   post("/bind", [this](const json& b) { return extender_.Bind(b); });
-  post("/mutate", [this](const json& b) { return webhook_.Mutate(b); });
-  post("/validate", [this](const json& b) { return webhook_.Validate(b); });
+  auto dumped = [](Result<json> r) -> Result<std::string> {
+    if (!r.ok()) return r.status();
+    return Dump(*r);
+  };
+  post("/mutate", [this, dumped](const json& b) { return dumped(webhook_.Mutate(b)); });
+  post("/validate", [this, dumped](const json& b) { return dumped(webhook_.Validate(b)); });
   s.Get("/inspect", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(Dump(InspectJson(state_.Snapshot())), "application/json");
   });

@@ -2,9 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <string_view>
 
 namespace tessera::scheduler {
 namespace {
+
+// Concatenates `parts` with one allocation: filter builds a reason for every node that refuses a
+// pod, thousands per call on a busy cluster.
+std::string Cat(std::initializer_list<std::string_view> parts) {
+  size_t size = 0;
+  for (std::string_view p : parts) size += p.size();
+  std::string out;
+  out.reserve(size);
+  for (std::string_view p : parts) out += p;
+  return out;
+}
 
 // What this pod already uses a GPU for (app containers only).
 constexpr char kUnused = 0;
@@ -27,13 +40,8 @@ class Fitter {
     for (size_t i = 0; i < req_.containers.size(); ++i) {
       if (!req_.containers[i].init) s_.order.push_back(static_cast<int>(i));
     }
-    std::stable_sort(s_.order.begin(), s_.order.end(), [&](int a, int b) {
-      const GpuRequest& x = req_.containers[a].gpu;
-      const GpuRequest& y = req_.containers[b].gpu;
-      if (x.count != y.count) return x.count > y.count;
-      if (x.exclusive != y.exclusive) return x.exclusive;
-      return x.memory_mib > y.memory_mib;
-    });
+    // One app container, the common case, needs no sort (stable_sort allocates even for one).
+    if (s_.order.size() > 1) SortHardestFirst();
     for (size_t i = 0; i < req_.containers.size(); ++i) {
       if (req_.containers[i].init) s_.order.push_back(static_cast<int>(i));
     }
@@ -50,6 +58,17 @@ class Fitter {
 
  private:
   Policy policy() const { return req_.policy.value_or(opt_.gpu_policy); }
+
+  // App containers, the hardest to place first.
+  void SortHardestFirst() {
+    std::stable_sort(s_.order.begin(), s_.order.end(), [&](int a, int b) {
+      const GpuRequest& x = req_.containers[a].gpu;
+      const GpuRequest& y = req_.containers[b].gpu;
+      if (x.count != y.count) return x.count > y.count;
+      if (x.exclusive != y.exclusive) return x.exclusive;
+      return x.memory_mib > y.memory_mib;
+    });
+  }
 
   void Reset() {
     size_t n = gpus_.size();
@@ -166,18 +185,21 @@ class Fitter {
   }
 
   std::string GpuName(int g) const {
-    return "GPU " + std::to_string(gpus_[g].info.index) + ", " + gpus_[g].info.model;
+    return Cat({"GPU ", std::to_string(gpus_[g].info.index), ", ", gpus_[g].info.model});
   }
 
   std::string Explain(const ContainerRequest& c) const {
     const GpuRequest& r = c.gpu;
     std::string prefix;
     if (req_.containers.size() > 1) {
-      prefix = std::string(c.init ? "init container \"" : "container \"") + c.name + "\": ";
+      prefix = Cat({c.init ? "init container \"" : "container \"", c.name, "\": "});
     }
     const int n = static_cast<int>(gpus_.size());
-    const std::string gpus_word = r.count == 1 ? " GPU" : " GPUs";
-    if (n == 0) return prefix + "node has no GPUs in its " + kInventoryAnnotation + " inventory";
+    const std::string count = std::to_string(r.count);
+    const std::string_view gpus_word = r.count == 1 ? " GPU" : " GPUs";
+    if (n == 0) {
+      return Cat({prefix, "node has no GPUs in its ", kInventoryAnnotation, " inventory"});
+    }
     int healthy = 0, matching = 0;
     for (int g = 0; g < n; ++g) {
       healthy += gpus_[g].info.healthy;
@@ -185,8 +207,8 @@ class Fitter {
     }
     if (matching < r.count) {
       if (healthy < r.count && req_.selection.empty()) {
-        return prefix + "needs " + std::to_string(r.count) + " distinct" + gpus_word +
-               ", node has " + std::to_string(healthy) + " healthy of " + std::to_string(n);
+        return Cat({prefix, "needs ", count, " distinct", gpus_word, ", node has ",
+                    std::to_string(healthy), " healthy of ", std::to_string(n)});
       }
       std::string models;
       for (int g = 0; g < n; ++g) {
@@ -194,9 +216,8 @@ class Fitter {
           models += (models.empty() ? "" : ", ") + gpus_[g].info.model;
         }
       }
-      return prefix + "needs " + std::to_string(r.count) + gpus_word + " matching " +
-             req_.selection.Describe() + ", node has " + std::to_string(matching) +
-             " (its GPUs: " + models + ")";
+      return Cat({prefix, "needs ", count, gpus_word, " matching ", req_.selection.Describe(),
+                  ", node has ", std::to_string(matching), " (its GPUs: ", models, ")"});
     }
     int exclusivity_ok = 0, memory_ok = 0, cores_ok = 0;
     int best_mem = -1, best_cores = -1;
@@ -212,34 +233,32 @@ class Fitter {
     }
     if (exclusivity_ok < r.count) {
       if (r.exclusive) {
-        return prefix + "needs " + std::to_string(r.count) + gpus_word +
-               " to itself (exclusive), only " + std::to_string(exclusivity_ok) + " of " +
-               std::to_string(matching) + " are free of other pods";
+        return Cat({prefix, "needs ", count, gpus_word, " to itself (exclusive), only ",
+                    std::to_string(exclusivity_ok), " of ", std::to_string(matching),
+                    " are free of other pods"});
       }
-      return prefix + "needs " + std::to_string(r.count) + gpus_word + ", only " +
-             std::to_string(exclusivity_ok) + " of " + std::to_string(matching) +
-             " are not held exclusively by another pod";
+      return Cat({prefix, "needs ", count, gpus_word, ", only ", std::to_string(exclusivity_ok),
+                  " of ", std::to_string(matching), " are not held exclusively by another pod"});
     }
-    std::string on = " on " + std::to_string(r.count) + gpus_word;
     if (memory_ok < r.count) {
-      uint64_t need = AddMib(best_mem, r, c.init);
-      std::string out = prefix + "insufficient GPU memory: need " + std::to_string(need) + " MiB";
-      if (r.memory_mib == 0) out += " (" + std::to_string(r.memory_percent) + "% of the GPU)";
-      out += on + ", largest free " + std::to_string(s_.free_mib[best_mem]) + " MiB (" +
-             GpuName(best_mem) + ")";
-      if (r.count > 1) out += "; " + std::to_string(memory_ok) + " GPUs have enough";
-      return out;
+      const std::string percent =
+          r.memory_mib == 0 ? Cat({" (", std::to_string(r.memory_percent), "% of the GPU)"}) : "";
+      const std::string enough =
+          r.count > 1 ? Cat({"; ", std::to_string(memory_ok), " GPUs have enough"}) : "";
+      return Cat({prefix, "insufficient GPU memory: need ",
+                  std::to_string(AddMib(best_mem, r, c.init)), " MiB", percent, " on ", count,
+                  gpus_word, ", largest free ", std::to_string(s_.free_mib[best_mem]), " MiB (",
+                  GpuName(best_mem), ")", enough});
     }
     if (cores_ok < r.count) {
-      std::string out = prefix + "insufficient GPU compute: need " + std::to_string(r.cores) +
-                        "% cores" + on + ", most free " +
-                        std::to_string(s_.free_cores[best_cores]) + "% (" + GpuName(best_cores) +
-                        ")";
-      if (r.count > 1) out += "; " + std::to_string(cores_ok) + " GPUs have enough";
-      return out;
+      const std::string enough =
+          r.count > 1 ? Cat({"; ", std::to_string(cores_ok), " GPUs have enough"}) : "";
+      return Cat({prefix, "insufficient GPU compute: need ", std::to_string(r.cores), "% cores on ",
+                  count, gpus_word, ", most free ", std::to_string(s_.free_cores[best_cores]),
+                  "% (", GpuName(best_cores), ")", enough});
     }
-    return prefix + "insufficient GPU memory and compute together: need " + r.Describe() +
-           ", fewer GPUs than that have both free";
+    return Cat({prefix, "insufficient GPU memory and compute together: need ", r.Describe(),
+                ", fewer GPUs than that have both free"});
   }
 
   const PodRequest& req_;
@@ -272,6 +291,15 @@ bool FitsOneContainer(const PodRequest& request, std::span<const GpuSlot> gpus, 
   return false;
 }
 
+// Whether a request needs the same memory on every GPU of the node, so that its charge does not
+// depend on which GPUs it gets.
+bool SameNeedEverywhere(const GpuRequest& r, std::span<const GpuSlot> gpus) {
+  if (r.memory_mib > 0) return true;
+  return std::all_of(gpus.begin(), gpus.end(), [&](const GpuSlot& g) {
+    return g.info.memory_mib == gpus.front().info.memory_mib;
+  });
+}
+
 }  // namespace
 
 bool Fit(const PodRequest& request, std::span<const GpuSlot> gpus, const FitOptions& options,
@@ -285,6 +313,20 @@ bool Fit(const PodRequest& request, std::span<const GpuSlot> gpus, const FitOpti
     out->allocation = Allocation{};
   }
   return Fitter(request, gpus, options, scratch, out).Run();
+}
+
+std::optional<uint64_t> ChargedMib(const PodRequest& request, std::span<const GpuSlot> gpus,
+                                   Policy gpu_policy, FitScratch& scratch) {
+  if (request.containers.size() == 1) {
+    const GpuRequest& r = request.containers.front().gpu;
+    if (SameNeedEverywhere(r, gpus)) {
+      if (!FitsOneContainer(request, gpus, /*ignore_usage=*/false)) return std::nullopt;
+      return static_cast<uint64_t>(r.count) * r.MemoryOn(gpus.front().info.memory_mib);
+    }
+  }
+  FitOutput out;
+  if (!Fit(request, gpus, {.gpu_policy = gpu_policy}, scratch, &out)) return std::nullopt;
+  return out.charged_mib;
 }
 
 int NodeScore(Policy policy, std::span<const GpuSlot> gpus, uint64_t charged_mib) {

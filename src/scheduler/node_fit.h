@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -61,6 +62,12 @@ struct FitOptions {
 // True when `request` fits `gpus`. `out` may be null when nothing is wanted back.
 bool Fit(const PodRequest& request, std::span<const GpuSlot> gpus, const FitOptions& options,
          FitScratch& scratch, FitOutput* out);
+
+// The memory `request` would add to `gpus` (FitOutput::charged_mib), or nullopt when it does not
+// fit: what prioritize scores by. Same answer as Fit; a one-container pod whose memory per GPU is
+// the same on every GPU of the node gets it from the quick check, without placing.
+std::optional<uint64_t> ChargedMib(const PodRequest& request, std::span<const GpuSlot> gpus,
+                                   Policy gpu_policy, FitScratch& scratch);
 
 // Score 0..10 of a node for `policy`: binpack favours the node whose GPU memory would be most
 // used after adding `charged_mib`, spread the least used.

@@ -313,6 +313,51 @@ TEST(NodeFit, QuickCheckAgreesWithTheFullFit) {
   EXPECT_GT(misses, 500);
 }
 
+TEST(NodeFit, ChargedMibAgreesWithTheFullFit) {
+  // Prioritize's charge must be the placing fit's, also where it takes the quick check: nodes of
+  // one GPU size and of mixed sizes, requests in MiB and in percent, one and two containers.
+  std::mt19937 rng(12);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto random_request = [&] {
+    GpuRequest r;
+    r.count = pick(1, 3);
+    r.memory_mib = pick(0, 1) ? pick(1, 16) * 1000 : 0;
+    r.memory_percent = pick(1, 100);
+    r.cores = pick(0, 10) * 10;
+    r.exclusive = pick(0, 4) == 0;
+    return r;
+  };
+  FitScratch scratch;
+  int fits = 0, misses = 0, quick = 0;
+  for (int round = 0; round < 3000; ++round) {
+    const bool mixed = pick(0, 1);
+    std::vector<GpuSlot> gpus = Uniform(pick(1, 4), "A100", 16000);
+    for (GpuSlot& g : gpus) {
+      if (mixed) g.info.memory_mib = 8000 * pick(1, 3);
+      g.pods = pick(0, 2);
+      g.used_mib = g.pods * pick(0, 6000);
+      g.used_cores = g.pods * pick(0, 50);
+      g.exclusive_pods = g.pods > 0 && pick(0, 5) == 0;
+      g.info.healthy = pick(0, 9) > 0;
+    }
+    PodRequest req{{{"main", pick(0, 3) == 0, random_request()}}, {}, std::nullopt};
+    if (pick(0, 2) == 0) req.containers.push_back({"side", pick(0, 1) == 1, random_request()});
+    const Policy policy = pick(0, 1) ? Policy::kBinpack : Policy::kSpread;
+    FitOutput out;
+    bool full = Fit(req, gpus, {.gpu_policy = policy}, scratch, &out);
+    std::optional<uint64_t> charged = ChargedMib(req, gpus, policy, scratch);
+    ASSERT_EQ(charged.has_value(), full) << "round " << round;
+    if (full) {
+      ASSERT_EQ(*charged, out.charged_mib) << "round " << round;
+    }
+    (full ? fits : misses)++;
+    quick += !mixed && req.containers.size() == 1;
+  }
+  EXPECT_GT(fits, 500);
+  EXPECT_GT(misses, 500);
+  EXPECT_GT(quick, 500);
+}
+
 TEST(NodeFit, NodeScores) {
   std::vector<GpuSlot> gpus = Uniform(2, "T4", 10000);
   gpus[0].used_mib = 5000;

@@ -265,6 +265,48 @@ TEST(SchedulerHttp, FilterAnswersReasonsAndTheFullNodesForm) {
             std::string::npos);
 }
 
+TEST(SchedulerHttp, AnswersAreValidJsonForAnyNameAndReason) {
+  // Filter and prioritize write their answers as text: names and reasons that need escaping
+  // (quotes, backslashes, control characters, non-ASCII) must come back exactly.
+  FakeApi api;
+  api.AddNode(MakeUniformNode("n", 1, "T4", 15360));
+  SchedulerProcess process(api);
+  Driver d(process.port());
+  const std::vector<std::string> names = {"n", "we\"ird\\name", "tab\there",
+                                          "n\xc3\xb6"
+                                          "de"};
+  // Two containers: the reason names the one that does not fit, in quotes.
+  json pod = MakePod("p", std::vector<testing::TestContainer>{{"a", {{"nvidia.com/gpumem", 1000}}},
+                                                              {"b", {{"nvidia.com/gpu", 2}}}});
+  json args = {{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", names}};
+  json f = d.Post("/filter", args.dump());
+  ASSERT_TRUE(f.is_object());
+  EXPECT_TRUE(f["Nodes"].is_null());
+  EXPECT_EQ(f["NodeNames"], json::array());
+  const json& never = f["FailedAndUnresolvableNodes"];
+  EXPECT_EQ(never["n"], "container \"b\": needs 2 distinct GPUs, node has 1 healthy of 1");
+  for (size_t i = 1; i < names.size(); ++i) {
+    EXPECT_EQ(never[names[i]], "node has no Tessera GPU inventory (never seen)") << names[i];
+  }
+
+  json scores = d.Post("/prioritize", args.dump());
+  ASSERT_TRUE(scores.is_array());
+  ASSERT_EQ(scores.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(scores[i], (json{{"Host", names[i]}, {"Score", 0}}));
+  }
+
+  // The full Nodes form, with more than one node that fits.
+  args = {
+      {"Pod", MakePod("small", {{"nvidia.com/gpumem", 1000}})},
+      {"Nodes",
+       {{"items", {MakeUniformNode("n", 1, "T4", 15360), MakeUniformNode("m", 2, "T4", 15360)}}}},
+      {"NodeNames", nullptr}};
+  f = d.Post("/filter", args.dump());
+  ASSERT_EQ(f["Nodes"]["items"].size(), 2u);
+  EXPECT_EQ(f["Nodes"]["items"][1], args["Nodes"]["items"][1]);
+}
+
 TEST(SchedulerHttp, BadRequestsGet400AndChangeNothing) {
   FakeApi api;
   api.AddNode(MakeUniformNode("n", 1, "T4", 15360));
