@@ -134,22 +134,30 @@ void BM_cuMemGetInfo(benchmark::State& state) {
 }
 BENCHMARK(BM_cuMemGetInfo);
 
-// One of 8 workers: `iterations` allocations of 256 MiB (each freed), prints the mean latency.
+// One of 8 workers: `iterations` allocations of 256 MiB (each freed), prints each one's latency.
+// A few allocations before the common start warm both paths (the first allocation of a process
+// costs tens of microseconds, with or without the library): the figure is the latency while all
+// eight allocate, not start-up.
 int AllocWorker(int iterations, int start_fd) {
   if (!OpenDevice()) return 1;
+  for (int i = 0; i < 16; ++i) {
+    CUdeviceptr p = 0;
+    if (cuMemAlloc(&p, kWorkerBytes) != CUDA_SUCCESS) return 1;
+    cuMemFree(p);
+  }
   char go;
   if (read(start_fd, &go, 1) != 1) return 1;  // all workers start together
-  double total_ns = 0;
+  std::vector<double> ns(iterations);
   for (int i = 0; i < iterations; ++i) {
     CUdeviceptr p = 0;
     auto t0 = std::chrono::steady_clock::now();
     CUresult rc = cuMemAlloc(&p, kWorkerBytes);
     auto t1 = std::chrono::steady_clock::now();
     if (rc != CUDA_SUCCESS) return 1;
-    total_ns += std::chrono::duration<double, std::nano>(t1 - t0).count();
+    ns[i] = std::chrono::duration<double, std::nano>(t1 - t0).count();
     cuMemFree(p);
   }
-  std::printf("%f\n", total_ns / iterations);
+  for (double v : ns) std::printf("%.1f\n", v);
   return 0;
 }
 
@@ -200,28 +208,39 @@ std::string Capture(std::vector<std::string> argv, const Setting& setting, int s
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? text : "";
 }
 
-// Mean allocation latency (ns) over 8 workers allocating at once.
-double EightWorkers(const std::string& self, const Setting& setting) {
+// Allocation latency (ns) of 8 workers allocating at once: the median and the 99th percentile of
+// all their allocations. The median is the figure compared with the target: with 8 processes on
+// a machine of few cores, a worker preempted while it holds a lock (the driver's, or the region's)
+// stalls the others for a scheduler tick, and those stalls, a handful per round, decide the mean
+// (rounds of the same build differed by 5x).
+struct Latency {
+  double median = 0, p99 = 0;
+};
+
+Latency EightWorkers(const std::string& self, const Setting& setting) {
   int go[2];
-  if (pipe(go) != 0) return 0;
+  if (pipe(go) != 0) return {};
   std::vector<std::thread> threads;
   std::vector<std::string> outputs(8);
   for (int i = 0; i < 8; ++i) {
     threads.emplace_back([&, i] {
-      outputs[i] = Capture({self, "--alloc-worker", "200"}, setting, go[0]);
+      // Each worker allocates for a few milliseconds, so that all eight overlap on any machine.
+      outputs[i] = Capture({self, "--alloc-worker", "500"}, setting, go[0]);
     });
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // workers initialise
-  if (write(go[1], "gggggggg", 8) != 8) return 0;
+  if (write(go[1], "gggggggg", 8) != 8) return {};
   for (auto& t : threads) t.join();
   close(go[0]);
   close(go[1]);
-  double sum = 0;
+  std::vector<double> all;
   for (const auto& o : outputs) {
-    if (o.empty()) return 0;
-    sum += std::stod(o);
+    if (o.empty()) return {};
+    std::istringstream in(o);
+    for (double v; in >> v;) all.push_back(v);
   }
-  return sum / 8;
+  std::sort(all.begin(), all.end());
+  return {all[all.size() / 2], all[all.size() * 99 / 100]};
 }
 
 // Mean start-up (ms) of 64 processes started at once: from the spawn of each to its exit after its
@@ -295,7 +314,8 @@ int Orchestrate(const std::vector<std::string>& extra) {
   // The machine may be shared: alternate the two settings a few rounds and keep each figure's
   // best (lowest) round, which is the least disturbed one.
   std::map<std::string, double> plain_times, hooked_times, limited_times;
-  double plain8 = 0, hooked8 = 0, plain64 = 0, starting64 = 0;
+  Latency plain8, hooked8;
+  double plain64 = 0, starting64 = 0;
   auto keep_min = [](std::map<std::string, double>& into,
                      const std::map<std::string, double>& from) {
     for (const auto& [name, ns] : from) {
@@ -308,8 +328,11 @@ int Orchestrate(const std::vector<std::string>& extra) {
     keep_min(hooked_times, BenchmarkTimes(self, hooked, extra));
     keep_min(limited_times,
              BenchmarkTimes(self, limited, {"--benchmark_filter=BM_cuLaunchKernelAmidHostWork"}));
-    plain8 = min_positive(plain8, EightWorkers(self, plain));
-    hooked8 = min_positive(hooked8, EightWorkers(self, hooked));
+    auto lower_median = [](Latency a, Latency b) {
+      return a.median <= 0 || (b.median > 0 && b.median < a.median) ? b : a;
+    };
+    plain8 = lower_median(plain8, EightWorkers(self, plain));
+    hooked8 = lower_median(hooked8, EightWorkers(self, hooked));
     if (have_load) {
       plain64 = min_positive(plain64, SixtyFourStartups(compute_load, plain));
       starting64 = min_positive(starting64, SixtyFourStartups(compute_load, starting));
@@ -342,11 +365,13 @@ int Orchestrate(const std::vector<std::string>& extra) {
     std::printf("%-28s %12.1f %12.1f %12.1f %10s%s\n", row.name, a, b, b - a, target.c_str(),
                 over ? "  MISSED" : "");
   }
-  if (plain8 > 0 && hooked8 > 0) {
-    bool over = hooked8 > 1.2 * plain8;
+  if (plain8.median > 0 && hooked8.median > 0) {
+    bool over = hooked8.median > 1.2 * plain8.median;
     missed += over;
-    std::printf("%-28s %12.1f %12.1f %11.2fx %10s%s\n", "8-process 256 MiB alloc", plain8, hooked8,
-                hooked8 / plain8, "<= 1.2x", over ? "  MISSED" : "");
+    std::printf("%-28s %12.1f %12.1f %11.2fx %10s%s\n", "8-process 256 MiB alloc", plain8.median,
+                hooked8.median, hooked8.median / plain8.median, "<= 1.2x", over ? "  MISSED" : "");
+    std::printf("%-28s %12.1f %12.1f %11.2fx %10s\n", "  the same, p99", plain8.p99, hooked8.p99,
+                hooked8.p99 / plain8.p99, "-");
   } else {
     std::printf("%-28s %12s\n", "8-process 256 MiB alloc", "failed");
   }

@@ -15,7 +15,10 @@
  * and that locker recomputes each device's used_bytes from the slots before it continues).
  * Readers that do not take the lock (the metrics exporter) may see a value that is a few
  * allocations old, never a torn 64-bit value. `last_sweep_ns` and the devices' compute_* fields
- * are updated with atomic operations only. */
+ * are updated with atomic operations only.
+ *
+ * Fields taken from `reserved` space keep the version when zero means what it meant before
+ * ("nothing yet"), so a region written by an older library stays valid. */
 #ifndef TESSERA_ABI_SHARED_REGION_H_
 #define TESSERA_ABI_SHARED_REGION_H_
 
@@ -44,7 +47,18 @@ struct tessera_region_device {
    * `lock`. Both are CLOCK_MONOTONIC nanoseconds; 0 in a fresh region means "nothing yet". */
   uint64_t compute_tat_ns;       /* end of the virtual time the container has been granted */
   uint64_t compute_contended_ns; /* elastic: treat the device as contended until this time */
-  uint64_t reserved[9];          /* zero; room for later fields without moving the slots */
+  /* The estimate's correction by NVML's per-process utilisation (src/hook/compute_correction.c).
+   * Times in CLOCK_REALTIME microseconds (NVML stamps its samples so), device time in ns. */
+  uint64_t compute_estimated_ns;      /* sum of every governed launch's expected device time */
+  uint32_t compute_correction;        /* charge factor in 1/65536 (0 = none: 1.0) */
+  uint32_t reserved1;                 /* zero */
+  uint64_t compute_poll_us;           /* when the last poll of NVML started (elects the poller) */
+  uint64_t compute_poll_estimated_ns; /* compute_estimated_ns at compute_poll_us */
+  uint64_t compute_seen_us;           /* stamp of the newest NVML sample taken into account */
+  uint64_t compute_seen_estimated_ns; /* compute_estimated_ns at compute_seen_us (interpolated) */
+  uint64_t compute_used_avg_ns;       /* device time NVML saw, decaying sum over samples */
+  uint64_t compute_estimated_avg_ns;  /* expected device time over the same periods, likewise */
+  uint64_t compute_fell_us; /* when an estimate last fell: periods before it are not compared */
 };
 
 /* One process. pid 0 = free slot. */

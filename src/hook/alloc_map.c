@@ -55,18 +55,32 @@ static int grow(void) {
   return 0;
 }
 
+/* The entry of (kind, key), or where to put it (the first deleted or empty entry of its probe
+ * sequence, kind <= 0); NULL without a table. One pass: the allocation path calls it. */
+static struct entry* find_or_free(int kind, uint64_t key) {
+  if (g_table == NULL) return NULL;
+  size_t mask = g_capacity - 1;
+  struct entry* reusable = NULL;
+  for (size_t i = hash(kind, key) & mask, n = 0; n < g_capacity; i = (i + 1) & mask, ++n) {
+    struct entry* e = &g_table[i];
+    if (e->kind == kind && e->key == key) return e;
+    if (e->kind == 0) return reusable ? reusable : e;
+    if (e->kind < 0 && reusable == NULL) reusable = e;
+  }
+  return reusable;
+}
+
 int alloc_map_put(int kind, uint64_t key, int device, uint64_t bytes, uint64_t context) {
   pthread_mutex_lock(&g_mutex);
-  struct entry* e = find(kind, key);
-  if (e == NULL) {
-    if ((g_used + 1) * 4 > g_capacity * 3 && grow() != 0) {
-      pthread_mutex_unlock(&g_mutex);
-      return -1;
+  struct entry* e = find_or_free(kind, key);
+  if (e == NULL || e->kind <= 0) {
+    if ((g_used + 1) * 4 > g_capacity * 3) {
+      if (grow() != 0) {
+        pthread_mutex_unlock(&g_mutex);
+        return -1;
+      }
+      e = find_or_free(kind, key);
     }
-    size_t mask = g_capacity - 1;
-    size_t i = hash(kind, key) & mask;
-    while (g_table[i].kind > 0) i = (i + 1) & mask;
-    e = &g_table[i];
     if (e->kind == 0) ++g_used;
     ++g_live;
   }
@@ -91,6 +105,18 @@ int alloc_map_take(int kind, uint64_t key, int* device, uint64_t* bytes, uint64_
   if (context != NULL) *context = e->context;
   e->kind = -1;
   --g_live;
+  /* A deleted entry followed by an empty one ends every probe sequence through it: it and the
+   * deleted entries before it become empty again, so that allocating and freeing in turn does not
+   * fill the table with deleted entries (longer probes, rehashes). */
+  size_t mask = g_capacity - 1;
+  size_t i = (size_t)(e - g_table);
+  if (g_table[(i + 1) & mask].kind == 0) {
+    while (g_table[i].kind == -1) {
+      g_table[i].kind = 0;
+      --g_used;
+      i = (i - 1) & mask;
+    }
+  }
   pthread_mutex_unlock(&g_mutex);
   return 0;
 }

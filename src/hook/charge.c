@@ -12,14 +12,8 @@ int charge_failed_mode(void) {
   return hook_state_init() == HOOK_FAILED;
 }
 
-CUresult charge_reserve(CUdevice dev, uint64_t bytes, int round, struct charge* c) {
-  c->active = 0;
-  c->index = -1;
-  c->bytes = 0;
-  c->context = 0;
-  int mode = hook_state_init();
-  if (mode == HOOK_FAILED) return CUDA_ERROR_NOT_INITIALIZED;
-  if (mode == HOOK_INACTIVE) return CUDA_SUCCESS;
+/* charge_reserve once the library is known to be active. */
+static CUresult reserve(CUdevice dev, uint64_t bytes, int round, struct charge* c) {
   int index = hook_device_index(dev);
   if (index < 0) return CUDA_ERROR_OUT_OF_MEMORY;
   uint64_t charged = round ? hook_round_up(bytes, hook_granularity(dev)) : bytes;
@@ -37,18 +31,24 @@ CUresult charge_reserve(CUdevice dev, uint64_t bytes, int round, struct charge* 
   return CUDA_SUCCESS;
 }
 
+CUresult charge_reserve(CUdevice dev, uint64_t bytes, int round, struct charge* c) {
+  *c = (struct charge){.index = -1};
+  int mode = hook_state_init();
+  if (mode == HOOK_FAILED) return CUDA_ERROR_NOT_INITIALIZED;
+  if (mode == HOOK_INACTIVE) return CUDA_SUCCESS;
+  return reserve(dev, bytes, round, c);
+}
+
 CUresult charge_reserve_current(uint64_t bytes, int round, struct charge* c) {
-  c->active = 0;
-  c->context = 0;
+  *c = (struct charge){.index = -1};
   int mode = hook_state_init();
   if (mode == HOOK_FAILED) return CUDA_ERROR_NOT_INITIALIZED;
   if (mode == HOOK_INACTIVE) return CUDA_SUCCESS;
   CUdevice dev;
   CUcontext ctx;
   if (hook_current_context(&ctx, &dev) != 0) return CUDA_SUCCESS; /* the driver fails it */
-  CUresult rc = charge_reserve(dev, bytes, round, c);
   c->context = (uint64_t)(uintptr_t)ctx;
-  return rc;
+  return reserve(dev, bytes, round, c);
 }
 
 void charge_release_context(uint64_t context) {

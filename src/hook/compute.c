@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 
+#include "compute_correction.h"
 #include "fast_clock.h"
 #include "log.h"
 #include "real.h"
@@ -114,6 +115,12 @@ static void decide_state(void) {
     g_elastic = limits->mode == HOOK_CORE_ELASTIC;
     g_devices = region->devices;
     fast_clock_init();
+    if (s == STATE_ON && g_elastic) {
+      /* A slot names this process among the container's for the correction's NVML samples, and
+       * starts the reaper thread that polls them. */
+      region_each_round(correction_poll);
+      region_slot();
+    }
   }
   __atomic_store_n(&g_state, s, __ATOMIC_RELEASE);
 }
@@ -164,11 +171,22 @@ static int contended(int index, uint64_t now) {
   return __atomic_load_n(&g_devices[index].compute_contended_ns, __ATOMIC_RELAXED) > now;
 }
 
-/* The charge factor a launch on device `index` pays now: 100/P in hard mode or while an elastic
- * container's device is contended, 100/ceiling (0: nothing) while it is alone. */
+/* The charge factor a launch on device `index` pays now: 100/P in hard mode; for an elastic
+ * container 100/ceiling (0: nothing) while it is alone, and 100/P times the correction of the
+ * estimates by NVML's samples (compute_correction.h) while its device is contended. Only elastic
+ * shares are corrected: a hard limit rests on the spans alone, which only overestimate, so it is
+ * never exceeded. */
 static inline uint64_t scale_now(int index, uint64_t now) {
-  if (!g_elastic || contended(index, now)) return g_scale[index];
-  return g_scale_alone[index];
+  if (!g_elastic) return g_scale[index];
+  if (!contended(index, now)) return g_scale_alone[index];
+  uint32_t c = __atomic_load_n(&g_devices[index].compute_correction, __ATOMIC_RELAXED);
+  return c == 0 ? g_scale[index] : (g_scale[index] * c) >> 16;
+}
+
+/* Counts `cost` as expected device time of an elastic container on device `index`, which the
+ * correction compares with what NVML saw. */
+static inline void count_expected(int index, uint64_t cost) {
+  if (g_elastic) __atomic_fetch_add(&g_devices[index].compute_estimated_ns, cost, __ATOMIC_RELAXED);
 }
 
 /* Charges `cost` ns of device time to device `index` and sleeps until the container's share
@@ -221,6 +239,7 @@ static void learn(uintptr_t key, uint64_t span, int exact, int index, uint64_t n
    * to it): a lower one is taken at once, and the window's minimum lets the estimate rise when
    * the kernel really got longer. */
   e->window_min_ns = min_nonzero(e->window_min_ns, span);
+  uint64_t before = cost;
   if (cost == 0 || span < cost) cost = span;
   if (++e->window_count >= WINDOW_SAMPLES) {
     cost = e->window_min_ns;
@@ -228,6 +247,9 @@ static void learn(uintptr_t key, uint64_t span, int exact, int index, uint64_t n
     e->window_count = 0;
   }
   __atomic_store_n(&e->cost_ns, cost, __ATOMIC_RELEASE);
+  if (g_elastic && before != 0 && cost < before) {
+    correction_estimate_fell(&g_devices[index], before, cost, os_realtime_us());
+  }
   HOOK_LOG(HOOK_LOG_DEBUG, "compute: key %p span %llu ns (%s), expected cost now %llu ns",
            (void*)key, (unsigned long long)span, exact ? "exact" : "corrected",
            (unsigned long long)cost);
@@ -295,6 +317,8 @@ static __attribute__((noinline)) void begin_sample(uintptr_t key, CUstream strea
   l->key = key;
   l->stream = stream == NULL && ptsz ? CU_STREAM_PER_THREAD : stream;
   CUcontext context = NULL;
+  CUdevice dev;
+  if (g_elastic && hook_current_context(&context, &dev) == 0) correction_note_device(index, dev);
   __typeof__(&cuCtxGetCurrent) get_current = REAL(cuCtxGetCurrent);
   if (get_current == NULL || get_current(&context) != CUDA_SUCCESS || context == NULL ||
       !start_sample(l, context, now)) {
@@ -318,6 +342,7 @@ static __attribute__((noinline)) CUresult begin_governed(uintptr_t key, CUstream
   uint64_t cost = expected_ns(key);
   /* Wait for the budget first, so that a timed span never includes the wait. */
   if (__builtin_expect(cost != 0, 1)) {
+    count_expected(index, cost);
     uint64_t scale = scale_now(index, now);
     if (scale != 0 && charge_and_wait(index, cost, scale, now)) now = fast_now_ns();
     if (__builtin_expect(
@@ -349,6 +374,7 @@ CUresult compute_end_timed(struct compute_launch* l, CUresult rc) {
       pthread_mutex_unlock(&g_sampler.mutex);
       uint64_t now = os_now_ns();
       uint64_t scale = scale_now(l->index, now);
+      if (cost != 0) count_expected(l->index, cost);
       if (cost != 0 && scale != 0) charge_and_wait(l->index, cost, scale, now);
       return rc;
     }

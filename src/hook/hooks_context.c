@@ -27,7 +27,10 @@ CUresult hook_init(void* real, unsigned int flags) {
   if (tessera_in_hook) return fn(flags);
   HOOK_SCOPE();
   if (charge_failed_mode()) return CUDA_ERROR_NOT_INITIALIZED;
-  return fn(flags);
+  CUresult rc = fn(flags);
+  /* Now, rather than in the first allocation or launch, which should not wait for a lookup. */
+  if (rc == CUDA_SUCCESS) real_resolve_cuda();
+  return rc;
 }
 
 struct ctx_call {
@@ -80,6 +83,7 @@ static CUresult create_charged(const struct ctx_call* k) {
   if (rc != CUDA_SUCCESS) return rc;
   struct context_probe probe;
   context_probe_begin(&probe, k->dev, index);
+  unsigned generation = hook_context_generation();
   rc = call_create(k);
   if (rc != CUDA_SUCCESS) return charge_finish(rc, &c, 0, 0);
   uint64_t cost = 0;
@@ -92,6 +96,7 @@ static CUresult create_charged(const struct ctx_call* k) {
     }
     if (cost < c.bytes) charge_shrink(&c, c.bytes - cost);
   }
+  if (k->ctx != NULL && *k->ctx != NULL) hook_note_context(*k->ctx, k->dev, generation);
   if (k->version == 0) {
     if (alloc_map_contains(ALLOC_PRIMARY, (uint64_t)k->dev)) {
       charge_shrink(&c, c.bytes); /* another thread created it first and is charged */

@@ -47,26 +47,37 @@ pid_t host_pid_parse(const char* text, pid_t pid) {
 static pid_t g_host_pid;  /* found host PID ... */
 static pid_t g_found_for; /* ... of this process (a forked child looks again) */
 
+/* The pids file's path: the agent's, else TESSERA_PIDS_FILE; NULL when there is none. */
+static const char* pids_path(void) {
+  if (access(TESSERA_PIDS_PATH, F_OK) == 0) return TESSERA_PIDS_PATH;
+  const char* path = getenv(TESSERA_ENV_PIDS_FILE);
+  return path != NULL && path[0] != '\0' ? path : NULL;
+}
+
+/* The pids file's text in a malloc'ed buffer (to be freed), or NULL when it cannot be read. */
+static char* read_pids_file(const char* path) {
+  char* text = malloc(PIDS_FILE_MAX);
+  if (text != NULL && os_read_small_file(path, text, PIDS_FILE_MAX) != 0) {
+    free(text);
+    text = NULL;
+  }
+  return text;
+}
+
 pid_t hook_host_pid(void) {
   pid_t self = getpid();
   if (__atomic_load_n(&g_found_for, __ATOMIC_ACQUIRE) == self) {
     return __atomic_load_n(&g_host_pid, __ATOMIC_RELAXED);
   }
-  const char* path = TESSERA_PIDS_PATH;
-  if (access(path, F_OK) != 0) {
-    path = getenv(TESSERA_ENV_PIDS_FILE);
-    if (path == NULL || path[0] == '\0') return 0;
-  }
-  char* text = malloc(PIDS_FILE_MAX);
+  const char* path = pids_path();
+  if (path == NULL) return 0;
+  char* text = read_pids_file(path);
   if (text == NULL) return 0;
-  pid_t host = 0;
-  if (os_read_small_file(path, text, PIDS_FILE_MAX) == 0) {
-    host = host_pid_parse(text, self);
-    if (host < 0) {
-      HOOK_LOG(HOOK_LOG_WARN, "%s is not a version %d pids file: ignored", path,
-               TESSERA_PIDS_VERSION);
-      host = 0;
-    }
+  pid_t host = host_pid_parse(text, self);
+  if (host < 0) {
+    HOOK_LOG(HOOK_LOG_WARN, "%s is not a version %d pids file: ignored", path,
+             TESSERA_PIDS_VERSION);
+    host = 0;
   }
   free(text);
   if (host > 0) {
@@ -74,4 +85,21 @@ pid_t hook_host_pid(void) {
     __atomic_store_n(&g_found_for, self, __ATOMIC_RELEASE);
   }
   return host;
+}
+
+int hook_host_pids(const pid_t* pids, int n, pid_t* hosts) {
+  const char* path = pids_path();
+  if (path == NULL) {
+    for (int i = 0; i < n; ++i) hosts[i] = pids[i];
+    return 0;
+  }
+  char* text = read_pids_file(path);
+  if (text == NULL) return -1;
+  int all = 1;
+  for (int i = 0; i < n && all; ++i) {
+    hosts[i] = host_pid_parse(text, pids[i]);
+    all = hosts[i] > 0;
+  }
+  free(text);
+  return all ? 1 : -1;
 }

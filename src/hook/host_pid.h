@@ -16,4 +16,10 @@ pid_t host_pid_parse(const char* text, pid_t pid);
  * younger than the agent's last refresh). A PID once found is kept for the process's life. */
 pid_t hook_host_pid(void);
 
+/* The host PIDs of the `n` processes whose PIDs in this namespace are `pids`, into `hosts`.
+ * Returns 1 when the pids file lists them all, 0 when there is no pids file (then `hosts` = `pids`:
+ * most likely no PID namespace), -1 when a pids file exists and does not list them all (a process
+ * younger than the agent's last refresh) or cannot be read. */
+int hook_host_pids(const pid_t* pids, int n, pid_t* hosts);
+
 #endif /* TESSERA_HOOK_HOST_PID_H_ */

@@ -16,6 +16,12 @@ uint64_t os_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t os_realtime_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000ull + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 void os_sleep_ns(uint64_t ns) {
   struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull),
                         .tv_nsec = (long)(ns % 1000000000ull)};

@@ -49,6 +49,9 @@ extern __thread int tessera_in_hook __attribute__((tls_model("initial-exec")));
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t os_now_ns(void);
 
+/* CLOCK_REALTIME in microseconds (NVML stamps its samples with it). */
+uint64_t os_realtime_us(void);
+
 /* Sleeps for `ns` nanoseconds (restarts after signals). */
 void os_sleep_ns(uint64_t ns);
 

@@ -56,3 +56,10 @@ void* real_resolve(enum hook_real_id id) {
   __atomic_store_n(&real_fns[id], fn ? fn : REAL_NOT_FOUND, __ATOMIC_RELEASE);
   return fn;
 }
+
+void real_resolve_cuda(void) {
+  static int done;
+  if (__atomic_load_n(&done, __ATOMIC_ACQUIRE)) return;
+  for (int id = 0; id < REAL_CUDA_END; ++id) real_resolve((enum hook_real_id)id);
+  __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+}

@@ -81,7 +81,8 @@
   X(nvmlDeviceGetMemoryInfo)    \
   X(nvmlDeviceGetMemoryInfo_v2) \
   X(nvmlDeviceGetComputeRunningProcesses_v2) \
-  X(nvmlDeviceGetComputeRunningProcesses_v3)
+  X(nvmlDeviceGetComputeRunningProcesses_v3) \
+  X(nvmlDeviceGetProcessUtilization)
 // clang-format on
 
 enum hook_real_id {
@@ -104,6 +105,10 @@ static inline void* real_fn(enum hook_real_id id) {
   if (__builtin_expect(fn != NULL && fn != REAL_NOT_FOUND, 1)) return fn;
   return fn == REAL_NOT_FOUND ? NULL : real_resolve(id);
 }
+
+/* Resolves every driver function of the table now (call once the driver is loaded): the first
+ * call of each hook then finds its function without a symbol lookup. */
+void real_resolve_cuda(void);
 
 /* glibc's dlsym (dlvsym(RTLD_NEXT, "dlsym", <base version>)). */
 void* real_dlsym(void* handle, const char* name);

@@ -168,10 +168,18 @@ int region_sweep(void) {
   return freed;
 }
 
+static void (*g_each_round)(void);
+
+void region_each_round(void (*fn)(void)) {
+  __atomic_store_n(&g_each_round, fn, __ATOMIC_RELEASE);
+}
+
 static void* reaper_main(void* arg) {
   (void)arg;
   for (;;) {
     os_sleep_ns(SWEEP_PERIOD_NS);
+    void (*each_round)(void) = __atomic_load_n(&g_each_round, __ATOMIC_ACQUIRE);
+    if (each_round != NULL) each_round();
     struct tessera_region* r = region_get();
     uint64_t last = __atomic_load_n(&r->last_sweep_ns, __ATOMIC_RELAXED);
     uint64_t now = os_now_ns();

@@ -46,6 +46,10 @@ void region_publish_device(int index, uint64_t limit, uint32_t cores);
 /* Releases the charges of dead processes; returns how many slots it freed. */
 int region_sweep(void);
 
+/* Has the reaper thread (started with this process's slot) call `fn` every time it wakes, about
+ * every 200 ms, whether or not it sweeps. */
+void region_each_round(void (*fn)(void));
+
 /* Releases this process's slot (at exit). */
 void region_release_own_slot(void);
 

@@ -14,18 +14,17 @@
 #include "real.h"
 #include "region.h"
 
-#define MAX_CUDA_DEVICES 64
 #define DEFAULT_GRANULE (2ull << 20)
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_mode;
+int hook_state_ready;
 static struct hook_limits g_limits;
 
-/* Per CUDA device handle (0..63): container index + 1 (0 = not mapped yet, INDEX_NONE = not one
- * of the container's devices), and allocation granularity (0 = not asked yet). */
+/* hook_index_of[]: INDEX_NONE for a device that is not one of the container's. */
 #define INDEX_NONE (-1000)
-static int g_index[MAX_CUDA_DEVICES];
-static uint64_t g_granule[MAX_CUDA_DEVICES];
+int hook_index_of[HOOK_MAX_CUDA_DEVICES];
+uint64_t hook_granule_of[HOOK_MAX_CUDA_DEVICES];
 static pthread_mutex_t g_map_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int g_nvml_ready; /* 0 unknown, 1 initialised, -1 unavailable */
 
@@ -33,6 +32,7 @@ static void at_fork_child(void) {
   alloc_map_reset_in_child();
   region_reset_in_child();
   compute_reset_in_child();
+  hook_forget_contexts(); /* the parent's contexts, cached by the forking thread, are not ours */
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_map_mutex = fresh;
 }
@@ -64,10 +64,11 @@ static void init_once(void) {
       HOOK_LOG(HOOK_LOG_INFO, "limits from %s, region %s", g_limits.source, g_limits.region_path);
     }
   }
+  __atomic_store_n(&hook_state_ready, g_mode + 1, __ATOMIC_RELEASE);
   tessera_in_hook = saved;
 }
 
-int hook_state_init(void) {
+int hook_state_init_once(void) {
   pthread_once(&g_once, init_once);
   return g_mode;
 }
@@ -151,21 +152,38 @@ static int compute_index(CUdevice dev) {
   return index >= 0 && index < TESSERA_MAX_DEVICES ? index : -1;
 }
 
-int hook_device_index(CUdevice dev) {
-  if (dev < 0 || dev >= MAX_CUDA_DEVICES) return -1;
-  int cached = __atomic_load_n(&g_index[dev], __ATOMIC_ACQUIRE);
+/* Asks the driver for `dev`'s granularity and caches the answer; 0 when it does not say. */
+static uint64_t ask_granularity(CUdevice dev) {
+  size_t answer = 0;
+  CUmemAllocationProp prop;
+  memset(&prop, 0, sizeof(prop));
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = dev;
+  __typeof__(&cuMemGetAllocationGranularity) get = REAL(cuMemGetAllocationGranularity);
+  if (get == NULL || get(&answer, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS) {
+    return 0;
+  }
+  if (answer > 0) __atomic_store_n(&hook_granule_of[dev], (uint64_t)answer, __ATOMIC_RELAXED);
+  return answer;
+}
+
+int hook_device_index_slow(CUdevice dev) {
+  if (dev < 0 || dev >= HOOK_MAX_CUDA_DEVICES) return -1;
+  int cached = __atomic_load_n(&hook_index_of[dev], __ATOMIC_ACQUIRE);
   if (cached != 0) return cached == INDEX_NONE ? -1 : cached - 1;
   pthread_mutex_lock(&g_map_mutex);
-  if (g_index[dev] == 0) {
+  if (hook_index_of[dev] == 0) {
+    ask_granularity(dev); /* now, not on the first allocation (kept only if the driver says) */
     int index = compute_index(dev);
     if (index >= 0) {
       region_publish_device(index, g_limits.memory[index], (uint32_t)g_limits.cores[index]);
       HOOK_LOG(HOOK_LOG_INFO, "CUDA device %d is container device %d (memory limit %llu bytes)",
                (int)dev, index, (unsigned long long)g_limits.memory[index]);
     }
-    __atomic_store_n(&g_index[dev], index >= 0 ? index + 1 : INDEX_NONE, __ATOMIC_RELEASE);
+    __atomic_store_n(&hook_index_of[dev], index >= 0 ? index + 1 : INDEX_NONE, __ATOMIC_RELEASE);
   }
-  int index = g_index[dev] == INDEX_NONE ? -1 : g_index[dev] - 1;
+  int index = hook_index_of[dev] == INDEX_NONE ? -1 : hook_index_of[dev] - 1;
   pthread_mutex_unlock(&g_map_mutex);
   return index;
 }
@@ -212,31 +230,25 @@ void hook_forget_contexts(void) {
   __atomic_add_fetch(&g_context_generation, 1, __ATOMIC_ACQ_REL);
 }
 
-uint64_t hook_round_up(uint64_t bytes, uint64_t granule) {
-  if (granule == 0) return bytes;
-  uint64_t rest = bytes % granule;
-  if (rest == 0) return bytes;
-  uint64_t up = granule - rest;
-  return bytes > UINT64_MAX - up ? UINT64_MAX : bytes + up;
+unsigned hook_context_generation(void) {
+  return __atomic_load_n(&g_context_generation, __ATOMIC_ACQUIRE);
 }
 
-uint64_t hook_granularity(CUdevice dev) {
-  if (dev < 0 || dev >= MAX_CUDA_DEVICES) return DEFAULT_GRANULE;
-  uint64_t granule = __atomic_load_n(&g_granule[dev], __ATOMIC_RELAXED);
+void hook_note_context(CUcontext ctx, CUdevice dev, unsigned generation) {
+  tl_context = ctx;
+  tl_device = dev;
+  tl_generation = generation;
+}
+
+uint64_t hook_granularity_slow(CUdevice dev) {
+  if (dev < 0 || dev >= HOOK_MAX_CUDA_DEVICES) return DEFAULT_GRANULE;
+  uint64_t granule = __atomic_load_n(&hook_granule_of[dev], __ATOMIC_RELAXED);
   if (granule != 0) return granule;
-  granule = DEFAULT_GRANULE;
-  size_t answer = 0;
-  CUmemAllocationProp prop;
-  memset(&prop, 0, sizeof(prop));
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = dev;
-  __typeof__(&cuMemGetAllocationGranularity) get = REAL(cuMemGetAllocationGranularity);
-  if (get != NULL && get(&answer, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS &&
-      answer > 0) {
-    granule = answer;
+  granule = ask_granularity(dev);
+  if (granule == 0) {
+    granule = DEFAULT_GRANULE;
+    __atomic_store_n(&hook_granule_of[dev], granule, __ATOMIC_RELAXED);
   }
-  __atomic_store_n(&g_granule[dev], granule, __ATOMIC_RELAXED);
   return granule;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <set>
 
 namespace tessera::node {
 
@@ -33,13 +35,17 @@ ProcessShares NvmlProcessShares(const NvmlLibrary& nvml, const std::vector<GpuIn
     }
     if (r != NVML_SUCCESS) continue;
     samples.resize(std::min<size_t>(count, samples.size()));
-    std::map<uint32_t, unsigned long long> latest;  // PID -> time of the sample kept
-    std::map<uint32_t, unsigned>& shares = out[g.uuid];
+    // Each sample is one PID's percent of one sample period; a period in which a PID did not use
+    // the GPU has no sample for it. The share is the mean over the periods that have samples.
+    std::set<unsigned long long> periods;
+    std::map<uint32_t, unsigned long long> sums;
     for (const nvmlProcessUtilizationSample_t& s : samples) {
-      auto [it, fresh] = latest.try_emplace(s.pid, s.timeStamp);
-      if (!fresh && s.timeStamp < it->second) continue;
-      it->second = s.timeStamp;
-      shares[s.pid] = std::min(s.smUtil, 100u);
+      periods.insert(s.timeStamp);
+      sums[s.pid] += std::min(s.smUtil, 100u);
+    }
+    std::map<uint32_t, unsigned>& shares = out[g.uuid];
+    for (const auto& [pid, sum] : sums) {
+      shares[pid] = static_cast<unsigned>((sum + periods.size() / 2) / periods.size());
     }
   }
   return out;

@@ -17,9 +17,9 @@ namespace tessera::node {
 // NVML samples older than this are not used.
 inline constexpr unsigned long long kProcessShareWindowUs = 5'000'000;
 
-// Per GPU of `gpus`: each host PID's smUtil in its latest sample of the last
-// kProcessShareWindowUs (an empty map when no process used the GPU). A GPU whose driver does not
-// give per-process utilisation (or that does not answer) is left out.
+// Per GPU of `gpus`: each host PID's mean smUtil over the sample periods of the last
+// kProcessShareWindowUs that have samples (an empty map when no process used the GPU). A GPU whose
+// driver does not give per-process utilisation (or that does not answer) is left out.
 ProcessShares NvmlProcessShares(const NvmlLibrary& nvml, const std::vector<GpuInfo>& gpus);
 
 }  // namespace tessera::node

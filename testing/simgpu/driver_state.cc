@@ -39,11 +39,15 @@ struct ReleaseAtExit {
 }  // namespace
 
 Driver& TheDriver() {
-  static std::once_flag once;
-  std::call_once(once, [] {
+  // Every entry point asks for it: a function-local static's guard is one inlined load once
+  // made, where std::call_once costs a call and thread-local stores each time. The driver itself
+  // is g_driver: a forked child replaces it (ChildAfterFork).
+  static const bool made = [] {
     g_driver = new Driver();
     pthread_atfork(PrepareFork, ParentAfterFork, ChildAfterFork);
-  });
+    return true;
+  }();
+  (void)made;
   return *g_driver;
 }
 

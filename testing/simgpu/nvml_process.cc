@@ -1,4 +1,5 @@
 // NVML: running compute processes (v1/v2/v3 layouts) and per-process utilisation samples.
+#include <algorithm>
 #include <vector>
 
 #include "clock.h"
@@ -74,7 +75,11 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
   return Fill(device, infoCount, infos, true);
 }
 
-// One sample per PID that used the device in the last second: smUtil is its share of that second.
+// As the real driver: the device is sampled every kPidBucketNs (1/6 s); each finished sample
+// period yields one sample per PID that used the device in it, smUtil being its percent of the
+// period, stamped with the period's end (CLOCK_REALTIME us, through the state file's one offset).
+// The periods still kept (16, about 2.7 s) whose stamp is after lastSeenTimeStamp are returned,
+// oldest first.
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
                                              nvmlProcessUtilizationSample_t* utilization,
                                              unsigned int* processSamplesCount,
@@ -84,22 +89,27 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
   int i;
   if (nvmlReturn_t r = NvmlResolve(device, &s, &i); r != NVML_SUCCESS) return r;
   std::vector<nvmlProcessUtilizationSample_t> samples;
-  uint64_t stamp = RealtimeUs();
   {
     SharedState::Lock lock(*s);
     uint64_t now = NowNs();
+    int64_t offset_us = s->file().realtime_offset_us;
     DeviceState& d = s->file().devices[i];
     Settle(d, now);
-    if (stamp > lastSeenTimeStamp) {
+    uint64_t current = now / kPidBucketNs;  // the period in progress: not sampled yet
+    uint64_t first = current > kPidBuckets ? current - kPidBuckets : 0;
+    for (uint64_t epoch = first; epoch < current; ++epoch) {
+      uint64_t stamp = static_cast<uint64_t>(
+          static_cast<int64_t>((epoch + 1) * kPidBucketNs / 1000) + offset_us);
+      if (stamp <= lastSeenTimeStamp) continue;
       for (int k = 0; k < kMaxPidStats; ++k) {
         if (d.pids[k].pid == 0) continue;
-        uint64_t busy = PidBusyInWindow(d, k, now, 1'000'000'000ull);
+        uint64_t busy = PidBusyInBucket(d, k, epoch, now);
         if (busy == 0) continue;
         nvmlProcessUtilizationSample_t sample{};
         sample.pid = static_cast<unsigned>(d.pids[k].pid);
         sample.timeStamp = stamp;
-        sample.smUtil =
-            static_cast<unsigned>(std::min<uint64_t>(100, (busy + 5'000'000) / 10'000'000));
+        sample.smUtil = static_cast<unsigned>(
+            std::min<uint64_t>(100, (busy * 100 + kPidBucketNs / 2) / kPidBucketNs));
         samples.push_back(sample);
       }
     }

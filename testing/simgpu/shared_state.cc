@@ -85,6 +85,7 @@ tessera::Status CreateStateFile(const std::string& directory, const std::string&
   f->device_count = static_cast<uint32_t>(spec.devices.size());
   f->file_size = sizeof(StateFile);
   f->ctx_memory = spec.ctx_memory_bytes;
+  f->realtime_offset_us = static_cast<int64_t>(RealtimeUs()) - static_cast<int64_t>(NowNs() / 1000);
   std::string canonical = spec.Canonical();
   snprintf(f->spec, sizeof(f->spec), "%s", canonical.c_str());
   pthread_mutexattr_t attr;

@@ -15,7 +15,7 @@
 namespace simgpu {
 
 inline constexpr uint64_t kStateMagic = 0x31305550474d4953ull;  // "SIMGPU01"
-inline constexpr uint32_t kLayoutVersion = 1;
+inline constexpr uint32_t kLayoutVersion = 2;
 
 inline constexpr int kMaxDevices = 16;
 inline constexpr int kMaxProcesses = 1024;     // processes with a context or memory at once
@@ -23,8 +23,10 @@ inline constexpr int kMaxPidStats = 1024;      // PIDs whose busy time a device 
 inline constexpr int kSegmentCapacity = 4096;  // queued kernel segments per device
 inline constexpr int kDeviceBuckets = 128;     // utilisation history, 10 ms each
 inline constexpr uint64_t kDeviceBucketNs = 10'000'000;
-inline constexpr int kPidBuckets = 16;  // per-PID utilisation history, 100 ms each
-inline constexpr uint64_t kPidBucketNs = 100'000'000;
+// Per-PID utilisation history: one bucket per NVML process-sample period. Real drivers sample
+// every 1/6 s to 1 s depending on the product; simgpu uses the shortest, 1/6 s.
+inline constexpr int kPidBuckets = 16;
+inline constexpr uint64_t kPidBucketNs = 1'000'000'000 / 6;
 inline constexpr int kXidCapacity = 256;
 inline constexpr uint64_t kGranule = 2ull << 20;  // allocation granularity
 
@@ -104,6 +106,9 @@ struct StateFile {
   uint64_t xid_seq;            // number of Xid events so far; read without the lock (atomic)
   uint32_t process_slots_end;  // no slot at or after this index has ever been used
   uint32_t reserved;
+  // CLOCK_REALTIME minus CLOCK_MONOTONIC in us when the file was made: NVML sample stamps are
+  // monotonic period ends moved by it, so a period has one stamp in every process and call.
+  int64_t realtime_offset_us;
   XidEvent xids[kXidCapacity];
   ProcessSlot processes[kMaxProcesses];
   DeviceState devices[kMaxDevices];

@@ -128,6 +128,16 @@ uint64_t PidBusyInWindow(const DeviceState& dev, int pid_stat, uint64_t now, uin
          running;
 }
 
+uint64_t PidBusyInBucket(const DeviceState& dev, int pid_stat, uint64_t epoch, uint64_t now) {
+  const Bucket& b = dev.pids[pid_stat].buckets[epoch % kPidBuckets];
+  uint64_t settled = b.epoch == epoch ? b.busy_ns : 0;
+  const Segment* head = Head(dev);
+  if (head == nullptr || head->pid_stat != pid_stat) return settled;
+  uint64_t lo = std::max(head->start_ns, epoch * kPidBucketNs);
+  uint64_t hi = std::min({head->end_ns, now, (epoch + 1) * kPidBucketNs});
+  return settled + (hi > lo ? hi - lo : 0);
+}
+
 int PidStatIndex(DeviceState& dev, int pid) {
   int free_index = -1;
   for (int i = 0; i < kMaxPidStats; ++i) {

@@ -29,9 +29,14 @@ uint64_t BusyNs(const DeviceState& dev, uint64_t now);
 uint64_t PidBusyNs(const DeviceState& dev, int pid_stat, uint64_t now);
 
 // Device time that elapsed within (now - window_ns, now], all PIDs / one PID table entry. The
-// window is resolved to 10 ms (device) or 100 ms (PID) buckets. Call Settle(now) first.
+// window is resolved to 10 ms (device) or 1/6 s (PID) buckets. Call Settle(now) first.
 uint64_t BusyInWindow(const DeviceState& dev, uint64_t now, uint64_t window_ns);
 uint64_t PidBusyInWindow(const DeviceState& dev, int pid_stat, uint64_t now, uint64_t window_ns);
+
+// Device time PID table entry `pid_stat` used in PID bucket `epoch` ([epoch, epoch + 1) times
+// kPidBucketNs), the running segment's elapsed part included; 0 when the bucket is no longer
+// kept. Call Settle(now) first.
+uint64_t PidBusyInBucket(const DeviceState& dev, int pid_stat, uint64_t epoch, uint64_t now);
 
 // The PID table entry of `pid`, adding it when missing (reusing the entry of a dead PID that no
 // queued segment refers to when the table is full). -1 when no entry can be had.

@@ -1,6 +1,11 @@
 // Unit tests of the allocation table (alloc_map.c): growth past many entries, deletion and reuse
-// of slots, replacement of a reused handle, and release of everything a context owned.
+// of slots, replacement of a reused handle, release of everything a context owned, and any order of
+// puts and takes against a model (deleted entries turned empty again must not hide an entry).
 #include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <utility>
 
 extern "C" {
 #include "hook/alloc_map.h"
@@ -63,6 +68,59 @@ TEST_F(AllocMapTest, TakeContextReleasesExactlyWhatTheContextOwned) {
   EXPECT_TRUE(alloc_map_contains(ALLOC_POINTER, 7));
   EXPECT_TRUE(alloc_map_contains(ALLOC_HANDLE, 99));
   EXPECT_EQ(alloc_map_take_context(0, bytes, 4), 0) << "context 0 means none";
+}
+
+TEST_F(AllocMapTest, PutsAndTakesInAnyOrderMatchAModel) {
+  // Few distinct keys against a table of 256+ entries: long probe runs of live, deleted and empty
+  // entries, taken in every order, with whole contexts released now and then.
+  std::mt19937_64 random(7);
+  std::map<std::pair<int, uint64_t>, std::pair<uint64_t, uint64_t>> model;  // -> bytes, context
+  for (int step = 0; step < 200000; ++step) {
+    int kind = random() % 4 == 0 ? ALLOC_ARRAY : ALLOC_POINTER;
+    uint64_t key = 0x7f0000000000ull + (random() % 300) * (2 << 20);
+    auto it = model.find({kind, key});
+    switch (random() % 16) {
+      case 0: {  // a context goes, with what it owned
+        uint64_t context = 1 + random() % 4;
+        uint64_t bytes[1] = {0}, expected = 0;
+        int count = 0;
+        for (auto m = model.begin(); m != model.end();) {
+          if (m->second.second != context) {
+            ++m;
+            continue;
+          }
+          expected += m->second.first;
+          ++count;
+          m = model.erase(m);
+        }
+        ASSERT_EQ(alloc_map_take_context(context, bytes, 1), count) << step;
+        ASSERT_EQ(bytes[0], expected) << step;
+        break;
+      }
+      case 1:
+        ASSERT_EQ(alloc_map_contains(kind, key), it != model.end()) << step;
+        break;
+      default:
+        if (it == model.end() || random() % 8 == 0) {  // a new allocation, or a reused handle
+          uint64_t bytes = 1 + random() % 1000, context = 1 + random() % 4;
+          ASSERT_EQ(alloc_map_put(kind, key, 0, bytes, context), 0) << step;
+          model[{kind, key}] = {bytes, context};
+        } else {
+          int device = -1;
+          uint64_t bytes = 0, context = 0;
+          ASSERT_EQ(alloc_map_take(kind, key, &device, &bytes, &context), 0) << step;
+          ASSERT_EQ(bytes, it->second.first) << step;
+          ASSERT_EQ(context, it->second.second) << step;
+          model.erase(it);
+        }
+    }
+  }
+  for (const auto& [entry, value] : model) {
+    int device;
+    uint64_t bytes;
+    ASSERT_EQ(alloc_map_take(entry.first, entry.second, &device, &bytes, nullptr), 0);
+    EXPECT_EQ(bytes, value.first);
+  }
 }
 
 }  // namespace

@@ -40,6 +40,7 @@ struct Container {
   int processes = 1;
   std::string path = "kernel";
   int ceiling = 0;  // elastic: the most it may use alone (0 = the whole device); a limits file
+  int lead_ms = 0;  // starts this long before the others (its share is not measured then)
 };
 
 struct Shares {
@@ -74,7 +75,8 @@ class ComputeTest : public ::testing::Test {
         children.push_back(std::make_unique<Child>(
             std::vector<std::string>{hook.build_dir() + "/tests/compute_load", containers[c].path,
                                      std::to_string(kernel_us), std::to_string(sync_every),
-                                     std::to_string(start), std::to_string(seconds)},
+                                     std::to_string(start - containers[c].lead_ms),
+                                     std::to_string(seconds + containers[c].lead_ms / 1000.0)},
             env));
         owner.push_back(static_cast<int>(c));
       }
@@ -177,6 +179,25 @@ TEST_P(Kernels, ElasticThirtyAgainstElasticSeventy) {
 TEST_P(Kernels, ElasticThirtyAgainstAnUnlimitedNeighbour) {
   Shares s = Run({{.percent = 30, .mode = "elastic"}, {.percent = 0}}, GetParam(), kRun);
   EXPECT_GE(100 * s.whole[0], 27);
+}
+
+// The neighbour's queue is full from the container's first launch on: no span the library times
+// is ever its kernel's alone, so only NVML's samples of its processes show the estimates' error.
+// The correction needs a few sample periods to start (docs/compute-limit.md): the bound holds
+// from the second second on.
+TEST_P(Kernels, ElasticThirtyAgainstANeighbourSaturatingFromItsFirstLaunch) {
+  Shares s =
+      Run({{.percent = 30, .mode = "elastic"}, {.percent = 0, .lead_ms = 500}}, GetParam(), kRun);
+  double after_first_second = (s.whole[0] * kRun - s.first_second[0]) / (kRun - 1);
+  EXPECT_GE(100 * after_first_second, 27);
+}
+
+// Hard limits are not corrected (the spans only overestimate): whatever the neighbour does, the
+// container never gets more than its percent.
+TEST_P(Kernels, HardThirtyAgainstANeighbourSaturatingFromItsFirstLaunchNeverExceeds) {
+  Shares s = Run({{.percent = 30}, {.percent = 0, .lead_ms = 500}}, GetParam(), kRun);
+  EXPECT_LE(100 * s.whole[0], 33.0);
+  EXPECT_LE(100 * s.first_second[0], 35.0);
 }
 
 TEST_P(Kernels, AllGraphWorkObeysTheHardLimit) {

@@ -88,6 +88,15 @@ TEST_P(RouteTest, TwoDevicesHaveTheirOwnLimits) {
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
+TEST_P(RouteTest, ContextsRetainedBeforeUseKeepEachLimitOnItsDevice) {
+  if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's devices";
+  Env env = hook.ProbeEnv("count=2,memory=16GiB");
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  env["CUDA_DEVICE_MEMORY_LIMIT_1"] = "512m";
+  RunResult r = Probe({"devices-retained-first", Bytes(kGiB), Bytes(512 * kMiB)}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
 TEST_P(RouteTest, VisibleDevicesReorderingKeepsEachLimitOnItsDevice) {
   if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's devices";
   Env env = hook.ProbeEnv("count=2,memory=16GiB");

@@ -394,11 +394,20 @@ int Fork(uint64_t limit) {
 }
 
 // devices <limit for ordinal 0> <limit for ordinal 1> ...: each device's limit applies to it.
-int Devices(int argc, char** argv, int first) {
+// With `retain_first`, every device's primary context is retained first, in order, and the devices
+// are then used last to first: the first allocation is made in the context retained last.
+int Devices(int argc, char** argv, int first, bool retain_first) {
   if (api.Init(0) != CUDA_SUCCESS) return 1;
-  for (int i = first; i < argc; ++i) {
-    int ordinal = i - first;
-    uint64_t limit = std::strtoull(argv[i], nullptr, 0);
+  int count = argc - first;
+  for (int ordinal = 0; retain_first && ordinal < count; ++ordinal) {
+    CUdevice dev = 0;
+    CUcontext ctx = nullptr;
+    CHECK_RC(api.DeviceGet(&dev, ordinal), CUDA_SUCCESS);
+    CHECK_RC(api.PrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
+  }
+  for (int k = 0; k < count; ++k) {
+    int ordinal = retain_first ? count - 1 - k : k;
+    uint64_t limit = std::strtoull(argv[first + ordinal], nullptr, 0);
     Open(ordinal);
     CUdevice dev = 0;
     api.DeviceGet(&dev, ordinal);
@@ -539,7 +548,8 @@ int main(int argc, char** argv) {
   if (command == "stress")
     return Stress(Arg(argv, argc, 3), Arg(argv, argc, 4), Arg(argv, argc, 5));
   if (command == "fork") return Fork(Arg(argv, argc, 3));
-  if (command == "devices") return Devices(argc, argv, 3);
+  if (command == "devices") return Devices(argc, argv, 3, false);
+  if (command == "devices-retained-first") return Devices(argc, argv, 3, true);
   if (command == "init") return InitOnly();
   if (command == "rtld-next") return RtldNext();
   if (command == "contexts") return Contexts();

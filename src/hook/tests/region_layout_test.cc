@@ -18,6 +18,15 @@ TEST(RegionLayout, Version1IsPinned) {
   EXPECT_EQ(offsetof(tessera_region_device, cores_percent), 32u);
   EXPECT_EQ(offsetof(tessera_region_device, compute_tat_ns), 40u);
   EXPECT_EQ(offsetof(tessera_region_device, compute_contended_ns), 48u);
+  EXPECT_EQ(offsetof(tessera_region_device, compute_estimated_ns), 56u);
+  EXPECT_EQ(offsetof(tessera_region_device, compute_correction), 64u);
+  EXPECT_EQ(offsetof(tessera_region_device, compute_poll_us), 72u);
+  EXPECT_EQ(offsetof(tessera_region_device, compute_poll_estimated_ns), 80u);
+  EXPECT_EQ(offsetof(tessera_region_device, compute_seen_us), 88u);
+  EXPECT_EQ(offsetof(tessera_region_device, compute_seen_estimated_ns), 96u);
+  EXPECT_EQ(offsetof(tessera_region_device, compute_used_avg_ns), 104u);
+  EXPECT_EQ(offsetof(tessera_region_device, compute_estimated_avg_ns), 112u);
+  EXPECT_EQ(offsetof(tessera_region_device, compute_fell_us), 120u);
   EXPECT_EQ(sizeof(tessera_region_slot), 144u);
   EXPECT_EQ(offsetof(tessera_region_slot, start_time), 8u);
   EXPECT_EQ(offsetof(tessera_region_slot, used_bytes), 16u);

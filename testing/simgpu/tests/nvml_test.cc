@@ -141,7 +141,7 @@ TEST_F(SimgpuNvmlTest, MemoryAndProcessesFollowTheDriver) {
   EXPECT_EQ(n, 0u);
 }
 
-TEST_F(SimgpuNvmlTest, UtilisationCoversTheLastSecond) {
+TEST_F(SimgpuNvmlTest, UtilisationAndProcessSamples) {
   pid_t child = Spawn([] {
     CUcontext ctx = nullptr;
     CUmodule mod = nullptr;
@@ -161,15 +161,27 @@ TEST_F(SimgpuNvmlTest, UtilisationCoversTheLastSecond) {
   // The 300 ms lie in the last second only if this thread was not stalled for 600 ms meanwhile.
   if (NowNs() - finished > 600'000'000) GTEST_SKIP() << "test thread stalled; window moved on";
   EXPECT_NEAR(util.gpu, 30u, 2u);
-  nvmlProcessUtilizationSample_t samples[8];
+  // Per-process samples cover finished 1/6 s periods: wait for the one holding the work's end.
+  SleepForNs(200'000'000);
+  nvmlProcessUtilizationSample_t samples[32];
   unsigned n = 0;
   EXPECT_EQ(nvmlDeviceGetProcessUtilization(d0, nullptr, &n, 0), NVML_ERROR_INSUFFICIENT_SIZE);
-  EXPECT_EQ(n, 1u);
-  n = 8;
+  EXPECT_GE(n, 2u);  // 300 ms of work spans at least two periods
+  n = 32;
   ASSERT_EQ(nvmlDeviceGetProcessUtilization(d0, samples, &n, 0), NVML_SUCCESS);
-  ASSERT_EQ(n, 1u);
-  EXPECT_EQ(samples[0].pid, static_cast<unsigned>(child));
-  EXPECT_NEAR(samples[0].smUtil, 30u, 5u);
+  double busy_ms = 0;
+  unsigned long long newest = 0;
+  for (unsigned k = 0; k < n; ++k) {
+    EXPECT_EQ(samples[k].pid, static_cast<unsigned>(child));
+    EXPECT_LE(samples[k].smUtil, 100u);
+    EXPECT_GT(samples[k].timeStamp, newest) << "one sample per period, oldest first";
+    newest = samples[k].timeStamp;
+    busy_ms += samples[k].smUtil * (1000.0 / 6) / 100;
+  }
+  EXPECT_NEAR(busy_ms, 300, 5 * n);  // each sample is rounded to a whole percent
+  // Nothing newer than the newest sample until the next period ends.
+  unsigned again = 32;
+  EXPECT_EQ(nvmlDeviceGetProcessUtilization(d0, samples, &again, newest), NVML_ERROR_NOT_FOUND);
   nvmlDevice_t d1 = nullptr;
   ASSERT_EQ(nvmlDeviceGetHandleByIndex_v2(1, &d1), NVML_SUCCESS);
   n = 8;

@@ -1,0 +1,34 @@
+#include "compute_correction.h"
+
+/* Parameters (docs/compute-limit.md explains each). */
+#define MIN_ESTIMATED_NS 10000000ull /* the averages must hold this much expected device time */
+#define DEADBAND 62259u              /* 0.95: a ratio above it is not corrected */
+#define FLOOR (CORRECTION_ONE / 64)  /* at most a 64-fold inflation is corrected */
+#define FELL_BY_EIGHTH(old, new) ((new) < (old) - (old) / 8) /* restarts the sums */
+
+uint32_t correction_update(uint64_t used_ns, uint64_t estimated_ns, uint64_t* used_avg,
+                           uint64_t* estimated_avg) {
+  /* Halved at every poll with new samples: about the last second weighs. */
+  *used_avg = *used_avg / 2 + used_ns;
+  *estimated_avg = *estimated_avg / 2 + estimated_ns;
+  if (*estimated_avg < MIN_ESTIMATED_NS || *used_avg >= *estimated_avg) return 0;
+  double ratio = (double)*used_avg / (double)*estimated_avg * CORRECTION_ONE;
+  if (ratio >= DEADBAND) return 0;
+  return ratio < FLOOR ? FLOOR : (uint32_t)ratio;
+}
+
+void correction_estimate_fell(struct tessera_region_device* d, uint64_t old_ns, uint64_t new_ns,
+                              uint64_t now_us) {
+  if (new_ns == 0 || new_ns >= old_ns) return;
+  /* Every fall, however small, keeps the function's charge: falls add up. */
+  uint32_t c = __atomic_load_n(&d->compute_correction, __ATOMIC_RELAXED);
+  if (c != 0) {
+    uint64_t scaled = (uint64_t)c * old_ns / new_ns;
+    __atomic_store_n(&d->compute_correction, scaled >= DEADBAND ? 0 : (uint32_t)scaled,
+                     __ATOMIC_RELAXED);
+  }
+  if (!FELL_BY_EIGHTH(old_ns, new_ns)) return;
+  __atomic_store_n(&d->compute_used_avg_ns, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&d->compute_estimated_avg_ns, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&d->compute_fell_us, now_us, __ATOMIC_RELAXED);
+}

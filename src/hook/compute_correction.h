@@ -1,0 +1,47 @@
+/* The compute limiter's second signal: NVML's per-process utilisation of the container's
+ * processes, which other contexts cannot inflate (docs/compute-limit.md, "Correction").
+ *
+ * Every span the limiter times is an upper bound of the kernel's own time; when another context
+ * keeps the device saturated from the container's first launch, no span is ever the kernel's
+ * alone and every estimate stays too high. The correction compares, over the same NVML sample
+ * periods, the device time the container really used (NVML's samples of its host PIDs) with the
+ * device time the limiter expected for its launches (the region's compute_estimated_ns), and
+ * scales every charge of the device by their ratio (compute_correction, at most 1).
+ *
+ * The arithmetic is in compute_correction.c, the poll of NVML in compute_nvml_poll.c.
+ *
+ * Thread-safety: thread-safe; the poll runs in the region's reaper thread, one process of the
+ * container at a time per device (elected through compute_poll_us). */
+#ifndef TESSERA_HOOK_COMPUTE_CORRECTION_H_
+#define TESSERA_HOOK_COMPUTE_CORRECTION_H_
+
+#include <stdint.h>
+
+#include "abi/cuda_driver.h"
+#include "abi/shared_region.h"
+
+/* The charge factor 1.0 in compute_correction's units. */
+#define CORRECTION_ONE 65536u
+
+/* Remembers the NVML device of container device `index` (CUDA device `dev`) for the poll; cheap
+ * once known. Called from a launch's slow path. */
+void correction_note_device(int index, CUdevice dev);
+
+/* Polls NVML for every device noted whose poll is due (the reaper calls it every 200 ms) and
+ * updates the devices' compute_correction. */
+void correction_poll(void);
+
+/* A function's estimate fell from `old_ns` to `new_ns` on device `d` at `now_us` (CLOCK_REALTIME):
+ * the inflation the correction compensated may be gone, so the correction is scaled up by the
+ * same ratio (never above 1). A fall by more than an eighth also restarts the sums with the first
+ * sample period after `now_us` (earlier periods' launches were counted at the old estimate). */
+void correction_estimate_fell(struct tessera_region_device* d, uint64_t old_ns, uint64_t new_ns,
+                              uint64_t now_us);
+
+/* The pure part of a poll, for tests: device time `used_ns` seen by NVML and `estimated_ns`
+ * expected over the same periods, added to the decaying sums *used_avg and *estimated_avg.
+ * Returns the new compute_correction (0 = none). */
+uint32_t correction_update(uint64_t used_ns, uint64_t estimated_ns, uint64_t* used_avg,
+                           uint64_t* estimated_avg);
+
+#endif /* TESSERA_HOOK_COMPUTE_CORRECTION_H_ */

@@ -1,0 +1,84 @@
+// The compute limiter's correction by NVML's samples (src/hook/compute_correction.h): the pure
+// arithmetic of a poll, and what a falling estimate does to it. The whole loop is exercised by
+// hook_compute_test's ...SaturatingFromItsFirstLaunch tests.
+#include <gtest/gtest.h>
+
+extern "C" {
+#include "hook/compute_correction.h"
+}
+
+namespace {
+
+constexpr uint64_t kMs = 1000000;
+
+TEST(CorrectionUpdate, ScalesChargesByWhatNvmlSawOverWhatWasExpected) {
+  uint64_t used = 0, expected = 0;
+  // NVML saw 40 ms where the estimates said 160 ms: charges are scaled by a quarter.
+  EXPECT_EQ(correction_update(40 * kMs, 160 * kMs, &used, &expected), CORRECTION_ONE / 4);
+  EXPECT_EQ(used, 40 * kMs);
+  EXPECT_EQ(expected, 160 * kMs);
+}
+
+TEST(CorrectionUpdate, EstimatesThatHoldAreNotCorrected) {
+  uint64_t used = 0, expected = 0;
+  EXPECT_EQ(correction_update(160 * kMs, 160 * kMs, &used, &expected), 0u);
+  used = expected = 0;
+  EXPECT_EQ(correction_update(155 * kMs, 160 * kMs, &used, &expected), 0u) << "within 5%";
+  used = expected = 0;
+  EXPECT_EQ(correction_update(200 * kMs, 160 * kMs, &used, &expected), 0u)
+      << "more used than expected: a charge is never raised above the estimate";
+}
+
+TEST(CorrectionUpdate, TooLittleWorkSaysNothing) {
+  uint64_t used = 0, expected = 0;
+  EXPECT_EQ(correction_update(1 * kMs, 8 * kMs, &used, &expected), 0u);
+}
+
+TEST(CorrectionUpdate, AtMostSixtyFourfold) {
+  uint64_t used = 0, expected = 0;
+  EXPECT_EQ(correction_update(1 * kMs, 100 * kMs, &used, &expected), CORRECTION_ONE / 64);
+}
+
+TEST(CorrectionUpdate, OlderPollsWeighHalfAsMuchEachTime) {
+  uint64_t used = 0, expected = 0;
+  correction_update(40 * kMs, 160 * kMs, &used, &expected);
+  // The next poll sees accurate estimates: (20 + 100) / (80 + 100).
+  uint32_t c = correction_update(100 * kMs, 100 * kMs, &used, &expected);
+  EXPECT_EQ(used, 120 * kMs);
+  EXPECT_EQ(expected, 180 * kMs);
+  EXPECT_NEAR(c, CORRECTION_ONE * 120.0 / 180.0, 1.0);
+}
+
+TEST(CorrectionEstimateFell, KeepsTheChargeOfTheFunctionAndRestartsTheAverages) {
+  tessera_region_device d{};
+  d.compute_correction = CORRECTION_ONE / 4;
+  d.compute_used_avg_ns = 40 * kMs;
+  d.compute_estimated_avg_ns = 160 * kMs;
+  correction_estimate_fell(&d, 8 * kMs, 4 * kMs, 1000);  // the estimate halved: the factor doubles
+  EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 2);
+  EXPECT_EQ(d.compute_used_avg_ns, 0u);
+  EXPECT_EQ(d.compute_estimated_avg_ns, 0u);
+  EXPECT_EQ(d.compute_fell_us, 1000u) << "periods before this are not compared";
+  correction_estimate_fell(&d, 8 * kMs, 2 * kMs, 2000);  // the inflation is gone: no correction
+  EXPECT_EQ(d.compute_correction, 0u);
+}
+
+TEST(CorrectionEstimateFell, SmallFallsKeepTheSumsLargeOnesAlwaysRestartThem) {
+  tessera_region_device d{};
+  d.compute_correction = CORRECTION_ONE / 4;
+  d.compute_used_avg_ns = 40 * kMs;
+  correction_estimate_fell(&d, 8 * kMs, 8 * kMs, 1000);  // no fall
+  EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 4);
+  correction_estimate_fell(&d, 16 * kMs, 15 * kMs, 1000);  // a small fall keeps the charge
+  EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 4 * 16 / 15);
+  EXPECT_EQ(d.compute_used_avg_ns, 40 * kMs) << "a fall by less than an eighth keeps the sums";
+  EXPECT_EQ(d.compute_fell_us, 0u);
+  tessera_region_device none{};
+  none.compute_used_avg_ns = 40 * kMs;
+  correction_estimate_fell(&none, 8 * kMs, 1 * kMs, 3000);
+  EXPECT_EQ(none.compute_correction, 0u);
+  EXPECT_EQ(none.compute_used_avg_ns, 0u) << "the sums restart even without a correction";
+  EXPECT_EQ(none.compute_fell_us, 3000u);
+}
+
+}  // namespace
