@@ -135,7 +135,11 @@ TEST_P(InformerRelistTest, RelistsAfterExpiredHistory) {
   server_->CloseWatches();
   ASSERT_TRUE(WaitUntil([&] { return informer.ListCount() == 2; }));
   CreatePod("default", "b");
-  ASSERT_TRUE(WaitUntil([&] { return informer.Get("default/b").has_value(); }));
+  // The cache shows "b" before its add handler has run: wait for the handler.
+  ASSERT_TRUE(WaitUntil([&] {
+    std::lock_guard lock(counts_.mutex);
+    return counts_.adds.count("default/b") != 0;
+  }));
   std::lock_guard lock(counts_.mutex);
   EXPECT_EQ(counts_.adds, (std::map<std::string, int>{{"default/a", 1}, {"default/b", 1}}));
   EXPECT_TRUE(counts_.updates.empty());  // the re-list found "a" unchanged
