@@ -66,7 +66,7 @@ static nvmlProcessUtilizationSample_t* fetch_samples(nvmlDevice_t device, uint64
 /* The host PIDs of the container's processes (the region's slots) into `hosts`; their number, or
  * -1 when the pids file does not list them all. */
 static int container_host_pids(struct tessera_region* r, pid_t* hosts) {
-  static pid_t own[TESSERA_REGION_MAX_SLOTS]; /* only the reaper thread polls */
+  pid_t own[TESSERA_REGION_MAX_SLOTS];
   int n = 0;
   for (int s = 0; s < TESSERA_REGION_MAX_SLOTS; ++s) {
     pid_t pid = __atomic_load_n(&r->slots[s].pid, __ATOMIC_ACQUIRE);
@@ -103,7 +103,7 @@ static void poll_device(struct tessera_region* r, int index, nvmlDevice_t device
   nvmlProcessUtilizationSample_t* samples = fetch_samples(device, seen, &count);
   if (samples == NULL) return; /* no sample period ended since the last poll */
 
-  static pid_t hosts[TESSERA_REGION_MAX_SLOTS];
+  pid_t hosts[TESSERA_REGION_MAX_SLOTS]; /* with container_host_pids, 8 KiB of 64 KiB of stack */
   int n = container_host_pids(r, hosts);
   /* Each sample is one PID's percent of the period that ends at its stamp; the period starts at
    * the previous stamp (the first one at the last stamp taken into account). */
