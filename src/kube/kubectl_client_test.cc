@@ -12,6 +12,7 @@
 #include <mutex>
 #include <vector>
 
+#include "fakeapiserver/kubectl_run.h"
 #include "kube/connection.h"
 #include "kube/fake_server_for_test.h"
 #include "kube/informer.h"
@@ -23,10 +24,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-struct Ran {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
+using Ran = tessera::testing::KubectlRun;
 
 class KubectlClientTest : public ::testing::Test {
  protected:
@@ -54,17 +52,7 @@ class KubectlClientTest : public ::testing::Test {
   }
 
   Ran Kubectl(const std::string& args) {
-    std::string command = "timeout 60 kubectl --kubeconfig '" + kubeconfig_ + "' --cache-dir '" +
-                          dir_.path() + "/cache' " + args + " 2>&1";
-    Ran r;
-    FILE* p = popen(command.c_str(), "r");
-    if (p == nullptr) return r;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-    int status = pclose(p);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+    return tessera::testing::RunKubectl(kubeconfig_, dir_.path() + "/cache", args);
   }
   // Runs kubectl and expects success; returns its output.
   std::string MustKubectl(const std::string& args) {

@@ -277,6 +277,18 @@ TEST(NodeFit, ComputeAndPercentAndHealth) {
                   .fits);
 }
 
+// A random one-GPU-kind request for the agreement tests below.
+GpuRequest RandomRequest(std::mt19937& rng) {
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  GpuRequest r;
+  r.count = pick(1, 3);
+  r.memory_mib = pick(0, 1) ? pick(1, 16) * 1000 : 0;
+  r.memory_percent = pick(1, 100);
+  r.cores = pick(0, 10) * 10;
+  r.exclusive = pick(0, 4) == 0;
+  return r;
+}
+
 TEST(NodeFit, QuickCheckAgreesWithTheFullFit) {
   // Filter's quick check of one-container pods must answer exactly as the placing fit does.
   std::mt19937 rng(11);
@@ -292,12 +304,7 @@ TEST(NodeFit, QuickCheckAgreesWithTheFullFit) {
       g.exclusive_pods = g.pods > 0 && pick(0, 5) == 0;
       g.info.healthy = pick(0, 9) > 0;
     }
-    GpuRequest r;
-    r.count = pick(1, 3);
-    r.memory_mib = pick(0, 1) ? pick(1, 16) * 1000 : 0;
-    r.memory_percent = pick(1, 100);
-    r.cores = pick(0, 10) * 10;
-    r.exclusive = pick(0, 4) == 0;
+    GpuRequest r = RandomRequest(rng);
     PodRequest req{{{"main", false, r}}, {}, std::nullopt};
     if (pick(0, 3) == 0) req.selection.use_types = {"A100"};
     for (bool ignore : {false, true}) {
@@ -318,15 +325,6 @@ TEST(NodeFit, ChargedMibAgreesWithTheFullFit) {
   // one GPU size and of mixed sizes, requests in MiB and in percent, one and two containers.
   std::mt19937 rng(12);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  auto random_request = [&] {
-    GpuRequest r;
-    r.count = pick(1, 3);
-    r.memory_mib = pick(0, 1) ? pick(1, 16) * 1000 : 0;
-    r.memory_percent = pick(1, 100);
-    r.cores = pick(0, 10) * 10;
-    r.exclusive = pick(0, 4) == 0;
-    return r;
-  };
   FitScratch scratch;
   int fits = 0, misses = 0, quick = 0;
   for (int round = 0; round < 3000; ++round) {
@@ -340,8 +338,8 @@ TEST(NodeFit, ChargedMibAgreesWithTheFullFit) {
       g.exclusive_pods = g.pods > 0 && pick(0, 5) == 0;
       g.info.healthy = pick(0, 9) > 0;
     }
-    PodRequest req{{{"main", pick(0, 3) == 0, random_request()}}, {}, std::nullopt};
-    if (pick(0, 2) == 0) req.containers.push_back({"side", pick(0, 1) == 1, random_request()});
+    PodRequest req{{{"main", pick(0, 3) == 0, RandomRequest(rng)}}, {}, std::nullopt};
+    if (pick(0, 2) == 0) req.containers.push_back({"side", pick(0, 1) == 1, RandomRequest(rng)});
     const Policy policy = pick(0, 1) ? Policy::kBinpack : Policy::kSpread;
     FitOutput out;
     bool full = Fit(req, gpus, {.gpu_policy = policy}, scratch, &out);

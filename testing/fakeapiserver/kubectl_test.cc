@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "fakeapiserver/kubectl_run.h"
 #include "fakeapiserver/server_fixture.h"
 
 namespace tessera::testing {
@@ -16,10 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Ran {
-  int exit_code = -1;
-  std::string output;
-};
+using Ran = KubectlRun;
 
 class KubectlTest : public FakeApiServerTest {
  protected:
@@ -44,20 +42,11 @@ class KubectlTest : public FakeApiServerTest {
   }
 
   std::string Kubectl(const std::string& args) {
-    return "timeout 60 kubectl --kubeconfig '" + (dir_ / "kubeconfig").string() +
-           "' --cache-dir '" + (dir_ / "cache").string() + "' " + args + " 2>&1";
+    return KubectlCommand((dir_ / "kubeconfig").string(), (dir_ / "cache").string(), args);
   }
 
   Ran Run(const std::string& args) {
-    Ran r;
-    FILE* p = popen(Kubectl(args).c_str(), "r");
-    if (p == nullptr) return r;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-    int status = pclose(p);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+    return RunKubectl((dir_ / "kubeconfig").string(), (dir_ / "cache").string(), args);
   }
 
   fs::path dir_;
