@@ -13,6 +13,8 @@
 
 /* Parameters (docs/compute-limit.md explains each). */
 #define SAMPLE_INTERVAL_NS 1000000ull   /* at most one timed launch per process per ms */
+#define BACK_TO_BACK_NS 50000ull        /* a launch this soon after the last one is preferred */
+#define SAMPLE_OVERDUE_NS 4000000ull    /* then any launch is timed */
 #define CREDIT_NS 10000000ull           /* virtual time a container may fall behind and catch up */
 #define WINDOW_SAMPLES 64               /* the estimate is the minimum over this many samples */
 #define CONTENTION_HOLD_NS 500000000ull /* elastic: contended for this long after evidence */
@@ -60,6 +62,8 @@ static struct {
   int exact;       /* the stream was busy at the start record: the span is the kernel's own */
   int index;
   uint64_t last_ns;     /* when the last sample started */
+  uint64_t launch_ns;   /* when the process last launched (any thread; a hint, not exact) */
+  int back_to_back;     /* the next sample waits for a launch right behind another */
   uint64_t evidence_ns; /* when the last inflated sample was seen */
 } g_sampler = {.mutex = PTHREAD_MUTEX_INITIALIZER};
 
@@ -207,14 +211,22 @@ static inline int charge_and_wait(int index, uint64_t cost, uint64_t scale, uint
   return 1;
 }
 
+static void hold_contended(int index, uint64_t now) {
+  struct tessera_region_device* d = &g_devices[index];
+  uint64_t until = now + CONTENTION_HOLD_NS;
+  uint64_t old = __atomic_load_n(&d->compute_contended_ns, __ATOMIC_RELAXED);
+  while (old < until && !__atomic_compare_exchange_n(&d->compute_contended_ns, &old, until, 1,
+                                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+}
+
+void compute_mark_contended(int index) {
+  if (state() == STATE_ON && g_percent[index] != 0) hold_contended(index, fast_now_ns());
+}
+
 static void note_evidence(int index, uint64_t now) {
   if (g_sampler.evidence_ns != 0 && now - g_sampler.evidence_ns <= EVIDENCE_SPAN_NS) {
-    struct tessera_region_device* d = &g_devices[index];
-    uint64_t until = now + CONTENTION_HOLD_NS;
-    uint64_t old = __atomic_load_n(&d->compute_contended_ns, __ATOMIC_RELAXED);
-    while (old < until && !__atomic_compare_exchange_n(&d->compute_contended_ns, &old, until, 1,
-                                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-    }
+    hold_contended(index, now);
   }
   g_sampler.evidence_ns = now;
 }
@@ -247,8 +259,8 @@ static void learn(uintptr_t key, uint64_t span, int exact, int index, uint64_t n
     e->window_count = 0;
   }
   __atomic_store_n(&e->cost_ns, cost, __ATOMIC_RELEASE);
-  if (g_elastic && before != 0 && cost < before) {
-    correction_estimate_fell(&g_devices[index], before, cost, os_realtime_us());
+  if (g_elastic && before != 0 && cost != before) {
+    correction_estimate_changed(&g_devices[index], before, cost, os_realtime_us());
   }
   HOOK_LOG(HOOK_LOG_DEBUG, "compute: key %p span %llu ns (%s), expected cost now %llu ns",
            (void*)key, (unsigned long long)span, exact ? "exact" : "corrected",
@@ -301,6 +313,7 @@ static int start_sample(struct compute_launch* l, CUcontext context, uint64_t no
   g_sampler.key = l->key;
   g_sampler.index = l->index;
   __atomic_store_n(&g_sampler.last_ns, now, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_sampler.back_to_back, !g_sampler.back_to_back, __ATOMIC_RELAXED);
   l->timed = 1;
   return 1;
 }
@@ -345,8 +358,18 @@ static __attribute__((noinline)) CUresult begin_governed(uintptr_t key, CUstream
     count_expected(index, cost);
     uint64_t scale = scale_now(index, now);
     if (scale != 0 && charge_and_wait(index, cost, scale, now)) now = fast_now_ns();
-    if (__builtin_expect(
-            now - __atomic_load_n(&g_sampler.last_ns, __ATOMIC_RELAXED) < SAMPLE_INTERVAL_NS, 1)) {
+    uint64_t previous = __atomic_load_n(&g_sampler.launch_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_sampler.launch_ns, now, __ATOMIC_RELAXED); /* plain moves, no lock */
+    uint64_t since = now - __atomic_load_n(&g_sampler.last_ns, __ATOMIC_RELAXED);
+    if (__builtin_expect(since < SAMPLE_INTERVAL_NS, 1)) return CUDA_SUCCESS;
+    /* Every other sample waits for a launch right behind the process's last one: other
+     * contexts' work can hardly have been queued in between, so its span is the kernel's own.
+     * The first launch after a pause (a synchronisation) queues behind all that other contexts
+     * launched meanwhile; timing only those, as a plain interval does in a loop that
+     * synchronises every few launches, keeps every estimate inflated. The samples in between
+     * take the next launch, whatever it follows: theirs are the spans that show contention. */
+    if (__atomic_load_n(&g_sampler.back_to_back, __ATOMIC_RELAXED) &&
+        now - previous > BACK_TO_BACK_NS && since < SAMPLE_OVERDUE_NS) {
       return CUDA_SUCCESS;
     }
   }

@@ -8,7 +8,8 @@
  * cost per function (or graph) is learnt from event-timed samples taken at most once a
  * millisecond per process; a function never seen is timed once synchronously. Elastic containers
  * are charged only while the device is contended, which samples reveal (a span longer than the
- * function's own cost means another context's work ran in between).
+ * function's own cost means another context's work ran in between), as do NVML's samples
+ * (compute_correction.h).
  *
  * Thread-safety: all functions are thread-safe; a struct compute_launch belongs to one call. */
 #ifndef TESSERA_HOOK_COMPUTE_H_
@@ -41,6 +42,10 @@ CUresult compute_end_timed(struct compute_launch* l, CUresult rc);
 static inline CUresult compute_end(struct compute_launch* l, CUresult rc) {
   return __builtin_expect(l->timed, 0) ? compute_end_timed(l, rc) : rc;
 }
+
+/* Elastic: evidence that other contexts' work competes with the container's on device `index`
+ * (the correction's NVML samples): the device counts as contended for the hold time from now. */
+void compute_mark_contended(int index);
 
 /* For tests and the benchmark: the cost the limiter expects for `key`, in ns (0 = unknown). */
 uint64_t compute_expected_ns(uintptr_t key);

@@ -31,12 +31,21 @@ void correction_note_device(int index, CUdevice dev);
  * updates the devices' compute_correction. */
 void correction_poll(void);
 
-/* A function's estimate fell from `old_ns` to `new_ns` on device `d` at `now_us` (CLOCK_REALTIME):
- * the inflation the correction compensated may be gone, so the correction is scaled up by the
- * same ratio (never above 1). A fall by more than an eighth also restarts the sums with the first
- * sample period after `now_us` (earlier periods' launches were counted at the old estimate). */
-void correction_estimate_fell(struct tessera_region_device* d, uint64_t old_ns, uint64_t new_ns,
-                              uint64_t now_us);
+/* A function's estimate moved from `old_ns` to `new_ns` on device `d` at `now_us`
+ * (CLOCK_REALTIME). The function's charge stays what it was: the correction is scaled by
+ * old/new (never above 1, never below its floor). A fall means the inflation the correction
+ * compensated may be gone; a rise (a window of spans that were all inflated, or a kernel that
+ * really got longer) is taken only as far as NVML's samples confirm it. A move by more than an
+ * eighth also restarts the sums with the first sample period after `now_us` (earlier periods'
+ * launches were counted at the old estimate). */
+void correction_estimate_changed(struct tessera_region_device* d, uint64_t old_ns, uint64_t new_ns,
+                                 uint64_t now_us);
+
+/* Whether one NVML sample period shows the device contended: the container's processes used it
+ * (`ours_percent` of the period) while other processes' work (`others_percent`) filled the rest,
+ * so that together they kept it busy. Other processes that only ran while the container left the
+ * device idle are not contention. */
+int correction_period_contended(unsigned ours_percent, unsigned others_percent);
 
 /* The pure part of a poll, for tests: device time `used_ns` seen by NVML and `estimated_ns`
  * expected over the same periods, added to the decaying sums *used_avg and *estimated_avg.

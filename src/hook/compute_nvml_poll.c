@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "compute.h"
 #include "host_pid.h"
 #include "log.h"
 #include "real.h"
@@ -20,14 +21,24 @@
 static int g_noted[TESSERA_REGION_MAX_DEVICES];
 static nvmlDevice_t g_nvml[TESSERA_REGION_MAX_DEVICES];
 
-/* compute_seen_estimated_ns until the first samples after a restart: the period a sample covers
- * starts at the stamp before it, so the first samples only tell where periods end. */
+/* compute_seen_estimated_ns while the counter's value at compute_seen_us is not known. */
 #define UNALIGNED UINT64_MAX
 
-/* No correction, and the sums start again with the first whole sample period after `now_us`. */
-static void restart(struct tessera_region_device* d, uint64_t now_us) {
-  __atomic_store_n(&d->compute_seen_us, now_us, __ATOMIC_RELAXED);
-  __atomic_store_n(&d->compute_seen_estimated_ns, UNALIGNED, __ATOMIC_RELAXED);
+/* No correction, and the sums start again with the sample period in progress. */
+static void restart(struct tessera_region_device* d, uint64_t now_us, uint64_t newest_stamp,
+                    uint64_t estimated) {
+  if (newest_stamp != 0 && newest_stamp <= now_us) {
+    /* The period in progress began at the newest stamp, and the container launched nothing
+     * since (this is its first launch, or the first after 2 s without one): the counter's value
+     * then is its value now, and the first period NVML reports is comparable as a whole. */
+    __atomic_store_n(&d->compute_seen_us, newest_stamp, __ATOMIC_RELAXED);
+    __atomic_store_n(&d->compute_seen_estimated_ns, estimated, __ATOMIC_RELAXED);
+  } else {
+    /* No sample yet (nothing ran on the device): the first period's start is unknown, and its
+     * end only marks where comparable periods begin. */
+    __atomic_store_n(&d->compute_seen_us, now_us, __ATOMIC_RELAXED);
+    __atomic_store_n(&d->compute_seen_estimated_ns, UNALIGNED, __ATOMIC_RELAXED);
+  }
   __atomic_store_n(&d->compute_used_avg_ns, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&d->compute_estimated_avg_ns, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&d->compute_correction, 0, __ATOMIC_RELAXED);
@@ -96,7 +107,10 @@ static void poll_device(struct tessera_region* r, int index, nvmlDevice_t device
       __atomic_exchange_n(&d->compute_poll_estimated_ns, estimated, __ATOMIC_RELAXED);
   uint64_t seen = __atomic_load_n(&d->compute_seen_us, __ATOMIC_RELAXED);
   if (last == 0 || now < last || now - last > STALE_US || seen == 0 || seen > now) {
-    restart(d, now);
+    unsigned count = 0;
+    nvmlProcessUtilizationSample_t* samples = fetch_samples(device, 0, &count);
+    restart(d, now, samples != NULL ? samples[count - 1].timeStamp : 0, estimated);
+    free(samples);
     return;
   }
   unsigned count = 0;
@@ -108,18 +122,22 @@ static void poll_device(struct tessera_region* r, int index, nvmlDevice_t device
   /* Each sample is one PID's percent of the period that ends at its stamp; the period starts at
    * the previous stamp (the first one at the last stamp taken into account). */
   uint64_t used = 0, previous = seen;
-  int ours = 0;
+  int ours = 0, contended = 0;
   for (unsigned i = 0; i < count;) {
     uint64_t stamp = samples[i].timeStamp;
-    uint64_t percent = 0;
+    unsigned percent = 0, others = 0;
     for (; i < count && samples[i].timeStamp == stamp; ++i) {
+      unsigned util = samples[i].smUtil < 100 ? samples[i].smUtil : 100;
       if (n > 0 && listed(hosts, n, samples[i].pid)) {
-        percent += samples[i].smUtil < 100 ? samples[i].smUtil : 100;
+        percent += util;
         ours = 1;
+      } else {
+        others += util;
       }
     }
-    used += percent * (stamp - previous) * 10; /* percent of us -> ns */
+    used += (uint64_t)percent * (stamp - previous) * 10; /* percent of us -> ns */
     previous = stamp;
+    contended |= correction_period_contended(percent, others);
   }
   free(samples);
   /* The expected device time up to the newest stamp, interpolated between the two polls. */
@@ -129,11 +147,18 @@ static void poll_device(struct tessera_region* r, int index, nvmlDevice_t device
                      (double)(now - last));
   }
   uint64_t seen_estimated = __atomic_load_n(&d->compute_seen_estimated_ns, __ATOMIC_RELAXED);
+  uint64_t changed = __atomic_load_n(&d->compute_changed_us, __ATOMIC_RELAXED);
   __atomic_store_n(&d->compute_seen_us, previous, __ATOMIC_RELAXED);
-  if (seen_estimated == UNALIGNED ||
-      seen < __atomic_load_n(&d->compute_fell_us, __ATOMIC_RELAXED)) {
+  if (last < changed) {
+    /* An estimate moved since the last poll: the launches before the move were counted at the
+     * old estimate, so the counter did not grow evenly and its value at the stamp is unknown.
+     * The next poll's interval lies after the move. */
+    __atomic_store_n(&d->compute_seen_estimated_ns, UNALIGNED, __ATOMIC_RELAXED);
+    return;
+  }
+  if (seen_estimated == UNALIGNED || seen < changed) {
     /* The first period seen began before the restart, maybe before the container's first
-     * launch (and held its first burst), or an estimate fell after it began (its launches were
+     * launch (and held its first burst), or an estimate moved after it began (its launches were
      * counted at the old estimate): from its end on, periods are whole and comparable. */
     __atomic_store_n(&d->compute_seen_estimated_ns, at, __ATOMIC_RELAXED);
     return;
@@ -156,6 +181,11 @@ static void poll_device(struct tessera_region* r, int index, nvmlDevice_t device
   __atomic_store_n(&d->compute_used_avg_ns, used_avg, __ATOMIC_RELAXED);
   __atomic_store_n(&d->compute_estimated_avg_ns, estimated_avg, __ATOMIC_RELAXED);
   uint32_t before = __atomic_exchange_n(&d->compute_correction, c, __ATOMIC_RELAXED);
+  /* NVML saw other processes' work fill the device beside the container's: contention, even when
+   * the spans cannot show it (every estimate inflated alike by that work). Taken only here, with
+   * a correction that makes the charges right: marked contended with inflated estimates and no
+   * correction yet, the container would be held below its percent. */
+  if (contended) compute_mark_contended(index);
   if (before != c) {
     HOOK_LOG(HOOK_LOG_DEBUG,
              "compute: device %d used %llu us of device time where %llu us were expected; "

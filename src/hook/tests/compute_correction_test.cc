@@ -49,36 +49,61 @@ TEST(CorrectionUpdate, OlderPollsWeighHalfAsMuchEachTime) {
   EXPECT_NEAR(c, CORRECTION_ONE * 120.0 / 180.0, 1.0);
 }
 
-TEST(CorrectionEstimateFell, KeepsTheChargeOfTheFunctionAndRestartsTheAverages) {
+TEST(CorrectionEstimateChanged, KeepsTheChargeOfTheFunctionAndRestartsTheAverages) {
   tessera_region_device d{};
   d.compute_correction = CORRECTION_ONE / 4;
   d.compute_used_avg_ns = 40 * kMs;
   d.compute_estimated_avg_ns = 160 * kMs;
-  correction_estimate_fell(&d, 8 * kMs, 4 * kMs, 1000);  // the estimate halved: the factor doubles
+  correction_estimate_changed(&d, 8 * kMs, 4 * kMs,
+                              1000);  // the estimate halved: the factor doubles
   EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 2);
   EXPECT_EQ(d.compute_used_avg_ns, 0u);
   EXPECT_EQ(d.compute_estimated_avg_ns, 0u);
-  EXPECT_EQ(d.compute_fell_us, 1000u) << "periods before this are not compared";
-  correction_estimate_fell(&d, 8 * kMs, 2 * kMs, 2000);  // the inflation is gone: no correction
+  EXPECT_EQ(d.compute_changed_us, 1000u) << "periods before this are not compared";
+  correction_estimate_changed(&d, 8 * kMs, 2 * kMs, 2000);  // the inflation is gone: no correction
   EXPECT_EQ(d.compute_correction, 0u);
 }
 
-TEST(CorrectionEstimateFell, SmallFallsKeepTheSumsLargeOnesAlwaysRestartThem) {
+TEST(CorrectionEstimateChanged, SmallFallsKeepTheSumsLargeOnesAlwaysRestartThem) {
   tessera_region_device d{};
   d.compute_correction = CORRECTION_ONE / 4;
   d.compute_used_avg_ns = 40 * kMs;
-  correction_estimate_fell(&d, 8 * kMs, 8 * kMs, 1000);  // no fall
+  correction_estimate_changed(&d, 8 * kMs, 8 * kMs, 1000);  // no fall
   EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 4);
-  correction_estimate_fell(&d, 16 * kMs, 15 * kMs, 1000);  // a small fall keeps the charge
+  correction_estimate_changed(&d, 16 * kMs, 15 * kMs, 1000);  // a small fall keeps the charge
   EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 4 * 16 / 15);
   EXPECT_EQ(d.compute_used_avg_ns, 40 * kMs) << "a fall by less than an eighth keeps the sums";
-  EXPECT_EQ(d.compute_fell_us, 0u);
+  EXPECT_EQ(d.compute_changed_us, 0u);
   tessera_region_device none{};
   none.compute_used_avg_ns = 40 * kMs;
-  correction_estimate_fell(&none, 8 * kMs, 1 * kMs, 3000);
+  correction_estimate_changed(&none, 8 * kMs, 1 * kMs, 3000);
   EXPECT_EQ(none.compute_correction, 0u);
   EXPECT_EQ(none.compute_used_avg_ns, 0u) << "the sums restart even without a correction";
-  EXPECT_EQ(none.compute_fell_us, 3000u);
+  EXPECT_EQ(none.compute_changed_us, 3000u);
+}
+
+TEST(CorrectionEstimateChanged, ARiseKeepsTheChargeUntilNvmlConfirmsIt) {
+  tessera_region_device d{};
+  d.compute_used_avg_ns = 40 * kMs;
+  // A window of spans that were all inflated: the estimate rose eightfold. The charge stays.
+  correction_estimate_changed(&d, 2 * kMs, 16 * kMs, 1000);
+  EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 8);
+  EXPECT_EQ(d.compute_used_avg_ns, 0u) << "the sums restart: the next ones decide";
+  EXPECT_EQ(d.compute_changed_us, 1000u);
+  // The estimate falls back: no correction is left.
+  correction_estimate_changed(&d, 16 * kMs, 2 * kMs, 2000);
+  EXPECT_EQ(d.compute_correction, 0u);
+  // A rise beyond the floor is corrected only down to it.
+  correction_estimate_changed(&d, 1 * kMs, 100 * kMs, 3000);
+  EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 64);
+}
+
+TEST(CorrectionPeriodContended, OthersFillingTheDeviceBesideTheContainerIsContention) {
+  EXPECT_TRUE(correction_period_contended(30, 70));
+  EXPECT_TRUE(correction_period_contended(10, 85));
+  EXPECT_FALSE(correction_period_contended(30, 40)) << "the device had idle time: nobody waited";
+  EXPECT_FALSE(correction_period_contended(97, 2)) << "a trace of others' work is noise";
+  EXPECT_FALSE(correction_period_contended(0, 100)) << "the container did not run";
 }
 
 }  // namespace
