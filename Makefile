@@ -5,7 +5,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all setup configure build test test-asan demo bench format clean
+.PHONY: all setup configure build components test test-asan demo bench format clean
 
 all: build
 
@@ -20,13 +20,18 @@ configure: setup $(BUILD)/build.ninja
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: build
+# The upstream programs of the dev cluster (testing/cluster/build-components): built once per
+# machine into a cache, in seconds afterwards.
+components: setup
+	@testing/cluster/build-components >/dev/null
+
+test: build components
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 $(ASAN_BUILD)/build.ninja:
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTESSERA_SANITIZE=ON $(CMAKE_ARGS)
 
-test-asan: setup $(ASAN_BUILD)/build.ninja
+test-asan: setup components $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 

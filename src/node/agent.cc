@@ -19,6 +19,7 @@ Agent::Agent(AgentOptions options, GpuSource& gpus, PodSource& pods, ApiWriter& 
       housekeeper_(allocator_, pods, options_.allocator.state_dir, options_.unowned_grace),
       pids_(pods, {.state_dir = options_.allocator.state_dir,
                    .cgroup_root = options_.cgroup_root,
+                   .kubelet_cgroup_root = options_.kubelet_cgroup_root,
                    .proc_root = options_.proc_root}) {}
 
 Agent::~Agent() {

@@ -34,6 +34,7 @@ struct AgentOptions {
   std::chrono::seconds unowned_grace{600};  // allocations that never got an owner
   // The pids files of running containers (pids_refresher.h).
   std::string cgroup_root = "/sys/fs/cgroup";
+  std::string kubelet_cgroup_root = "/";
   std::string proc_root = "/proc";
   std::chrono::milliseconds pid_refresh{1000};
 };

@@ -52,19 +52,26 @@ std::string LimitsText(const Grant& grant) {
 }
 
 Result<std::string> CdiSpecText(const std::string& allocation_id, const Grant& grant,
-                                const std::vector<GpuInfo>& gpus) {
+                                const std::vector<GpuInfo>& gpus, const std::string& driver_root) {
   using nlohmann::json;
+  std::string root = driver_root;
+  while (!root.empty() && root.back() == '/') root.pop_back();
+  auto node = [&root](const std::string& path) {
+    json n = {{"path", path}};
+    if (!root.empty()) n["hostPath"] = root + path;
+    return n;
+  };
   json nodes = json::array();
   std::vector<std::string> uuids;
   for (const GrantDevice& d : grant.devices) {
     const GpuInfo* g = FindGpu(gpus, d.uuid);
     if (g == nullptr) return NotFound("GPU " + d.uuid + " is not on this node");
-    nodes.push_back({{"path", g->device_path}});
+    nodes.push_back(node(g->device_path));
     uuids.push_back(d.uuid);
   }
   if (!grant.devices.empty()) {
     for (const char* control : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"}) {
-      nodes.push_back({{"path", control}});
+      nodes.push_back(node(control));
     }
   }
   std::string visible;

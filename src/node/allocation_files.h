@@ -33,9 +33,11 @@ inline constexpr const char* kContainerLibraryPath = "/usr/local/lib/tessera/lib
 std::string LimitsText(const Grant& grant);
 
 // The CDI spec (JSON) of device `tessera.io/container=<id>`: the device nodes of the grant's
-// GPUs plus the driver's control nodes, and TESSERA_ALLOCATION_ID in the environment.
+// GPUs plus the driver's control nodes, and TESSERA_ALLOCATION_ID in the environment. The nodes
+// are /dev/nvidia* in the container and <driver_root>/dev/nvidia* on the host.
 Result<std::string> CdiSpecText(const std::string& allocation_id, const Grant& grant,
-                                const std::vector<GpuInfo>& gpus);
+                                const std::vector<GpuInfo>& gpus,
+                                const std::string& driver_root = "/");
 
 // Writes `content` to `path` through "<dir>/.<name>.tmp" and rename(2). Creates no folders.
 Status WriteFileAtomic(const std::string& path, const std::string& content);

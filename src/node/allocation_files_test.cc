@@ -76,6 +76,20 @@ TEST(AllocationFilesTest, CdiSpecNamesDeviceNodes) {
   // No GPU: no device nodes at all.
   auto empty = nlohmann::json::parse(*CdiSpecText("x", Grant{}, gpus));
   EXPECT_TRUE(empty["devices"][0]["containerEdits"]["deviceNodes"].empty());
+  EXPECT_FALSE(nodes[0].contains("hostPath")) << "driver root /: the host path is the path";
+}
+
+TEST(AllocationFilesTest, CdiSpecTakesDeviceNodesFromTheDriverRoot) {
+  std::vector<GpuInfo> gpus = {{.uuid = "GPU-a", .index = 0, .device_path = "/dev/nvidia0"}};
+  Result<std::string> text =
+      CdiSpecText("00ff", Grant{"hard", {{"GPU-a", 1, 1}}}, gpus, "/run/nvidia/driver/");
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  auto nodes = nlohmann::json::parse(*text)["devices"][0]["containerEdits"]["deviceNodes"];
+  ASSERT_EQ(nodes.size(), 4u);
+  EXPECT_EQ(nodes[0]["path"], "/dev/nvidia0");
+  EXPECT_EQ(nodes[0]["hostPath"], "/run/nvidia/driver/dev/nvidia0");
+  EXPECT_EQ(nodes[1]["path"], "/dev/nvidiactl");
+  EXPECT_EQ(nodes[1]["hostPath"], "/run/nvidia/driver/dev/nvidiactl");
 }
 
 TEST(AllocationFilesTest, AtomicWriteReplacesAndLeavesNoTemp) {

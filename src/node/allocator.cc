@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <thread>
 
 #include "log/log.h"
 #include "node/allocation_files.h"
@@ -242,6 +243,12 @@ Result<AllocateAnswer> Allocator::Allocate(const std::string& resource,
   std::vector<PodRef> pods = pods_.NodePods();
   std::vector<ContainerRef> cands =
       Candidates(pods, resource, static_cast<int64_t>(device_ids.size()));
+  auto deadline = std::chrono::steady_clock::now() + options_.owner_wait;
+  while (cands.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    pods = pods_.NodePods();
+    cands = Candidates(pods, resource, static_cast<int64_t>(device_ids.size()));
+  }
   if (cands.size() > 1) {
     // Several candidates: drop those kubelet has already given devices of this resource.
     Result<std::vector<ContainerDevices>> listed = kubelet_.List();
@@ -389,7 +396,7 @@ Status Allocator::WriteFiles(const std::string& id, const Grant& grant, const Co
   RETURN_IF_ERROR(UpdateFileAtomic(dir + "/owner.json", who.dump() + "\n"));
   RETURN_IF_ERROR(UpdateFileAtomic(dir + "/limits", LimitsText(grant)));
   if (!options_.cdi) return Status::Ok();
-  ASSIGN_OR_RETURN(std::string spec, CdiSpecText(id, grant, gpus));
+  ASSIGN_OR_RETURN(std::string spec, CdiSpecText(id, grant, gpus, options_.driver_root));
   return UpdateFileAtomic(CdiSpecPath(id), spec);
 }
 

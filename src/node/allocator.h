@@ -18,6 +18,7 @@
 // pick the same candidate.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -41,8 +42,13 @@ struct AllocatorOptions {
   std::string state_dir = "/var/lib/tessera";
   std::string cdi_dir = "/var/run/cdi";
   std::string library_path = "/usr/local/lib/tessera/libtessera-cuda.so";  // on the host
-  bool cdi = true;  // false: NVIDIA_VISIBLE_DEVICES instead of a CDI device
+  std::string driver_root = "/";  // the host's GPU device nodes are under <driver_root>/dev
+  bool cdi = true;                // false: NVIDIA_VISIBLE_DEVICES instead of a CDI device
   int split_count = 10;
+  // How long Allocate waits for its pod to reach the pod cache when no pod of the node asks for the
+  // devices yet: kubelet calls Allocate once, as soon as it admits the pod, and the agent's watch
+  // may not have seen the pod by then.
+  std::chrono::milliseconds owner_wait{0};
 };
 
 struct MountSpec {

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -74,6 +75,23 @@ TEST_F(AllocatorTest, AllocateWithoutCandidateGivesNoGpu) {
   ASSERT_TRUE(answer.ok());
   EXPECT_THAT(Limits(answer->allocation_id), HasSubstr("devices=0\n"));
   EXPECT_THAT(Read(allocator_->CdiSpecPath(answer->allocation_id)), Not(HasSubstr("/dev/nvidia")));
+}
+
+TEST_F(AllocatorTest, AllocateWaitsForItsPodToReachTheCache) {
+  // kubelet calls Allocate as soon as it admits the pod; the agent's watch may still lag.
+  opts_.owner_wait = std::chrono::seconds(5);
+  Allocator allocator(opts_, {kGpu, kCore, kMem}, store_, store_, kubelet_);
+  ASSERT_TRUE(allocator.Init().ok());
+  allocator.SetGpus(TestGpus(4));
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    store_.Put(MakePod("a", kNode, "nvidia.com/gpu", 1, {{"GPU-2", 4096, 30}}));
+  });
+  auto answer = allocator.Allocate("nvidia.com/gpu", {"0-3"});
+  late.join();
+  ASSERT_TRUE(answer.ok()) << answer.status().ToString();
+  std::string limits = Read(allocator.AllocationDir(answer->allocation_id) + "/limits");
+  EXPECT_THAT(limits, HasSubstr("uuid.0=GPU-2\nmemory.0=4294967296\ncores.0=30\n"));
 }
 
 TEST_F(AllocatorTest, PreStartRewritesWhenTheGuessWasWrong) {

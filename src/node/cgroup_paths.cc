@@ -88,13 +88,17 @@ std::vector<std::string> PodCgroupCandidates(const std::string& pod_uid,
 std::optional<std::string> FindContainerCgroup(const std::string& cgroup_root,
                                                const std::string& pod_uid,
                                                std::optional<QosClass> qos,
-                                               const std::string& container_id) {
+                                               const std::string& container_id,
+                                               const std::string& kubelet_root) {
   if (container_id.empty()) return std::nullopt;
   std::vector<std::string> pods = PodCgroupCandidates(pod_uid, qos);
+  std::string under = kubelet_root;
+  while (!under.empty() && under.back() == '/') under.pop_back();
+  if (!under.empty() && under.front() != '/') under = "/" + under;
   for (const std::string& hierarchy : CgroupHierarchies(cgroup_root)) {
     for (const std::string& pod : pods) {
       std::error_code ec;
-      fs::directory_iterator it(hierarchy + "/" + pod, ec);
+      fs::directory_iterator it(hierarchy + under + "/" + pod, ec);
       if (ec) continue;
       for (; it != fs::directory_iterator(); it.increment(ec)) {
         if (ec) break;

@@ -43,10 +43,12 @@ std::vector<std::string> CgroupHierarchies(const std::string& cgroup_root);
 std::vector<std::string> PodCgroupCandidates(const std::string& pod_uid,
                                              std::optional<QosClass> qos);
 
-// The container's cgroup folder (absolute path), or nullopt when none is found.
+// The container's cgroup folder (absolute path), or nullopt when none is found. `kubelet_root`
+// is kubelet's cgroupRoot (--cgroup-root), under which it keeps kubepods: "/" by default.
 std::optional<std::string> FindContainerCgroup(const std::string& cgroup_root,
                                                const std::string& pod_uid,
                                                std::optional<QosClass> qos,
-                                               const std::string& container_id);
+                                               const std::string& container_id,
+                                               const std::string& kubelet_root = "/");
 
 }  // namespace tessera::node

@@ -110,6 +110,19 @@ TEST(CgroupPathsTest, V1FallsBackToOtherControllers) {
   EXPECT_EQ(FindContainerCgroup(dir.path(), kUid, QosClass::kGuaranteed, kId), want);
 }
 
+TEST(CgroupPathsTest, UnderKubeletsCgroupRoot) {
+  TempDir dir;
+  MakeCgroupRoot(dir.path(), CgroupVersion::kV1);
+  // kubelet --cgroup-root=/node-a: kubepods is under node-a in every hierarchy.
+  std::string want = MakeContainerCgroup(dir.path() + "/pids/node-a", CgroupDriver::kCgroupfs,
+                                         TestQos::kBestEffort, kUid, kId);
+  EXPECT_EQ(FindContainerCgroup(dir.path(), kUid, QosClass::kBestEffort, kId, "/node-a"), want);
+  EXPECT_EQ(FindContainerCgroup(dir.path(), kUid, QosClass::kBestEffort, kId, "node-a/"), want);
+  EXPECT_FALSE(FindContainerCgroup(dir.path(), kUid, QosClass::kBestEffort, kId))
+      << "not at the hierarchy's root";
+  EXPECT_FALSE(FindContainerCgroup(dir.path(), kUid, QosClass::kBestEffort, kId, "/node-b"));
+}
+
 TEST(CgroupPathsTest, NothingFoundOutsideACgroupTreeOrForAStrangeUid) {
   TempDir dir;
   EXPECT_FALSE(FindContainerCgroup(dir.path() + "/missing", kUid, QosClass::kBurstable, kId));

@@ -55,10 +55,19 @@ void AddConfigKeys(config::Schema& s) {
          .type = Type::kString,
          .default_value = "/usr/local/lib/tessera/libtessera-cuda.so",
          .help = "libtessera-cuda.so on the host, mounted into every GPU container"});
+  s.Add({.path = "node.driver-root",
+         .type = Type::kString,
+         .default_value = "/",
+         .help = "where the driver's device nodes are on the host (<root>/dev/nvidia*), e.g. "
+                 "/run/nvidia/driver under a driver container"});
   s.Add({.path = "node.nvml-library",
          .type = Type::kString,
          .default_value = "libnvidia-ml.so.1",
          .help = "the NVML library to load (a path, or a name searched on the loader path)"});
+  s.Add({.path = "node.allocate-owner-wait",
+         .type = Type::kDuration,
+         .default_value = "5s",
+         .help = "how long Allocate waits for its pod to reach the agent's pod cache"});
   s.Add({.path = "node.xid-hold",
          .type = Type::kDuration,
          .default_value = "60s",
@@ -79,6 +88,10 @@ void AddConfigKeys(config::Schema& s) {
          .type = Type::kString,
          .default_value = "/sys/fs/cgroup",
          .help = "where the cgroup file system is mounted (v1 or v2), to find containers' PIDs"});
+  s.Add({.path = "node.kubelet-cgroup-root",
+         .type = Type::kString,
+         .default_value = "/",
+         .help = "kubelet's cgroupRoot (--cgroup-root), the cgroup above kubepods"});
   s.Add({.path = "node.proc-root",
          .type = Type::kString,
          .default_value = "/proc",
@@ -128,6 +141,7 @@ Result<AgentOptions> OptionsFromConfig(const config::Config& c, const std::strin
   o.allocator.state_dir = c.GetString("node.state-dir");
   o.allocator.cdi_dir = c.GetString("node.cdi-dir");
   o.allocator.library_path = c.GetString("node.library-path");
+  o.allocator.driver_root = c.GetString("node.driver-root");
   o.allocator.cdi = c.GetBool("node.cdi");
   o.allocator.split_count = static_cast<int>(c.GetInt("node.device-split-count"));
   o.kubelet_dir = c.GetString("node.kubelet-dir");
@@ -135,6 +149,8 @@ Result<AgentOptions> OptionsFromConfig(const config::Config& c, const std::strin
   o.fail_on_init_error = c.GetBool("node.fail-on-init-error");
   o.xid_hold =
       std::chrono::duration_cast<std::chrono::milliseconds>(c.GetDuration("node.xid-hold"));
+  o.allocator.owner_wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+      c.GetDuration("node.allocate-owner-wait"));
   o.housekeeping_interval =
       std::chrono::duration_cast<std::chrono::seconds>(c.GetDuration("node.housekeeping-interval"));
   if (o.housekeeping_interval.count() < 1) o.housekeeping_interval = std::chrono::seconds(1);
@@ -145,6 +161,7 @@ Result<AgentOptions> OptionsFromConfig(const config::Config& c, const std::strin
                            ": must be at least 1ms (for example 1s)");
   }
   o.cgroup_root = c.GetString("node.cgroup-root");
+  o.kubelet_cgroup_root = c.GetString("node.kubelet-cgroup-root");
   o.proc_root = c.GetString("node.proc-root");
   if (c.GetBool("node.dialects.vgpu.enabled")) {
     o.resources.push_back(

@@ -81,7 +81,7 @@ void PidsRefresher::Refresh(const std::string& id, const std::string& dir) {
   if (Running(*status)) {
     std::optional<QosClass> qos = ParseQosClass(Text((*pod)["status"], "qosClass"));
     std::optional<std::string> cgroup =
-        FindContainerCgroup(options_.cgroup_root, uid, qos, cid->id);
+        FindContainerCgroup(options_.cgroup_root, uid, qos, cid->id, options_.kubelet_cgroup_root);
     if (cgroup) {
       pids = ContainerPids(*cgroup, options_.proc_root);
       logged_missing_.erase(id);

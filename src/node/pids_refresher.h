@@ -23,6 +23,7 @@ namespace tessera::node {
 struct PidsOptions {
   std::string state_dir = "/var/lib/tessera";
   std::string cgroup_root = "/sys/fs/cgroup";
+  std::string kubelet_cgroup_root = "/";  // kubelet's cgroupRoot, above kubepods
   std::string proc_root = "/proc";
 };
 

@@ -1,5 +1,6 @@
 #include "node/pod_resources.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <grpcpp/grpcpp.h>
@@ -24,15 +25,22 @@ Result<std::vector<ContainerDevices>> KubeletPodResources::List() {
   if (!s.ok()) {
     return Unavailable("kubelet PodResources List at " + socket_path_ + ": " + s.error_message());
   }
+  // kubelet answers one ContainerDevices per device ID (and NUMA node), not one per resource:
+  // gather them per (pod, container, resource).
   std::vector<ContainerDevices> out;
   for (const v1::PodResources& p : resp.pod_resources()) {
     for (const v1::ContainerResources& c : p.containers()) {
+      size_t first = out.size();
       for (const v1::ContainerDevices& d : c.devices()) {
-        out.push_back({p.namespace_(),
-                       p.name(),
-                       c.name(),
-                       d.resource_name(),
-                       {d.device_ids().begin(), d.device_ids().end()}});
+        auto same = std::find_if(
+            out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+            [&](const ContainerDevices& e) { return e.resource == d.resource_name(); });
+        if (same == out.end()) {
+          out.push_back({p.namespace_(), p.name(), c.name(), d.resource_name(), {}});
+          same = out.end() - 1;
+        }
+        same->device_ids.insert(same->device_ids.end(), d.device_ids().begin(),
+                                d.device_ids().end());
       }
     }
   }

@@ -35,9 +35,13 @@ class FakePodResources::Service final : public v1::PodResourcesLister::Service {
         c = pod->add_containers();
         c->set_name(e.container);
       }
-      auto* d = c->add_devices();
-      d->set_resource_name(e.resource);
-      for (const std::string& id : e.ids) d->add_device_ids(id);
+      // As kubelet answers (containerDevicesFromResourceDeviceInstances in
+      // pkg/kubelet/cm/container_manager.go): one entry per device ID.
+      for (const std::string& id : e.ids) {
+        auto* d = c->add_devices();
+        d->set_resource_name(e.resource);
+        d->add_device_ids(id);
+      }
     }
     return grpc::Status::OK;
   }

@@ -147,15 +147,34 @@ SharedState* g_attached = nullptr;          // guarded by g_attach_mu
 tessera::Status* g_attach_error = nullptr;  // guarded by g_attach_mu
 }  // namespace
 
+tessera::Result<SharedState*> SharedState::OpenFromEnvironment() {
+  const char* text = getenv("SIMGPU_DEVICES");
+  bool given = text != nullptr && text[0] != '\0';
+  tessera::Result<DeviceSpec> spec = ParseDeviceSpec(given ? text : "");
+  if (!spec.ok()) return spec.status();
+  return Open(DefaultDirectory(), *spec, given);
+}
+
 tessera::Result<SharedState*> SharedState::Attach() {
   std::lock_guard<std::mutex> guard(g_attach_mu);
   if (g_attached != nullptr) return g_attached;
   if (g_attach_error != nullptr) return *g_attach_error;
-  const char* text = getenv("SIMGPU_DEVICES");
-  bool given = text != nullptr && text[0] != '\0';
-  tessera::Result<DeviceSpec> spec = ParseDeviceSpec(given ? text : "");
-  tessera::Result<SharedState*> opened = spec.ok() ? Open(DefaultDirectory(), *spec, given)
-                                                   : tessera::Result<SharedState*>(spec.status());
+  tessera::Result<SharedState*> opened = OpenFromEnvironment();
+  if (opened.ok()) {
+    // As with a real driver, whose kernel module is either loaded or not: a socket that does not
+    // answer fails the process instead of falling back to PIDs that may mean nothing here.
+    std::string socket_path = (*opened)->directory() + "/" + kDriverSocketName;
+    struct stat st;
+    if (lstat(socket_path.c_str(), &st) == 0 || errno != ENOENT) {
+      tessera::Result<std::unique_ptr<DriverLink>> link = DriverLink::Connect(socket_path);
+      if (link.ok()) {
+        (*opened)->link_ = std::move(*link);
+      } else {
+        delete *opened;
+        opened = link.status();
+      }
+    }
+  }
   if (!opened.ok()) {
     g_attach_error = new tessera::Status(opened.status());
     return opened.status();
@@ -179,6 +198,9 @@ SharedState::~SharedState() {
 void SharedState::Forget() {
   // Called in a child right after fork(): no other thread exists, so the mutex is re-created.
   new (&g_attach_mu) std::mutex();
+  if (g_attached != nullptr && g_attached->link_ != nullptr) {
+    g_attached->link_->CloseInForkedChild();  // the parent's connection is the parent's
+  }
   g_attached = nullptr;  // the old mapping stays: the parent's objects may still point into it
   g_attach_error = nullptr;
 }
@@ -223,6 +245,7 @@ tessera::Result<SharedState*> SharedState::Open(const std::string& directory,
 }
 
 SharedState::Lock::Lock(SharedState& state) : state_(state) {
+  if (state_.link_ != nullptr) state_.link_->Refresh();
   int rc = pthread_mutex_lock(&state_.file_->mutex);
   if (rc == EOWNERDEAD) {
     pthread_mutex_consistent(&state_.file_->mutex);
@@ -249,6 +272,7 @@ void SharedState::Repair() {
 }
 
 void SharedState::Sweep(const Lock&, SweepMode mode) {
+  if (link_ != nullptr) return;  // the daemon frees dead processes; host PIDs are not ours to check
   uint64_t now = NowNs();
   if (mode == SweepMode::kRateLimited && now - file_->last_sweep_ns < 1'000'000) return;
   file_->last_sweep_ns = now;
@@ -256,34 +280,60 @@ void SharedState::Sweep(const Lock&, SweepMode mode) {
   uint32_t end = std::min<uint32_t>(file_->process_slots_end, kMaxProcesses);
   for (uint32_t i = 0; i < end; ++i) {
     ProcessSlot& p = file_->processes[i];
-    if (p.pid == 0 || ProcessAlive(p.pid, full ? p.start_time : 0)) continue;
-    for (uint32_t d = 0; d < file_->device_count; ++d) {
-      DeviceState& dev = file_->devices[d];
-      dev.used_bytes -= std::min(dev.used_bytes, p.used_bytes[d]);
-    }
-    p = ProcessSlot{};
+    if (p.pid != 0 && !ProcessAlive(p.pid, full ? p.start_time : 0)) FreeSlot(p);
   }
+}
+
+uint64_t SharedState::FreeSlot(ProcessSlot& slot) {
+  uint64_t freed = 0;
+  for (uint32_t d = 0; d < file_->device_count; ++d) {
+    DeviceState& dev = file_->devices[d];
+    uint64_t bytes = std::min(dev.used_bytes, slot.used_bytes[d]);
+    dev.used_bytes -= bytes;
+    freed += bytes;
+  }
+  slot = ProcessSlot{};
+  return freed;
 }
 
 void SharedState::ReleaseSelf(const Lock& lock) {
   ProcessSlot* self = Self(lock);
-  if (self == nullptr) return;
-  for (uint32_t d = 0; d < file_->device_count; ++d) {
-    DeviceState& dev = file_->devices[d];
-    dev.used_bytes -= std::min(dev.used_bytes, self->used_bytes[d]);
-  }
-  *self = ProcessSlot{};
+  if (self != nullptr) FreeSlot(*self);
 }
 
-ProcessSlot* SharedState::Self(const Lock&) {
+uint64_t SharedState::ReleaseProcess(const Lock&, int pid, uint64_t start_time) {
+  uint64_t freed = 0;
+  uint32_t end = std::min<uint32_t>(file_->process_slots_end, kMaxProcesses);
+  for (uint32_t i = 0; i < end; ++i) {
+    ProcessSlot& p = file_->processes[i];
+    if (p.pid == pid && p.start_time == start_time) freed += FreeSlot(p);
+  }
+  return freed;
+}
+
+int SharedState::SelfPid(const Lock&) const {
+  return link_ != nullptr ? link_->identity().pid : getpid();
+}
+
+bool SharedState::PidAlive(const Lock&, int pid) const {
+  if (link_ == nullptr) return ProcessAlive(pid, 0);
+  uint32_t end = std::min<uint32_t>(file_->process_slots_end, kMaxProcesses);
+  for (uint32_t i = 0; i < end; ++i) {
+    if (file_->processes[i].pid == pid) return true;
+  }
+  return false;
+}
+
+ProcessSlot* SharedState::Self(const Lock& lock) {
   // Guarded by the state mutex, which also excludes this process's other threads.
   static int cached_pid = 0;
   static int cached_index = -1;
-  int pid = getpid();
+  int pid = SelfPid(lock);
+  if (pid == 0) return nullptr;
   if (cached_pid == pid && file_->processes[cached_index].pid == pid) {
     return &file_->processes[cached_index];
   }
-  uint64_t start = ProcessStartTime(pid);
+  uint64_t start = link_ != nullptr ? link_->identity().start_time : ProcessStartTime(pid);
   int free_index = -1;
   int end = std::min<int>(static_cast<int>(file_->process_slots_end) + 1, kMaxProcesses);
   for (int i = 0; i < end; ++i) {

@@ -2,6 +2,11 @@
 // directory (SIMGPU_STATE, default /dev/shm/simgpu-<uid>), created by the first process that uses
 // the directory. See state_layout.h for the layout and docs/simgpu.md for the rules.
 //
+// Processes are known by PID and start time. When the directory has a driver daemon's socket
+// (driver_link.h), Attach() connects to it and the process is known by its host PID, which is
+// what makes processes in separate PID namespaces (containers) work; the daemon then frees dead
+// processes and Sweep() leaves them to it. Without a daemon, getpid() and /proc are used.
+//
 // Thread-safety: Attach() is safe from any thread (it opens the file once per process). Every
 // other method needs a SharedState::Lock held by the calling thread; the lock is the robust
 // process-shared mutex in the file, so a process killed while holding it never blocks the others.
@@ -12,10 +17,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "common/status.h"
 #include "device_spec.h"
+#include "driver_link.h"
 #include "state_layout.h"
 
 namespace simgpu {
@@ -23,6 +30,7 @@ namespace simgpu {
 class SharedState {
  public:
   // Holds the state mutex for its lifetime; repairs the totals when the previous holder died.
+  // With a driver daemon, first reconnects a forked child (DriverLink::Refresh).
   class Lock {
    public:
     explicit Lock(SharedState& state);
@@ -34,11 +42,17 @@ class SharedState {
     SharedState& state_;
   };
 
-  // The process-wide state, opened (and created if the directory has none) on first use. Fails
-  // when SIMGPU_DEVICES is malformed, when SIMGPU_DEVICES is set and differs from the machine the
-  // existing state simulates, or when the file has another layout. The result is remembered until
-  // Forget(). The returned object lives until the process exits.
+  // The process-wide state, opened (and created if the directory has none) on first use, and
+  // connected to the directory's driver daemon when it has a socket. Fails when SIMGPU_DEVICES is
+  // malformed, when SIMGPU_DEVICES is set and differs from the machine the existing state
+  // simulates, when the file has another layout, or when the daemon's socket exists but nothing
+  // answers on it. The result is remembered until Forget(). The returned object lives until the
+  // process exits.
   static tessera::Result<SharedState*> Attach();
+
+  // The state of SIMGPU_STATE for SIMGPU_DEVICES as Attach() opens it, but a new object each call
+  // and never connected to a daemon (the daemon itself, tools). The caller owns the result.
+  static tessera::Result<SharedState*> OpenFromEnvironment();
 
   // Makes the next Attach() read the environment again (a forked child's fresh driver). The old
   // object is kept: the parent's objects, copied into the child, may still point into it.
@@ -67,11 +81,23 @@ class SharedState {
     kQuick,        // kill(pid, 0) on every slot, now
     kFull,         // also compares process start times, against PID reuse
   };
-  // Frees the memory of processes that have exited.
+  // Frees the memory of processes that have exited. Does nothing when connected to a daemon.
   void Sweep(const Lock& lock, SweepMode mode);
 
   // Frees everything this process holds and gives up its slot (at exit).
   void ReleaseSelf(const Lock& lock);
+
+  // Frees everything the process `pid` that started at `start_time` holds and gives up its slot
+  // (the daemon, when the process's connections have closed). Returns the bytes freed.
+  uint64_t ReleaseProcess(const Lock& lock, int pid, uint64_t start_time);
+
+  // This process's PID in the state: the host PID from the daemon, or getpid(). 0 when the
+  // daemon could not be reached again after a fork.
+  int SelfPid(const Lock& lock) const;
+
+  // Whether `pid` still runs: it holds a slot (with a daemon, which frees the slots of the dead),
+  // or kill(pid, 0) finds it.
+  bool PidAlive(const Lock& lock, int pid) const;
 
   // This process's slot, added when missing. nullptr when all slots are taken.
   ProcessSlot* Self(const Lock& lock);
@@ -94,9 +120,11 @@ class SharedState {
   SharedState(std::string directory, StateFile* file)
       : directory_(std::move(directory)), file_(file) {}
   void Repair();
+  uint64_t FreeSlot(ProcessSlot& slot);
 
   const std::string directory_;
   StateFile* const file_;
+  std::unique_ptr<DriverLink> link_;  // set by Attach() when the directory has a daemon
 };
 
 // Clock ticks since boot at which process `pid` started (field 22 of /proc/<pid>/stat); 0 when the

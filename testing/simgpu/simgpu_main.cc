@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "driver_daemon.h"
 #include "shared_state.h"
 #include "stat_json.h"
 
@@ -24,6 +25,9 @@ Commands:
   xid INDEX CODE        post an Xid error event (NVML) on device INDEX
   remove INDEX          the device falls off the bus: NVML reports it lost (and posts Xid 79)
   restore INDEX         bring a removed device back
+  driver                run the driver daemon of the state directory in the foreground (as
+                        root, in the host's PID namespace): processes, in containers too, are
+                        then known by their host PIDs and freed when they exit; stops on SIGTERM
 
 Environment:
   SIMGPU_STATE          state directory (default /dev/shm/simgpu-<uid>)
@@ -65,6 +69,19 @@ int main(int argc, char** argv) {
   }
   std::string command = argv[1];
   if (command == "reset") return Reset();
+  if (command == "driver") {
+    if (argc != 2) {
+      fprintf(stderr, "simgpu: 'driver' takes no arguments\n\n%s", kUsage);
+      return 2;
+    }
+    // Opened, not attached: the daemon must not connect to the socket it serves.
+    tessera::Result<simgpu::SharedState*> state = simgpu::SharedState::OpenFromEnvironment();
+    if (!state.ok()) {
+      fprintf(stderr, "simgpu: %s\n", state.status().message().c_str());
+      return 1;
+    }
+    return simgpu::RunDriverDaemon(**state);
+  }
 
   bool needs_index = command == "xid" || command == "remove" || command == "restore";
   int want_args = command == "stat" ? 2 : command == "xid" ? 4 : needs_index ? 3 : -1;

@@ -1,7 +1,5 @@
 #include "stream_ops.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 
 #include "clock.h"
@@ -54,8 +52,9 @@ CUresult QueueKernel(Driver& d, Stream* s, Function* f, uint64_t* retry_at) {
   Settle(dev, now);
   auto cached = d.pid_stat.find(device);
   int pid_stat = cached != d.pid_stat.end() ? cached->second : -1;
-  if (pid_stat < 0 || dev.pids[pid_stat].pid != getpid()) {
-    pid_stat = PidStatIndex(dev, getpid());
+  int pid = d.state->SelfPid(lock);
+  if (pid != 0 && (pid_stat < 0 || dev.pids[pid_stat].pid != pid)) {
+    pid_stat = PidStatIndex(dev, pid, [&](int p) { return d.state->PidAlive(lock, p); });
     d.pid_stat[device] = pid_stat;
   }
   uint64_t start = 0, end = 0;

@@ -138,7 +138,11 @@ uint64_t PidBusyInBucket(const DeviceState& dev, int pid_stat, uint64_t epoch, u
   return settled + (hi > lo ? hi - lo : 0);
 }
 
-int PidStatIndex(DeviceState& dev, int pid) {
+bool PidExists(int pid) {
+  return kill(pid, 0) == 0 || errno != ESRCH;
+}
+
+int PidStatIndex(DeviceState& dev, int pid, const std::function<bool(int)>& alive) {
   int free_index = -1;
   for (int i = 0; i < kMaxPidStats; ++i) {
     if (dev.pids[i].pid == pid) return i;
@@ -150,7 +154,7 @@ int PidStatIndex(DeviceState& dev, int pid) {
     for (int i = 0; i < kMaxPidStats; ++i) {
       const PidStat& p = dev.pids[i];
       if (p.last_launch_ns >= oldest) continue;
-      if (kill(p.pid, 0) == 0 || errno != ESRCH) continue;
+      if (alive(p.pid)) continue;
       bool queued = false;
       for (uint32_t k = 0; k < dev.segment_count && !queued; ++k) {
         queued = dev.segments[(dev.segment_head + k) % kSegmentCapacity].pid_stat == i;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "state_layout.h"
 
@@ -38,8 +39,12 @@ uint64_t PidBusyInWindow(const DeviceState& dev, int pid_stat, uint64_t now, uin
 // kept. Call Settle(now) first.
 uint64_t PidBusyInBucket(const DeviceState& dev, int pid_stat, uint64_t epoch, uint64_t now);
 
-// The PID table entry of `pid`, adding it when missing (reusing the entry of a dead PID that no
-// queued segment refers to when the table is full). -1 when no entry can be had.
-int PidStatIndex(DeviceState& dev, int pid);
+// Whether kill(pid, 0) finds the process.
+bool PidExists(int pid);
+
+// The PID table entry of `pid`, adding it when missing (reusing the entry of a PID that `alive`
+// calls dead and that no queued segment refers to, when the table is full). -1 when no entry can
+// be had.
+int PidStatIndex(DeviceState& dev, int pid, const std::function<bool(int)>& alive = PidExists);
 
 }  // namespace simgpu

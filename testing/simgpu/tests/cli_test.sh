@@ -21,6 +21,7 @@ expect 0 "--help" "$simgpu" --help
 expect 2 "no command" "$simgpu"
 expect 2 "unknown command" "$simgpu" frobnicate
 expect 2 "stat with an argument" "$simgpu" stat extra
+expect 2 "driver with an argument" "$simgpu" driver extra
 expect 2 "xid without a code" "$simgpu" xid 0
 expect 2 "xid on a device that does not exist" "$simgpu" xid 2 48
 expect 2 "xid with a bad code" "$simgpu" xid 0 forty

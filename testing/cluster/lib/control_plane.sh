@@ -1,0 +1,68 @@
+# The control plane of the dev cluster, as host processes: etcd on loopback, kube-apiserver with
+# TLS, Node+RBAC authorization and NodeRestriction, kube-controller-manager, and the default
+# kube-scheduler. Sourced.
+
+start_etcd() {
+  mkdir -p "$dir/etcd"
+  # --unsafe-no-fsync: a test cluster's data does not need to survive a power cut, and fsync on
+  # a loaded 2-core VM makes etcd miss its deadlines.
+  start etcd -- "$bin/etcd" --name tessera-dev --data-dir "$dir/etcd/data" \
+    --listen-client-urls "http://$loop_ip:2379" --advertise-client-urls "http://$loop_ip:2379" \
+    --listen-peer-urls "http://$loop_ip:2380" --initial-advertise-peer-urls "http://$loop_ip:2380" \
+    --initial-cluster "tessera-dev=http://$loop_ip:2380" --listen-metrics-urls "http://$loop_ip:2381" \
+    --log-level warn --unsafe-no-fsync
+  wait_for etcd 60 "healthy etcd" curl -sf --max-time 2 "http://$loop_ip:2381/health"
+  log "ok: etcd on $loop_ip:2379"
+}
+
+start_apiserver() {
+  start kube-apiserver -- "$bin/kube-apiserver" \
+    --advertise-address="$host_ip" --bind-address="$host_ip" --secure-port=6443 \
+    --etcd-servers="http://$loop_ip:2379" \
+    --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
+    --client-ca-file="$pki/ca.crt" \
+    --authorization-mode=Node,RBAC \
+    --enable-admission-plugins=NodeRestriction \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
+    --service-cluster-ip-range="$service_cidr" \
+    --kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" \
+    --kubelet-client-key="$pki/apiserver-kubelet-client.key" \
+    --kubelet-certificate-authority="$pki/ca.crt" --kubelet-preferred-address-types=InternalIP \
+    --allow-privileged=true --enable-aggregator-routing=true --profiling=false --v=1
+  wait_for kube-apiserver 120 "ready API server" curl_admin "$api_url/readyz"
+  log "ok: kube-apiserver at $api_url"
+}
+
+start_controller_manager() {
+  local kc=$kubeconfigs/controller-manager.kubeconfig
+  start kube-controller-manager -- "$bin/kube-controller-manager" \
+    --kubeconfig="$kc" --authentication-kubeconfig="$kc" --authorization-kubeconfig="$kc" \
+    --bind-address="$loop_ip" --secure-port=10257 --cert-dir="$dir/kube-controller-manager" \
+    --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
+    --use-service-account-credentials=true \
+    --cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key" \
+    --service-cluster-ip-range="$service_cidr" --cluster-name=tessera-dev \
+    --leader-elect=false --profiling=false --v=1
+  wait_for kube-controller-manager 60 "healthy controller manager" \
+    curl -skf --max-time 2 "https://$loop_ip:10257/healthz"
+  log "ok: kube-controller-manager"
+}
+
+start_default_scheduler() {
+  local kc=$kubeconfigs/scheduler.kubeconfig config=$dir/kube-scheduler/config.yaml
+  mkdir -p "$dir/kube-scheduler"
+  cat >"$config" <<EOT
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: $kc
+leaderElection:
+  leaderElect: false
+EOT
+  start kube-scheduler -- "$bin/kube-scheduler" --config="$config" \
+    --authentication-kubeconfig="$kc" --authorization-kubeconfig="$kc" \
+    --bind-address="$loop_ip" --secure-port=10259 --cert-dir="$dir/kube-scheduler" --v=1
+  wait_for kube-scheduler 60 "healthy kube-scheduler" curl -skf --max-time 2 "https://$loop_ip:10259/healthz"
+  log "ok: kube-scheduler (default-scheduler)"
+}

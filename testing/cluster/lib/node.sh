@@ -1,0 +1,236 @@
+# A node of the dev cluster. Its programs (containerd, kubelet, the Tessera node agent) run in the
+# node's own network namespace and its own mount namespace, in which /var, /run and /usr/local are
+# the node's folders <dir>/nodes/<node>/{var,run,usr-local}: so each node has the standard paths
+# (/var/lib/kubelet, /run/containerd, /var/log/pods, /var/lib/tessera, /usr/local/lib/tessera,
+# /var/run/cdi) to itself, as a machine of its own would, and kubelet's device-plugin folder,
+# which is always /var/lib/kubelet/device-plugins, is not shared. Sourced.
+
+cgroup_controllers() {
+  local d
+  for d in /sys/fs/cgroup/*/; do
+    d=${d%/}
+    [[ $d == */unified ]] && continue
+    [[ -f $d/cgroup.procs ]] && echo "$d"
+  done
+}
+
+# The node's cgroup root (kubelet puts kubepods under it) in every v1 hierarchy; cpuset needs its
+# cpus and mems before a task can join.
+make_node_cgroups() {
+  local root=$1 d
+  for d in $(cgroup_controllers); do
+    mkdir -p "$d$root"
+    if [[ $(basename "$d") == cpuset ]]; then
+      cat "$d/cpuset.cpus" >"$d$root/cpuset.cpus"
+      cat "$d/cpuset.mems" >"$d$root/cpuset.mems"
+    fi
+  done
+}
+
+# The node's mount namespace, kept by a bind mount of it at $dir/ns/<node> (on a private mount, as
+# the kernel requires), with the node's folders over /var, /run and /usr/local.
+make_node_mountns() {
+  local node=$1 nd ns
+  nd=$(node_dir "$node")
+  ns=$(node_mountns "$node")
+  if ! findmnt -rn "$dir/ns" >/dev/null; then
+    mkdir -p "$dir/ns"
+    mount --bind "$dir/ns" "$dir/ns"
+    mount --make-private "$dir/ns"
+  fi
+  mkdir -p "$nd/var/lib" "$nd/var/log" "$nd/run" "$nd/usr-local/lib/tessera" "$nd/usr-local/bin"
+  ln -sfn /run "$nd/var/run"
+  touch "$ns"
+  unshare --mount="$ns" --propagation private true
+  nsenter --mount="$ns" -- sh -c "mount --bind '$nd/var' /var && mount --bind '$nd/run' /run &&
+    mount --bind '$nd/usr-local' /usr/local" || die "$node: could not set up its mount namespace"
+}
+
+# The GPU driver of a node: simgpu's libraries, its state folder (the "hardware"), the device
+# nodes that the node agent names in its CDI specs (made under the node's driver root, with
+# NVIDIA's major numbers, so containers get them as on a GPU node), and the driver daemon that
+# knows each process's host PID. The daemon runs in the host's namespaces, like the kernel module.
+make_node_driver() {
+  local node=$1 nd
+  nd=$(node_dir "$node")
+  local driver=$nd/driver
+  mkdir -p "$driver/dev" "$driver/lib" "$nd/simgpu"
+  cp "$tessera_build/lib/simgpu/libcuda.so.1" "$tessera_build/lib/simgpu/libnvidia-ml.so.1" "$driver/lib/"
+  local i count
+  count=$(gpu_count "$node")
+  for ((i = 0; i < count; i++)); do mknod -m 0666 "$driver/dev/nvidia$i" c 195 "$i"; done
+  mknod -m 0666 "$driver/dev/nvidiactl" c 195 255
+  mknod -m 0666 "$driver/dev/nvidia-uvm" c 511 0
+  mknod -m 0666 "$driver/dev/nvidia-uvm-tools" c 511 1
+  start "$node-simgpu-driver" --env "SIMGPU_STATE=$nd/simgpu" --env "SIMGPU_DEVICES=${node_gpus[$node]}" \
+    -- "$tessera_build/bin/simgpu" driver
+  wait_for "$node-simgpu-driver" 20 "driver socket" test -S "$nd/simgpu/driver.sock"
+}
+
+gpu_count() {
+  local spec=${node_gpus[$1]}
+  [[ $spec =~ count=([0-9]+) ]] && { echo "${BASH_REMATCH[1]}"; return; }
+  grep -o 'gpu=' <<<"$spec" | wc -l
+}
+
+# containerd's base OCI spec for the node: its default spec plus what the NVIDIA container runtime
+# adds on a GPU node, the driver's libraries and (for simgpu) the state folder they share.
+write_base_spec() {
+  local node=$1 nd
+  nd=$(node_dir "$node")
+  "$bin/ctr" oci spec >"$nd/containerd-base-spec.json"
+  python3 - "$nd/containerd-base-spec.json" "$nd" <<'PY'
+import json, sys
+path, nd = sys.argv[1], sys.argv[2]
+spec = json.load(open(path))
+lib = "/usr/lib/x86_64-linux-gnu"
+for name in ("libcuda.so.1", "libnvidia-ml.so.1"):
+    spec["mounts"].append({"destination": f"{lib}/{name}", "type": "bind",
+                           "source": f"{nd}/driver/lib/{name}", "options": ["rbind", "ro"]})
+spec["mounts"].append({"destination": "/run/simgpu", "type": "bind", "source": f"{nd}/simgpu",
+                       "options": ["rbind", "rw"]})
+spec["process"].setdefault("env", []).append("SIMGPU_STATE=/run/simgpu")
+json.dump(spec, open(path, "w"), indent=1)
+PY
+}
+
+# The node's containerd configuration, at containerd's default paths inside the node.
+write_containerd_config() {
+  local node=$1 i nd
+  i=$(node_index "$node")
+  nd=$(node_dir "$node")
+  mkdir -p "$nd/cni/net.d" "$nd/var/lib/cni" "$nd/run/cdi" "$nd/etc"
+  write_base_spec "$node"
+  cat >"$nd/cni/net.d/10-tessera.conflist" <<EOT
+{
+  "cniVersion": "1.0.0",
+  "name": "tessera-$node",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "cni0",
+      "isGateway": true,
+      "ipam": {
+        "type": "host-local",
+        "ranges": [[{"subnet": "10.$net.$i.0/24"}]],
+        "routes": [{"dst": "0.0.0.0/0"}]
+      }
+    }
+  ]
+}
+EOT
+  cat >"$nd/etc/containerd.toml" <<EOT
+version = 3
+root = "/var/lib/containerd"
+state = "/run/containerd"
+
+[grpc]
+  address = "/run/containerd/containerd.sock"
+
+[plugins.'io.containerd.cri.v1.images']
+  snapshotter = 'overlayfs'
+  [plugins.'io.containerd.cri.v1.images'.pinned_images]
+    sandbox = 'tessera.local/pause:3.10'
+
+[plugins.'io.containerd.cri.v1.runtime']
+  enable_cdi = true
+  cdi_spec_dirs = ['/var/run/cdi']
+  # kubelet asks for oom_score_adj -998 (sandboxes) and below; lowering it needs CAP_SYS_RESOURCE,
+  # which root does not have on these machines: keep containers at containerd's own value or above.
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+    runtime_type = 'io.containerd.runc.v2'
+    base_runtime_spec = '$nd/containerd-base-spec.json'
+    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+      BinaryName = '$(command -v runc)'
+      SystemdCgroup = false
+  [plugins.'io.containerd.cri.v1.runtime'.cni]
+    bin_dirs = ['$cni_bin']
+    conf_dir = '$nd/cni/net.d'
+EOT
+}
+
+# The node's containerd socket, as the host sees it.
+containerd_socket() { echo "$(node_dir "$1")/run/containerd/containerd.sock"; }
+
+start_containerd() {
+  local node=$1 nd
+  nd=$(node_dir "$node")
+  write_containerd_config "$node"
+  start "$node-containerd" --node "$node" --env "PATH=$bin:$PATH" \
+    -- "$bin/containerd" --config "$nd/etc/containerd.toml"
+  wait_for "$node-containerd" 60 "containerd socket" \
+    "$bin/ctr" --address "$(containerd_socket "$node")" version
+  local image
+  for image in "$dir/images"/*.tar; do
+    "$bin/ctr" --address "$(containerd_socket "$node")" -n k8s.io images import "$image" \
+      >>"$logs/$node-containerd.log" 2>&1 ||
+      die "$node: importing $image into containerd failed (log: $logs/$node-containerd.log)"
+  done
+  log "ok: $node containerd, images imported"
+}
+
+write_kubelet_config() {
+  local node=$1 nd
+  nd=$(node_dir "$node")
+  cat >"$nd/etc/kubelet.yaml" <<EOT
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $(node_ip "$node")
+port: 10250
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    enabled: true
+  x509:
+    clientCAFile: $pki/ca.crt
+authorization:
+  mode: Webhook
+tlsCertFile: $pki/kubelet-$node-serving.crt
+tlsPrivateKeyFile: $pki/kubelet-$node-serving.key
+containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
+cgroupDriver: cgroupfs
+# Each node's pods under a cgroup of their own, so that neither kubelet removes the other's.
+cgroupRoot: /tsr$net-$node
+cgroupsPerQOS: true
+enforceNodeAllocatable: ["pods"]
+# This machine has cgroup v1 hierarchies only (docs/dev-cluster.md).
+failCgroupV1: false
+failSwapOn: false
+clusterDomain: cluster.local
+resolvConf: ""
+# Nothing here can pull an image; the cluster's images are imported and must never be collected.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard:
+  memory.available: 100Mi
+  nodefs.available: 1%
+  imagefs.available: 1%
+  nodefs.inodesFree: 1%
+serializeImagePulls: false
+maxPods: 60
+EOT
+}
+
+start_kubelet() {
+  local node=$1 nd
+  nd=$(node_dir "$node")
+  write_kubelet_config "$node"
+  make_node_cgroups "/tsr$net-$node"
+  start "$node-kubelet" --node "$node" --env "PATH=$bin:$PATH" \
+    -- "$bin/kubelet" --config="$nd/etc/kubelet.yaml" \
+    --kubeconfig="$kubeconfigs/kubelet-$node.kubeconfig" \
+    --hostname-override="$node" --node-ip="$(node_ip "$node")" \
+    --node-labels=tessera.io/enabled=true --v=1
+  wait_for "$node-kubelet" 120 "Ready node" node_ready "$node"
+  log "ok: $node kubelet registered, node Ready"
+}
+
+node_ready() {
+  [[ $(kubectl_admin get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) == True ]]
+}

@@ -1,0 +1,69 @@
+# Shared by the tests that run on the dev cluster (testing/cluster/CMakeLists.txt). Sourced.
+# Each test gets the cluster's folder as $1.
+set -euo pipefail
+
+cluster_dir=$1
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+export KUBECONFIG=$cluster_dir/kubeconfig/admin.kubeconfig
+kubectl=$(sed -n 's/^declare -- bin="\(.*\)"$/\1/p' "$cluster_dir/cluster.env")/kubectl
+[[ -x $kubectl ]] || { echo "no cluster in $cluster_dir (did the dev_cluster fixture start?)"; exit 1; }
+failures=0
+
+k() { "$kubectl" "$@"; }
+ok() { echo "ok: $*"; }
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+check() { # check DESCRIPTION COMMAND...
+  local what=$1
+  shift
+  if "$@"; then ok "$what"; else fail "$what"; fi
+}
+finish() {
+  ((failures == 0)) || { echo "$failures check(s) failed"; exit 1; }
+  echo "all checks passed"
+}
+
+# wait_phase POD SECONDS PHASE...: waits until the pod is in one of the phases; prints the phase.
+wait_phase() {
+  local pod=$1 seconds=$2 phase
+  shift 2
+  local deadline=$((SECONDS + seconds))
+  while ((SECONDS < deadline)); do
+    phase=$(k get pod "$pod" -o 'jsonpath={.status.phase}' 2>/dev/null || true)
+    for want in "$@"; do [[ $phase == "$want" ]] && { echo "$phase"; return 0; }; done
+    sleep 0.5
+  done
+  echo "${phase:-none}"
+  return 1
+}
+
+# describe_pod POD: what to read when a pod check fails.
+describe_pod() {
+  k describe pod "$1" | tail -n 30 || true
+}
+
+# A pod of examples/ as the cluster can run it: the same GPU requests and annotations; the image is
+# the cluster's workload image and the command its GPU program; cpu and memory requests are left
+# out (the examples ask for 4 CPUs and 32 GiB, more than this machine has).
+example_pod() {
+  local example=$1 name=$2
+  k create --dry-run=client -o json -f "$repo/examples/$example" | python3 -c '
+import json, sys
+pod = json.load(sys.stdin)
+pod["metadata"]["name"] = sys.argv[1]
+pod["spec"]["restartPolicy"] = "Never"
+for c in pod["spec"]["containers"]:
+    c["image"] = "tessera.local/workload:dev"
+    c["command"] = ["/usr/bin/tessera-demo-workload"]
+    c.pop("args", None)
+    for part in ("limits", "requests"):
+        for r in ("cpu", "memory"):
+            c.get("resources", {}).get(part, {}).pop(r, None)
+print(json.dumps(pod))' "$name"
+}
+
+# value KEY TEXT: the value of a key=value line.
+value() { sed -n "s/^$1=//p" <<<"$2" | head -n1; }
