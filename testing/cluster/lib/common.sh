@@ -58,7 +58,14 @@ start() {
 alive() {
   local pid
   pid=$(cat "$pids/$1" 2>/dev/null) || return 1
-  kill -0 "$pid" 2>/dev/null
+  running "$pid"
+}
+
+# A process that has ended but that PID 1 has not reaped yet (a zombie) counts as ended.
+running() {
+  local state
+  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ -n $state && $state != Z ]]
 }
 
 # wait_for NAME SECONDS WHAT COMMAND...: polls COMMAND every 0.2 s until it succeeds; fails with
@@ -84,10 +91,10 @@ wait_for() {
 stop() {
   local name=$1 seconds=${2:-10} pid
   pid=$(cat "$pids/$name" 2>/dev/null) || return 0
-  if kill -0 "$pid" 2>/dev/null; then
+  if running "$pid"; then
     kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
     local deadline=$((SECONDS + seconds))
-    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
+    while running "$pid" && ((SECONDS < deadline)); do sleep 0.1; done
     kill -KILL -- "-$pid" 2>/dev/null || true
     kill -KILL "$pid" 2>/dev/null || true
   fi

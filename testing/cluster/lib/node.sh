@@ -27,17 +27,19 @@ make_node_cgroups() {
   done
 }
 
-# The node's mount namespace, kept by a bind mount of it at $dir/ns/<node> (on a private mount, as
-# the kernel requires), with the node's folders over /var, /run and /usr/local.
+# The folder that keeps the nodes' mount namespaces: a private mount, as the kernel requires.
+make_mountns_home() {
+  mkdir -p "$dir/ns"
+  mount --bind "$dir/ns" "$dir/ns"
+  mount --make-private "$dir/ns"
+}
+
+# The node's mount namespace, kept by a bind mount of it at $dir/ns/<node>, with the node's
+# folders over /var, /run and /usr/local.
 make_node_mountns() {
   local node=$1 nd ns
   nd=$(node_dir "$node")
   ns=$(node_mountns "$node")
-  if ! findmnt -rn "$dir/ns" >/dev/null; then
-    mkdir -p "$dir/ns"
-    mount --bind "$dir/ns" "$dir/ns"
-    mount --make-private "$dir/ns"
-  fi
   mkdir -p "$nd/var/lib" "$nd/var/log" "$nd/run" "$nd/usr-local/lib/tessera" "$nd/usr-local/bin"
   ln -sfn /run "$nd/var/run"
   touch "$ns"
@@ -213,6 +215,8 @@ evictionHard:
   imagefs.available: 1%
   nodefs.inodesFree: 1%
 serializeImagePulls: false
+# Device plugins' capacity reaches the node's status at the next update: every 2 s, not 10.
+nodeStatusUpdateFrequency: 2s
 maxPods: 60
 EOT
 }

@@ -79,7 +79,8 @@ unmount_all() {
 cluster_down() {
   local node
   for name in tessera-kube-scheduler tessera-scheduler kube-scheduler; do stop "$name"; done
-  for node in "${nodes[@]}"; do stop_node "$node"; done
+  for node in "${nodes[@]}"; do stop_node "$node" & done
+  wait
   for name in kube-controller-manager kube-apiserver etcd; do stop "$name"; done
   unmount_all
   remove_network
