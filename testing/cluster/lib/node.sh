@@ -48,15 +48,17 @@ make_node_mountns() {
     mount --bind '$nd/usr-local' /usr/local" || die "$node: could not set up its mount namespace"
 }
 
-# The GPU driver of a node: simgpu's libraries, its state folder (the "hardware"), the device
-# nodes that the node agent names in its CDI specs (made under the node's driver root, with
-# NVIDIA's major numbers, so containers get them as on a GPU node), and the driver daemon that
-# knows each process's host PID. The daemon runs in the host's namespaces, like the kernel module.
+# The GPU driver of a node: simgpu's libraries, its state folder (the "hardware", /run/simgpu in
+# the node), the device nodes that the node agent names in its CDI specs (made under the node's
+# driver root, with NVIDIA's major numbers, so containers get them as on a GPU node), and the
+# driver daemon that knows each process's host PID (it shares the host's PID namespace, like the
+# kernel module). Sockets are reached by their short paths inside the node: a unix socket's path
+# may not exceed 107 bytes, and <dir> can be long.
 make_node_driver() {
   local node=$1 nd
   nd=$(node_dir "$node")
   local driver=$nd/driver
-  mkdir -p "$driver/dev" "$driver/lib" "$nd/simgpu"
+  mkdir -p "$driver/dev" "$driver/lib" "$nd/run/simgpu"
   cp "$tessera_build/lib/simgpu/libcuda.so.1" "$tessera_build/lib/simgpu/libnvidia-ml.so.1" "$driver/lib/"
   local i count
   count=$(gpu_count "$node")
@@ -64,9 +66,9 @@ make_node_driver() {
   mknod -m 0666 "$driver/dev/nvidiactl" c 195 255
   mknod -m 0666 "$driver/dev/nvidia-uvm" c 511 0
   mknod -m 0666 "$driver/dev/nvidia-uvm-tools" c 511 1
-  start "$node-simgpu-driver" --env "SIMGPU_STATE=$nd/simgpu" --env "SIMGPU_DEVICES=${node_gpus[$node]}" \
-    -- "$tessera_build/bin/simgpu" driver
-  wait_for "$node-simgpu-driver" 20 "driver socket" test -S "$nd/simgpu/driver.sock"
+  start "$node-simgpu-driver" --node "$node" --env "SIMGPU_STATE=/run/simgpu" \
+    --env "SIMGPU_DEVICES=${node_gpus[$node]}" -- "$tessera_build/bin/simgpu" driver
+  wait_for "$node-simgpu-driver" 20 "driver socket" test -S "$nd/run/simgpu/driver.sock"
 }
 
 gpu_count() {
@@ -89,7 +91,7 @@ lib = "/usr/lib/x86_64-linux-gnu"
 for name in ("libcuda.so.1", "libnvidia-ml.so.1"):
     spec["mounts"].append({"destination": f"{lib}/{name}", "type": "bind",
                            "source": f"{nd}/driver/lib/{name}", "options": ["rbind", "ro"]})
-spec["mounts"].append({"destination": "/run/simgpu", "type": "bind", "source": f"{nd}/simgpu",
+spec["mounts"].append({"destination": "/run/simgpu", "type": "bind", "source": "/run/simgpu",
                        "options": ["rbind", "rw"]})
 spec["process"].setdefault("env", []).append("SIMGPU_STATE=/run/simgpu")
 json.dump(spec, open(path, "w"), indent=1)
@@ -153,8 +155,12 @@ state = "/run/containerd"
 EOT
 }
 
-# The node's containerd socket, as the host sees it.
-containerd_socket() { echo "$(node_dir "$1")/run/containerd/containerd.sock"; }
+# ctr NODE ARGS...: ctr against the node's containerd, from inside the node.
+node_ctr() {
+  local node=$1
+  shift
+  nsenter "--mount=$(node_mountns "$node")" -- "$bin/ctr" --address /run/containerd/containerd.sock "$@"
+}
 
 start_containerd() {
   local node=$1 nd
@@ -163,10 +169,10 @@ start_containerd() {
   start "$node-containerd" --node "$node" --env "PATH=$bin:$PATH" \
     -- "$bin/containerd" --config "$nd/etc/containerd.toml"
   wait_for "$node-containerd" 60 "containerd socket" \
-    "$bin/ctr" --address "$(containerd_socket "$node")" version
+    node_ctr "$node" version
   local image
   for image in "$dir/images"/*.tar; do
-    "$bin/ctr" --address "$(containerd_socket "$node")" -n k8s.io images import "$image" \
+    node_ctr "$node" -n k8s.io images import "$image" \
       >>"$logs/$node-containerd.log" 2>&1 ||
       die "$node: importing $image into containerd failed (log: $logs/$node-containerd.log)"
   done

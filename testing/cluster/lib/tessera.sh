@@ -99,7 +99,7 @@ start_node_agent() {
   cp "$tessera_build/lib/libtessera-cuda.so" "$lib/.libtessera-cuda.so.new"
   mv -f "$lib/.libtessera-cuda.so.new" "$lib/libtessera-cuda.so"
   start "$node-tessera-node" --node "$node" --env "NODE_NAME=$node" \
-    --env "SIMGPU_STATE=$nd/simgpu" -- "$tessera_build/bin/tessera" node \
+    --env "SIMGPU_STATE=/run/simgpu" -- "$tessera_build/bin/tessera" node \
     --kubeconfig "$kubeconfigs/tessera-node.kubeconfig" \
     --kubelet-dir=/var/lib/kubelet --cdi-dir=/var/run/cdi --state-dir=/var/lib/tessera \
     --node.library-path=/usr/local/lib/tessera/libtessera-cuda.so \
