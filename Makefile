@@ -36,7 +36,7 @@ test-asan: setup components $(ASAN_BUILD)/build.ninja
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
 # The demo (docs/demo.md): a narrated cluster on this machine; exits non-zero when a step fails.
-demo: build
+demo: build components
 	$(BUILD)/bin/tessera demo
 
 bench: build

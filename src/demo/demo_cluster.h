@@ -1,78 +1,85 @@
-// DemoCluster: the small cluster `tessera demo` runs on this machine, every part a process of the
-// demo's ProcessGroup, each writing its log under <workdir>/logs:
+// DemoCluster: the real Kubernetes cluster `tessera demo` runs on, started and taken down with the
+// dev cluster's script (testing/cluster/tessera-dev-cluster, docs/dev-cluster.md): etcd,
+// kube-apiserver, kube-controller-manager, the default kube-scheduler and a second one with the
+// profile `tessera` that calls Tessera's scheduler extender, and per node containerd, kubelet,
+// `tessera node` and simgpu's driver. The cluster's processes are detached from the demo (each in
+// a session of its own): only Down() ends them, and after a SIGKILL of the demo
+// `tessera-dev-cluster down --dir <dir()>` does.
 //
-//   tessera-fake-apiserver (with the scheduler's admission webhook on pod creation)
-//   tessera scheduler      (extender + webhook, plain HTTP on 127.0.0.1)
-//   per node: tessera-fake-kubelet + tessera node, over the node's own simgpu state directory
-//
-// Start* return once the part answers (or an error naming the part and its log). The fake
-// kubelets run every container as ContainerCommand(): tessera-demo-workload under
-// libtessera-cuda.so when the container has a GPU, its output saved as
-// <workdir>/out/<allocation-id>.txt, then waits (so the pod stays Running) until its fake
-// kubelet is gone, so that even a demo killed with SIGKILL leaves no container behind.
-//
-// Thread-safety: one thread.
+// Every program runs through the demo's CommandRunner, so that a signal can stop it.
+// Thread-safety: Down() may be called from any thread (the first call takes the cluster down, the
+// others wait for it and get its result); everything else from one thread.
 #pragma once
 
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
-#include "demo/process_group.h"
+#include "demo/command_runner.h"
 
 namespace tessera::demo {
 
-// Where the build put everything the demo starts.
+// Where the build and the checkout keep what the demo needs.
 struct DemoPaths {
-  std::string bin_dir;         // tessera, tessera-fake-apiserver, tessera-fake-kubelet, workload
-  std::string hook_library;    // libtessera-cuda.so
-  std::string simgpu_lib_dir;  // libcuda.so.1 and libnvidia-ml.so.1 of simgpu
-  std::string examples_dir;    // the pod YAML files
+  std::string build_dir;         // the build of the running `tessera`: the cluster's --build
+  std::string bin_dir;           // tessera, kubectl-tessera
+  std::string examples_dir;      // the pod YAML files
+  std::string harness;           // testing/cluster/tessera-dev-cluster
+  std::string build_components;  // testing/cluster/build-components
 };
 
-// Finds the paths next to the running `tessera` binary (<build>/bin/tessera); an error lists
-// what is missing and says to build it.
+// Finds the build next to the running `tessera` binary (<build>/bin/tessera) and the checkout it
+// was built from; an error lists what is missing and says what to do.
 Result<DemoPaths> FindDemoPaths();
-
-// A node of the demo: `gpu_count` identical simulated GPUs.
-struct DemoNode {
-  std::string name;
-  std::string model;
-  int memory_mib;
-  int sms;
-  int gpu_count;
-
-  // The node's SIMGPU_DEVICES (docs/simgpu.md).
-  std::string SimgpuDevices() const;
-};
 
 class DemoCluster {
  public:
-  DemoCluster(DemoPaths paths, std::string workdir, ProcessGroup& group);
+  using LineFn = std::function<void(const std::string&)>;
 
-  Status StartApiServer();  // also reserves the scheduler's port for the webhook URL
-  Status StartScheduler();
-  Status StartNode(const DemoNode& node);
-  // Waits until the node shows `gpu_count` GPUs in its tessera.io/gpus annotation.
-  Status WaitForNode(const DemoNode& node);
+  // `dir`: the cluster's folder (--dir); `net`: N of its addresses 10.N.0.0/16 (--net).
+  DemoCluster(DemoPaths paths, std::string dir, int net, CommandRunner& runner);
 
-  const std::string& api_url() const { return api_url_; }
-  std::string scheduler_url() const;
-  const std::string& kubeconfig() const { return kubeconfig_; }
-  const std::string& workdir() const { return workdir_; }
-  std::string out_dir() const { return workdir_ + "/out"; }
-  std::string logs_dir() const { return workdir_ + "/logs"; }
+  // Finds the cluster's upstream programs (kubectl among them); builds them first when they are
+  // missing (once per machine, long), handing build-components' progress lines to `on_line`.
+  Status FindComponents(const LineFn& on_line);
+
+  // `tessera-dev-cluster up`, its log lines handed to `on_line` as they come.
+  CommandResult Up(const LineFn& on_line);
+
+  // `tessera-dev-cluster down`: stops everything and fails (rc 1, "left behind: ...") when
+  // anything is left. Runs once; see the top.
+  CommandResult Down();
+
+  // kubectl as the cluster's admin (KUBECONFIG), with `kubectl tessera` on its PATH.
+  CommandResult Kubectl(const std::vector<std::string>& args);
+  // `kubectl get ARGS -o json`, parsed; an error holds kubectl's message.
+  Result<nlohmann::json> GetJson(const std::vector<std::string>& args);
+
+  const std::string& dir() const { return dir_; }
+  int net() const { return net_; }
+  std::string kubeconfig() const { return dir_ + "/kubeconfig/admin.kubeconfig"; }
+  std::string ca_file() const { return dir_ + "/pki/ca.crt"; }
+  std::string api_url() const { return "https://" + HostIp() + ":6443"; }
+  std::string scheduler_url() const { return "https://" + HostIp() + ":8443"; }
+  std::string logs_dir() const { return dir_ + "/logs"; }
   const DemoPaths& paths() const { return paths_; }
 
  private:
-  std::string ContainerCommand() const;
+  std::string HostIp() const { return "10." + std::to_string(net_) + ".0.1"; }
 
   const DemoPaths paths_;
-  const std::string workdir_;
-  ProcessGroup& group_;
-  std::string api_url_;
-  std::string kubeconfig_;
-  int scheduler_port_ = 0;
+  const std::string dir_;
+  const int net_;
+  CommandRunner& runner_;
+  std::string components_dir_;  // kubectl and the other upstream programs
+
+  std::mutex down_mu_;
+  std::optional<CommandResult> down_;  // guarded by down_mu_
 };
 
 }  // namespace tessera::demo

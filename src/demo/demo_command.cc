@@ -8,7 +8,9 @@ namespace tessera::demo {
 
 cli::Command DemoCommand() {
   return {.name = "demo",
-          .summary = "run a small Tessera cluster on this machine and narrate what it does",
+          .summary =
+              "run Tessera on a real Kubernetes cluster on this machine (the dev cluster, as "
+              "root) and narrate what it does",
           .key_prefixes = {"log"},
           .run = [](const config::Config&, const std::vector<std::string>& args) {
             if (!args.empty()) {

@@ -1,7 +1,7 @@
 #include "demo/demo_story.h"
 
-#include <stdio.h>
-#include <sys/wait.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -13,27 +13,37 @@
 #include <sstream>
 #include <thread>
 
+#include "demo/command_runner.h"
 #include "demo/demo_cluster.h"
-#include "demo/http_json.h"
-#include "demo/kube_scheduler_stand_in.h"
+#include "demo/example_pod.h"
 #include "demo/leftover_processes.h"
 #include "demo/narrator.h"
+#include "demo/signal_cleanup.h"
 
 namespace tessera::demo {
 namespace fs = std::filesystem;
 using nlohmann::json;
+using Clock = std::chrono::steady_clock;
 
 namespace {
 
+constexpr int kNet = 251;  // 10.251.0.0/16; the CTest fixture's cluster uses 250
 constexpr int kCudaErrorOutOfMemory = 2;
 constexpr double kComputeTolerance = 5.0;  // percentage points over the share
 constexpr double kDemoLimitSeconds = 120;  // the demo's promise: under 2 minutes
 
-// An RTX 3090's memory as NVML reports it, and an H200's 141 GiB.
+// The dev cluster's default nodes (testing/cluster/tessera-dev-cluster): an RTX 3090's memory as
+// NVML reports it, and an H200's 141 GiB.
+struct DemoNode {
+  std::string name;
+  std::string model;
+  int memory_mib;
+  int gpu_count;
+};
 const DemoNode kNodeA{
-    .name = "node-a", .model = "SimGPU-3090", .memory_mib = 24268, .sms = 82, .gpu_count = 2};
+    .name = "node-a", .model = "SimGPU-3090", .memory_mib = 24268, .gpu_count = 2};
 const DemoNode kNodeB{
-    .name = "node-b", .model = "SimGPU-H200", .memory_mib = 141 * 1024, .sms = 132, .gpu_count = 4};
+    .name = "node-b", .model = "SimGPU-H200", .memory_mib = 141 * 1024, .gpu_count = 4};
 
 // The resources kubelet must count on every node (one device plugin per dialect resource).
 const char* const kNodeResources[] = {"nvidia.com/gpu", "tencent.com/vcuda-core",
@@ -67,35 +77,16 @@ const PodStep kGpusharePod{.file = "gpushare-pod.yaml",
                            .node = kNodeB.name,
                            .node_why = "32768 MiB fits no SimGPU-3090 (24268 MiB), only an H200"};
 
-struct CommandResult {
-  int rc = -1;
-  std::string output;
-};
-
 std::string ShellQuote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
 }
 
-// Runs a shell command line, stdout and stderr together.
-CommandResult RunCommand(const std::string& line) {
-  CommandResult r;
-  FILE* p = ::popen((line + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
-  int status = ::pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+std::string Seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", s);
+  return buf;
 }
 
 // The `key=value` lines of a workload's output, and the other lines (for people).
@@ -139,6 +130,14 @@ std::string Text(const json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// j[key] when it is an array, else an empty one.
+const json& Items(const json& j, const char* key) {
+  static const json empty = json::array();
+  if (!j.is_object()) return empty;
+  auto it = j.find(key);
+  return it != j.end() && it->is_array() ? *it : empty;
+}
+
 // The annotation `key` of an object, parsed as JSON (discarded when absent or not JSON).
 json AnnotationJson(const json& object, const char* key) {
   return json::parse(Text(Member(Member(object, "metadata"), "annotations"), key), nullptr, false);
@@ -147,8 +146,37 @@ json AnnotationJson(const json& object, const char* key) {
 // The first element of j[key] when it is a non-empty array of objects, else an empty object.
 const json& First(const json& j, const char* key) {
   static const json empty = json::object();
-  if (!j.is_object() || !j.contains(key) || !j[key].is_array() || j[key].empty()) return empty;
-  return j[key][0].is_object() ? j[key][0] : empty;
+  const json& items = Items(j, key);
+  return !items.empty() && items[0].is_object() ? items[0] : empty;
+}
+
+// The message of the pod's PodScheduled=False condition, or "".
+std::string UnschedulableMessage(const json& pod) {
+  for (const json& c : Items(Member(pod, "status"), "conditions")) {
+    if (Text(c, "type") == "PodScheduled" && Text(c, "status") == "False") {
+      return Text(c, "message");
+    }
+  }
+  return "";
+}
+
+// True when the pod's first container runs (started, not ended).
+bool ContainerRunning(const json& pod) {
+  const json& status = First(Member(pod, "status"), "containerStatuses");
+  return Member(status, "state").contains("running");
+}
+
+const char* SignalName(int sig) {
+  switch (sig) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    default:
+      return "a signal";
+  }
 }
 
 // "4096 MiB, 30% cores" or "32768 MiB, no compute limit": a pod's line in `inspect -d`.
@@ -158,31 +186,33 @@ std::string InspectShare(const PodStep& step) {
                           : std::to_string(step.cores) + "% cores");
 }
 
+// "nvidia.com/gpu=1, nvidia.com/gpumem=4096": a container's limits.
+std::string Limits(const json& pod) {
+  std::string out;
+  for (const json& c : Items(Member(pod, "spec"), "containers")) {
+    for (const auto& [name, value] : Member(Member(c, "resources"), "limits").items()) {
+      out += (out.empty() ? "" : ", ") + name + "=" +
+             (value.is_string() ? value.get<std::string>() : value.dump());
+    }
+  }
+  return out;
+}
+
 class Story {
  public:
-  Story(DemoCluster& cluster, Narrator& n) : cluster_(cluster), n_(n), api_(cluster.api_url()) {}
-
-  std::string Kubectl(const std::string& args) {
-    return "KUBECONFIG=" + ShellQuote(cluster_.kubeconfig()) +
-           " PATH=" + ShellQuote(cluster_.paths().bin_dir) + ":\"$PATH\" kubectl " + args;
-  }
-
-  std::string Example(const std::string& file) {
-    return ShellQuote(cluster_.paths().examples_dir + "/" + file);
-  }
+  Story(DemoCluster& cluster, Narrator& n, std::string pods_dir)
+      : cluster_(cluster), n_(n), pods_dir_(std::move(pods_dir)) {}
 
   // Tells each node's GPUs and kubelet's counts, and checks them against the node's simgpu machine.
   void Nodes() {
     for (const DemoNode* node : {&kNodeA, &kNodeB}) {
-      Result<json> n = api_.Get("/api/v1/nodes/" + node->name);
+      Result<json> n = cluster_.GetJson({"node", node->name});
       json inv = n.ok() ? AnnotationJson(*n, "tessera.io/gpus") : json();
       json alloc = n.ok() ? Member(Member(*n, "status"), "allocatable") : json::object();
       int matching = 0;
-      if (inv.is_object() && inv.contains("gpus") && inv["gpus"].is_array()) {
-        for (const json& g : inv["gpus"]) {
-          matching += g.is_object() && Text(g, "model") == node->model &&
-                      g.value("memoryMiB", 0) == node->memory_mib;
-        }
+      for (const json& g : Items(inv, "gpus")) {
+        matching += g.is_object() && Text(g, "model") == node->model &&
+                    g.value("memoryMiB", 0) == node->memory_mib;
       }
       std::string counts;
       bool counted = true;
@@ -201,42 +231,79 @@ class Story {
     }
   }
 
+  // examples/<file> as the cluster can run it (example_pod.h), written to the pods folder;
+  // returns its path, or "" after a FAILED line.
+  std::string PreparePod(const std::string& file, json* pod_out = nullptr) {
+    CommandResult dry = cluster_.Kubectl({"create", "--dry-run=client", "-o", "json", "-f",
+                                          cluster_.paths().examples_dir + "/" + file});
+    json pod = json::parse(dry.output, nullptr, false);
+    if (dry.rc != 0 || !pod.is_object()) {
+      n_.Check(false, "kubectl read examples/" + file + " (create --dry-run=client -o json)",
+               "exit " + std::to_string(dry.rc) + ": " + dry.output);
+      return "";
+    }
+    pod = ClusterPod(pod);
+    std::string path = pods_dir_ + "/" + Text(Member(pod, "metadata"), "name") + ".json";
+    std::ofstream(path) << pod.dump(2) << "\n";
+    if (pod_out != nullptr) *pod_out = pod;
+    return path;
+  }
+
   // Creates the pod of `step` and follows it to its container's program; checks the decision,
   // what the program saw and the compute share it got against what the step tells.
   void DialectPod(const PodStep& step) {
-    n_.Say("$ kubectl create -f examples/" + step.file);
-    CommandResult created = RunCommand(Kubectl("create -f " + Example(step.file)));
+    json pod;
+    std::string path = PreparePod(step.file, &pod);
+    if (path.empty()) return;
+    n_.Say("examples/" + step.file +
+           ", read with kubectl create --dry-run=client -o json and changed as told in step 1; "
+           "its GPU limits, unchanged: " +
+           Limits(pod));
+    n_.Say("$ kubectl create -f " + path);
+    CommandResult created = cluster_.Kubectl({"create", "-f", path});
     n_.Quote(created.output);
     if (!n_.Check(created.rc == 0, "kubectl created the pod",
                   "exit " + std::to_string(created.rc))) {
       return;
     }
+    // Bound, Running, the Scheduled event recorded and the program's end in its log.
     json p;
-    std::string allocation_id;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(45);
-    while (std::chrono::steady_clock::now() < deadline) {
-      Result<json> got = api_.Get("/api/v1/namespaces/default/pods/" + step.pod);
-      if (got.ok()) {
-        p = *got;
-        allocation_id =
-            Text(Member(AnnotationJson(p, "tessera.io/allocated"), "main"), "allocation");
-        if (!allocation_id.empty() &&
-            fs::exists(cluster_.out_dir() + "/" + allocation_id + ".txt")) {
-          break;
-        }
+    std::string logs;
+    json scheduled;
+    auto deadline = Clock::now() + std::chrono::seconds(90);
+    while (Clock::now() < deadline) {
+      Result<json> got = cluster_.GetJson({"pod", step.pod});
+      if (got.ok()) p = *got;
+      if (scheduled.empty() && !Text(Member(p, "spec"), "nodeName").empty()) {
+        Result<json> events =
+            cluster_.GetJson({"events", "--field-selector",
+                              "involvedObject.name=" + step.pod + ",reason=Scheduled"});
+        if (events.ok()) scheduled = First(*events, "items");
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (ContainerRunning(p)) {
+        CommandResult log = cluster_.Kubectl({"logs", step.pod});
+        if (log.rc == 0) logs = log.output;
+      }
+      if (logs.find("exit=") != std::string::npos && !scheduled.empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
     const json& spec = Member(p, "spec");
     n_.Check(Text(spec, "schedulerName") == "tessera",
              "the admission webhook set schedulerName: tessera when the pod was created",
              "schedulerName is '" + Text(spec, "schedulerName") + "'");
     std::string node = Text(spec, "nodeName");
-    if (!n_.Check(!node.empty(), "the scheduler bound the pod to a node",
-                  "still unbound after 45 s")) {
+    if (!n_.Check(!node.empty(), "kube-scheduler bound the pod to a node",
+                  "still unbound after 90 s: " + UnschedulableMessage(p))) {
       return;
     }
     bound_[step.pod] = node;
+    n_.Say(
+        "kube-scheduler (profile tessera) asked Tessera's extender: filter -> prioritize -> "
+        "bind. Its event: \"" +
+        Text(scheduled, "message") + "\"");
+    n_.Check(Text(scheduled, "reportingComponent") == "tessera",
+             "the Scheduled event comes from the kube-scheduler of profile tessera",
+             "reported by '" + Text(scheduled, "reportingComponent") + "'");
     const json decision = AnnotationJson(p, "tessera.io/allocation");
     const json& container = First(decision, "containers");
     const json& device = First(container, "devices");
@@ -244,14 +311,11 @@ class Story {
     int cores = device.value("cores", 0);
     int cores_limit = device.value("coresLimit", 0);
     std::string mode = Text(container, "mode");
-    n_.Say(
-        "kube-scheduler (the stand-in) asked the extender: filter -> prioritize -> bind. "
-        "Tessera bound it to " +
-        node + ", GPU " + GpuName(node, Text(device, "uuid")) + ": " + std::to_string(mib) +
-        " MiB, " +
-        (cores == 0 ? std::string("no compute limit") : std::to_string(cores) + "% compute") +
-        (mode.empty() ? "" : ", mode " + mode) +
-        (cores_limit > 0 ? " (may burst to " + std::to_string(cores_limit) + "%)" : ""));
+    n_.Say("Tessera's decision (annotation tessera.io/allocation): " + node + ", GPU " +
+           GpuName(node, Text(device, "uuid")) + ": " + std::to_string(mib) + " MiB, " +
+           (cores == 0 ? std::string("no compute limit") : std::to_string(cores) + "% compute") +
+           (mode.empty() ? "" : ", mode " + mode) +
+           (cores_limit > 0 ? " (may burst to " + std::to_string(cores_limit) + "%)" : ""));
     std::string wanted =
         std::to_string(step.memory_mib) + " MiB and " +
         (step.cores == 0 ? std::string("no compute limit")
@@ -266,15 +330,16 @@ class Story {
       n_.Check(node == step.node, step.node_why + ": it went to " + step.node,
                "it went to " + node);
     }
-    std::string out_file = cluster_.out_dir() + "/" + allocation_id + ".txt";
-    if (!n_.Check(!allocation_id.empty() && fs::exists(out_file),
-                  "the fake kubelet started the container (device plugin Allocate, "
-                  "PreStartContainer, limits written by tessera node)")) {
+    if (!n_.Check(ContainerRunning(p) && logs.find("exit=") != std::string::npos,
+                  "kubelet admitted it through Tessera's device plugin (Allocate, "
+                  "PreStartContainer) and containerd runs its container",
+                  "phase " + Text(Member(p, "status"), "phase") + ", log: " + logs)) {
       return;
     }
-    WorkloadReport report = ParseReport(ReadFile(out_file));
-    n_.Say("Its program (tessera-demo-workload, under libtessera-cuda.so over simgpu) printed:");
-    n_.Quote(report.text);
+    WorkloadReport report = ParseReport(logs);
+    n_.Say("$ kubectl logs " + step.pod +
+           "   (tessera-demo-workload, under libtessera-cuda.so over simgpu)");
+    n_.Quote(logs);
     n_.Check(report.values["exit"] == "0", "the program ran to its end",
              "exit " + report.values["exit"]);
     n_.Check(Number(report, "nvml.total_mib") == step.memory_mib,
@@ -313,11 +378,10 @@ class Story {
   }
 
   std::string GpuName(const std::string& node, const std::string& uuid) {
-    Result<json> n = api_.Get("/api/v1/nodes/" + node);
+    Result<json> n = cluster_.GetJson({"node", node});
     if (!n.ok()) return uuid;
-    json inv = AnnotationJson(*n, "tessera.io/gpus");
-    if (!inv.is_object() || !inv.contains("gpus") || !inv["gpus"].is_array()) return uuid;
-    for (const json& g : inv["gpus"]) {
+    const json inventory = AnnotationJson(*n, "tessera.io/gpus");
+    for (const json& g : Items(inventory, "gpus")) {
       if (Text(g, "uuid") == uuid) {
         return std::to_string(g.value("index", -1)) + " (" + Text(g, "model") + ", " +
                uuid.substr(0, 12) + "...)";
@@ -327,55 +391,89 @@ class Story {
   }
 
   void InvalidPod() {
-    n_.Say("$ kubectl create -f examples/vcuda-invalid-core.yaml");
-    CommandResult created = RunCommand(Kubectl("create -f " + Example("vcuda-invalid-core.yaml")));
+    std::string path = PreparePod("vcuda-invalid-core.yaml");
+    if (path.empty()) return;
+    n_.Say("$ kubectl create -f " + path + "   (examples/vcuda-invalid-core.yaml)");
+    CommandResult created = cluster_.Kubectl({"create", "-f", path});
     n_.Quote(created.output);
     const std::string& o = created.output;
     n_.Check(created.rc != 0 && o.find("denied the request") != std::string::npos &&
                  o.find("vcuda-core: 150") != std::string::npos &&
                  o.find("below 100") != std::string::npos &&
                  o.find("multiple of 100") != std::string::npos,
-             "the admission webhook denied the pod, and the message says what is allowed "
-             "(below 100, or a multiple of 100)");
-    n_.Check(!api_.Get("/api/v1/namespaces/default/pods/vcuda-150-cores").ok(),
-             "the pod does not exist");
+             "the API server's call to the admission webhook denied the pod, and the message says "
+             "what is allowed (below 100, or a multiple of 100)");
+    CommandResult get = cluster_.Kubectl({"get", "pod", "vcuda-150-cores"});
+    n_.Check(get.rc != 0 && get.output.find("NotFound") != std::string::npos,
+             "the pod does not exist", get.output);
   }
 
   void PendingPod() {
-    n_.Say("$ kubectl create -f examples/vcuda-95-units.yaml");
-    CommandResult created = RunCommand(Kubectl("create -f " + Example("vcuda-95-units.yaml")));
+    std::string path = PreparePod("vcuda-95-units.yaml");
+    if (path.empty()) return;
+    n_.Say("$ kubectl create -f " + path + "   (examples/vcuda-95-units.yaml)");
+    CommandResult created = cluster_.Kubectl({"create", "-f", path});
     n_.Quote(created.output);
     if (!n_.Check(created.rc == 0, "kubectl created the pod")) return;
     std::string message;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (message.empty() && std::chrono::steady_clock::now() < deadline) {
-      Result<json> got = api_.Get("/api/v1/namespaces/default/pods/vcuda-95-units");
-      json status = got.ok() ? Member(*got, "status") : json::object();
-      if (status.contains("conditions") && status["conditions"].is_array()) {
-        for (const json& c : status["conditions"]) {
-          if (Text(c, "type") == "PodScheduled" && Text(c, "status") == "False") {
-            message = Text(c, "message");
-          }
-        }
-      }
-      if (message.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto deadline = Clock::now() + std::chrono::seconds(30);
+    while (message.empty() && Clock::now() < deadline) {
+      Result<json> got = cluster_.GetJson({"pod", "vcuda-95-units"});
+      if (got.ok()) message = UnschedulableMessage(*got);
+      if (message.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(300));
     }
-    n_.Say("The extender's filter found no node; the reason kube-scheduler records on the pod:");
+    n_.Say(
+        "Tessera's filter found no node. kube-scheduler records why on the pod (condition "
+        "PodScheduled=False, reason Unschedulable), one reason per node from the extender:");
     n_.Quote(message);
     n_.Check(message.find("24320 MiB") != std::string::npos &&
                  message.find("24268 MiB") != std::string::npos,
              "the reason names the 24320 MiB asked and the 24268 MiB a card has",
              message.empty() ? "no PodScheduled=False condition after 30 s" : "");
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    Result<json> later = api_.Get("/api/v1/namespaces/default/pods/vcuda-95-units");
+    Result<json> later = cluster_.GetJson({"pod", "vcuda-95-units"});
     n_.Check(later.ok() && Text(Member(*later, "spec"), "nodeName").empty() &&
                  Text(Member(*later, "status"), "phase") == "Pending",
              "1.5 s later the pod is still Pending and unbound");
   }
 
+  // `kubectl get pods -o wide`, and the check that the three pods run where they were bound.
+  void Pods(const std::vector<const PodStep*>& pods) {
+    n_.Say(
+        "Each program has ended, but its container sleeps on (exec sleep 3600): the pods stay "
+        "Running on their nodes, and keep their GPU shares.");
+    n_.Say("$ kubectl get pods -o wide");
+    CommandResult shown = cluster_.Kubectl({"get", "pods", "-o", "wide"});
+    n_.Quote(shown.output);
+    Result<json> list = cluster_.GetJson({"pods"});
+    std::map<std::string, const json*> by_name;
+    if (list.ok()) {
+      for (const json& p : Items(*list, "items")) by_name[Text(Member(p, "metadata"), "name")] = &p;
+    }
+    std::string where, wrong;
+    for (const PodStep* step : pods) {
+      auto it = by_name.find(step->pod);
+      std::string node = it == by_name.end() ? "" : Text(Member(*it->second, "spec"), "nodeName");
+      std::string phase = it == by_name.end() ? "" : Text(Member(*it->second, "status"), "phase");
+      std::string want = step->node.empty() ? bound_[step->pod] : step->node;
+      where += (where.empty() ? "" : ", ") + step->pod + " on " + want;
+      if (want.empty() || node != want || phase != "Running" || !ContainerRunning(*it->second)) {
+        wrong += (wrong.empty() ? "" : "; ") + step->pod + ": " + (phase.empty() ? "?" : phase) +
+                 " on " + (node.empty() ? "no node" : node);
+      }
+    }
+    n_.Check(list.ok() && wrong.empty(), "the three pods are Running: " + where,
+             list.ok() ? wrong : list.status().message());
+    auto pending = by_name.find("vcuda-95-units");
+    n_.Check(pending != by_name.end() &&
+                 Text(Member(*pending->second, "status"), "phase") == "Pending" &&
+                 Text(Member(*pending->second, "spec"), "nodeName").empty(),
+             "vcuda-95-units is Pending, on no node");
+  }
+
   void Inspect(const std::vector<const PodStep*>& pods) {
-    n_.Say("$ kubectl tessera inspect -d");
-    CommandResult shown = RunCommand(Kubectl("tessera inspect -d"));
+    n_.Say("$ kubectl tessera inspect -d   (KUBECONFIG: the cluster's admin, client certificate)");
+    CommandResult shown = cluster_.Kubectl({"tessera", "inspect", "-d"});
     n_.Quote(shown.output);
     const std::string& o = shown.output;
     bool shares = true;
@@ -388,17 +486,27 @@ class Story {
     n_.Check(shown.rc == 0 && o.find(kNodeA.name + "  ") != std::string::npos &&
                  o.find(kNodeB.name + "  ") != std::string::npos && shares &&
                  o.find("Pending pods: 1\n") != std::string::npos &&
-                 o.find("default/vcuda-95-units: 0/2 nodes are available") != std::string::npos,
+                 o.find("default/vcuda-95-units: 0/2 nodes are available") != std::string::npos &&
+                 o.find("24320 MiB") != std::string::npos,
              "inspect shows both nodes, each pod's share on its GPU, and the pending pod with its "
              "reason",
              "exit " + std::to_string(shown.rc) + (missing.empty() ? "" : "; " + missing));
 
     // The same command, reading the scheduler's own state instead of the API server.
-    std::string one_node =
-        "tessera inspect " + kNodeA.name + " -d --scheduler " + cluster_.scheduler_url();
-    n_.Say("The same from the scheduler's memory (GET /inspect), for one node:");
-    n_.Say("$ kubectl " + one_node);
-    CommandResult scheduler = RunCommand(Kubectl(one_node));
+    std::vector<std::string> one_node = {"tessera",
+                                         "inspect",
+                                         kNodeA.name,
+                                         "-d",
+                                         "--scheduler",
+                                         cluster_.scheduler_url(),
+                                         "--inspect.scheduler-ca=" + cluster_.ca_file()};
+    std::string shown_args;
+    for (const std::string& a : one_node) shown_args += " " + a;
+    n_.Say(
+        "The same from the scheduler's memory (GET /inspect over HTTPS, its certificate "
+        "checked against the cluster's CA), for one node:");
+    n_.Say("$ kubectl" + shown_args);
+    CommandResult scheduler = cluster_.Kubectl(one_node);
     n_.Quote(scheduler.output);
     const std::string& s = scheduler.output;
     bool node_a_pods = true;
@@ -409,48 +517,67 @@ class Story {
     n_.Check(scheduler.rc == 0 && s.find(kNodeA.name + "  ") != std::string::npos &&
                  s.find(kNodeB.name + "  ") == std::string::npos && node_a_pods,
              "the scheduler's view of " + kNodeA.name +
-                 " holds the same pods with the same "
-                 "shares, and only that node",
+                 " holds the same pods with the same shares, and only that node",
              "exit " + std::to_string(scheduler.rc));
   }
 
  private:
   DemoCluster& cluster_;
   Narrator& n_;
-  HttpJson api_;
+  const std::string pods_dir_;
   std::map<std::string, std::string> bound_;  // pod -> the node it was bound to
 };
 
-int Run(DemoCluster& cluster, Narrator& n) {
-  n.Step("Starting a small cluster on this machine");
-  Status s = cluster.StartApiServer();
-  if (!n.Check(s.ok(), "the fake Kubernetes API server is up", s.message())) return 1;
-  n.Say("A fake Kubernetes API server listens at " + cluster.api_url() +
-        "; kubectl talks to it, and it sends every new pod through Tessera's admission webhook.");
-  s = cluster.StartScheduler();
-  if (!n.Check(s.ok(), "tessera scheduler is ready", s.message())) return 1;
-  n.Say("tessera scheduler listens at " + cluster.scheduler_url() +
-        ": the extender (filter, prioritize, bind) and the admission webhook (mutate, validate).");
-  for (const DemoNode* node : {&kNodeA, &kNodeB}) {
-    s = cluster.StartNode(*node);
-    if (!n.Check(s.ok(), "started " + node->name, s.message())) return 1;
+std::string Command(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const std::string& a : argv) {
+    bool plain = a.find_first_of(" '\"$;&|") == std::string::npos;
+    line += (line.empty() ? "" : " ") + (plain ? a : ShellQuote(a));
   }
-  for (const DemoNode* node : {&kNodeA, &kNodeB}) {
-    s = cluster.WaitForNode(*node);
-    if (!n.Check(s.ok(), node->name + " published its GPUs", s.message())) return 1;
+  return line;
+}
+
+// Steps 1 to 8; returns false when the cluster did not come up (the story stops there).
+bool Run(DemoCluster& cluster, Narrator& n, const std::string& pods_dir) {
+  const std::string net = std::to_string(cluster.net());
+  n.Step("Starting a real Kubernetes cluster on this machine");
+  n.Say("$ testing/cluster/tessera-dev-cluster up --dir " + cluster.dir() + " --net " + net +
+        " --build " + cluster.paths().build_dir);
+  CommandResult up = cluster.Up([&n](const std::string& line) { n.Quote(line); });
+  if (!n.Check(up.rc == 0, "the cluster is up",
+               "exit " + std::to_string(up.rc) + (up.timed_out ? ", timed out" : "") +
+                   "; its logs: " + cluster.logs_dir())) {
+    return false;
   }
   n.Say(
-      "Two nodes, each a fake kubelet plus `tessera node` over its own simulated driver "
-      "(simgpu). The node agents found these GPUs through NVML and registered device plugins:");
-  Story story(cluster, n);
+      "Nothing here is a fake but the GPUs. The upstream programs of Kubernetes 1.36 run as "
+      "they do on any cluster (docs/dev-cluster.md):");
+  n.Say("- etcd, and kube-apiserver at " + cluster.api_url() +
+        " (TLS, client certificates, RBAC); kubectl talks to it as the cluster's admin;");
+  n.Say("- kube-controller-manager, and the default kube-scheduler for pods without a GPU;");
+  n.Say(
+      "- a second kube-scheduler with the profile `tessera` (deploy/scheduler/"
+      "kube-scheduler-config.yaml), which calls Tessera's scheduler extender over HTTPS;");
+  n.Say("- tessera scheduler at " + cluster.scheduler_url() +
+        " (certificate signed by the cluster's CA): the extender (filter, prioritize, bind) and "
+        "the admission webhooks (mutate, validate) the API server calls for every new pod;");
+  n.Say(
+      "- two nodes, each in its own network namespace with a real containerd and kubelet, "
+      "plus `tessera node` (the device plugins) over a simulated GPU driver (simgpu).");
+  n.Say(
+      "The node agents found these GPUs through NVML and registered their device plugins with "
+      "kubelet:");
+  Story story(cluster, n, pods_dir);
   story.Nodes();
-  KubeSchedulerStandIn kube_scheduler(cluster.api_url(), cluster.scheduler_url(),
-                                      {kNodeA.name, kNodeB.name}, "tessera");
-  kube_scheduler.Start();
   n.Say(
-      "There is no real kube-scheduler here: a small loop in the demo stands in for it. For "
-      "every unbound pod with schedulerName tessera it calls the extender's filter, prioritize "
-      "and bind, as kube-scheduler's `tessera` profile would.");
+      "The pods come from examples/, which name CUDA images that cannot be pulled here and ask "
+      "for 4 CPUs and 32 GiB, more than this machine has. The demo changes each as the cluster "
+      "tests do (testing/cluster/tests/lib.sh): the same name, annotations and GPU requests; "
+      "image " +
+      std::string(kWorkloadImage) + "; command " + Command(WorkloadCommand()) +
+      " (the container runs on after its GPU program, so the pod keeps its share); no cpu or "
+      "memory requests. They are written to " +
+      pods_dir + ".");
 
   n.Step("A vGPU (HAMi) pod: nvidia.com/gpu 1, gpumem 4096 MiB, gpucores 30%");
   story.DialectPod(kVgpuPod);
@@ -462,10 +589,26 @@ int Run(DemoCluster& cluster, Narrator& n) {
   story.InvalidPod();
   n.Step("95 vcuda-memory units (24320 MiB) on a SimGPU-3090 (24268 MiB)");
   story.PendingPod();
-  kube_scheduler.Stop();
+  n.Step("The pods, as kubectl shows them");
+  story.Pods({&kVgpuPod, &kVcudaPod, &kGpusharePod});
   n.Step("What kubectl tessera inspect shows");
   story.Inspect({&kVgpuPod, &kVcudaPod, &kGpusharePod});
-  return n.failures() == 0 ? 0 : 1;
+  return true;
+}
+
+// Checks `down`'s answer: it exits 1 and names what it found when anything is left.
+bool CheckDown(Narrator& n, const CommandResult& down, bool final) {
+  bool clean = down.rc == 0 && down.output.find("left behind") == std::string::npos;
+  std::string what =
+      "the cluster is down, and `down` found nothing left behind (process, mount, "
+      "cgroup, network namespace, tsr251br)";
+  if (final) {
+    n.FinalQuote(down.output);
+    n.Final(clean ? "ok: " + what : "FAILED: " + what + " (exit " + std::to_string(down.rc) + ")");
+    return clean;
+  }
+  n.Quote(down.output);
+  return n.Check(clean, what, "exit " + std::to_string(down.rc));
 }
 
 }  // namespace
@@ -477,42 +620,70 @@ int RunDemo(std::ostream& out) {
     out << "tessera demo: " << paths.status().message() << "\n";
     return 1;
   }
-  // Under /tmp rather than $TMPDIR: the kubelet and device plugin sockets live in this folder,
-  // and a unix socket's path may not exceed 107 bytes.
+  if (::geteuid() != 0) {
+    out << "tessera demo: the demo runs a Kubernetes cluster on this machine, which needs root "
+           "(network namespaces, cgroups, mounts): sudo "
+        << paths->bin_dir << "/tessera demo\n";
+    return 1;
+  }
+  // Under /tmp rather than $TMPDIR: a unix socket's path may not exceed 107 bytes, and the
+  // cluster's sockets live in this folder.
   char tmpl[] = "/tmp/tessera-demo.XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) {
     out << "tessera demo: cannot create " << tmpl << ": " << std::strerror(errno) << "\n";
     return 1;
   }
   const std::string workdir = tmpl;
-  out << "The demo works in " << workdir << " (each process's log is in its logs/ folder).\n";
-  auto start = std::chrono::steady_clock::now();
-  int rc;
-  {
-    ProcessGroup group;
-    ProcessGroup::InstallSignalCleanup();
-    DemoCluster cluster(*paths, workdir, group);
-    rc = Run(cluster, n);
-    group.StopAll();
+  const std::string pods_dir = workdir + "/pods";
+  fs::create_directories(pods_dir);
+  CommandRunner runner;
+  DemoCluster cluster(*paths, workdir + "/cluster", kNet, runner);
+  out << "The demo works in " << workdir << " (the cluster's logs: " << cluster.logs_dir()
+      << ").\nShould it be killed, take its cluster down with: " << paths->harness << " down --dir "
+      << cluster.dir() << "\n";
+
+  OnTerminatingSignal([&](int sig) {
+    n.Silence();
+    n.Final("");
+    n.Final(std::string("Stopped by ") + SignalName(sig) + ": taking the cluster down (" +
+            paths->harness + " down)");
+    // A running `up` gets SIGTERM and 5 s to take down what it started (its own cleanup); then
+    // SIGKILL. `down` does the whole job either way, from what `up` recorded in the folder.
+    runner.Stop(std::chrono::seconds(5));
+    CheckDown(n, cluster.Down(), true);
+    n.Final("Logs: " + cluster.logs_dir());
+  });
+
+  Status components = cluster.FindComponents([&n](const std::string& line) { n.Quote(line); });
+  if (!n.Check(components.ok(),
+               "the cluster's programs are built (testing/cluster/build-components)",
+               components.message())) {
+    fs::remove_all(workdir);
+    return 1;
   }
-  out << "\n";
+  auto start = Clock::now();
+  Run(cluster, n, pods_dir);
+
+  n.Step("Taking the cluster down");
+  n.Say("$ testing/cluster/tessera-dev-cluster down --dir " + cluster.dir() + " --net " +
+        std::to_string(cluster.net()));
+  CheckDown(n, cluster.Down(), false);
   std::string left;
   for (const std::string& p : LeftoverProcesses(workdir, std::chrono::seconds(5))) {
     left += "\n     " + p;
   }
-  n.Check(left.empty(), "every process the demo started has ended", "still running:" + left);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  char took[64];
-  std::snprintf(took, sizeof(took), "%.1f", seconds);
+  n.Check(left.empty(), "no process that names the demo's folder is running",
+          "still running:" + left);
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   n.Check(seconds < kDemoLimitSeconds,
-          std::string("the demo ran in ") + took + " s, under its limit of 2 minutes");
-  if (rc == 0 && n.failures() == 0) {
-    out << "\nEvery step happened as told.\n";
+          "the demo ran in " + Seconds(seconds) + " s, under its limit of 2 minutes");
+  if (n.failures() == 0) {
+    n.Print("\nEvery step happened as told.");
     fs::remove_all(workdir);
     return 0;
   }
-  out << "\nThe demo FAILED: " << n.failures()
-      << " check(s) did not hold (marked FAILED above). Logs: " << workdir << "/logs\n";
+  n.Print("\nThe demo FAILED: " + std::to_string(n.failures()) +
+          " check(s) did not hold (marked FAILED above). Logs: " + cluster.logs_dir());
   return 1;
 }
 

@@ -1,8 +1,10 @@
 // LeftoverProcesses: finds the processes that still refer to a folder, so that the demo can check
-// that it left nothing running. Every process the demo starts refers to its work folder: in its
-// command line (kubeconfig, state folders), its environment (SIMGPU_STATE, inherited by the
-// containers' commands, and TESSERA_LIMITS_FILE) or an open file (its log). A process that left
-// the demo's process group is found too.
+// that it left nothing running. Every host process of the demo's cluster refers to the demo's work
+// folder, which holds the cluster's: in its command line (kubeconfig, certificates, state
+// folders), its environment (SIMGPU_STATE) or an open file (its log). The cluster's processes are
+// detached from the demo (sessions of their own), so this looks at every process, not the demo's
+// children. (Processes inside containers are in the nodes' cgroups, which `tessera-dev-cluster
+// down` empties and checks.)
 //
 // Thread-safety: no shared state.
 #pragma once

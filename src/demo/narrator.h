@@ -2,9 +2,13 @@
 // and keeps the score of its checks: each Check prints what was verified, and a failed one is
 // counted, so the demo exits non-zero when anything it told did not happen.
 //
-// Thread-safety: one thread.
+// When a signal stops the demo, Silence() ends the story (what the main thread still tells is
+// dropped), and Final() prints what the cleanup has to say.
+//
+// Thread-safety: every method may be called from any thread; lines never interleave.
 #pragma once
 
+#include <mutex>
 #include <ostream>
 #include <string>
 
@@ -20,13 +24,24 @@ class Narrator {
   void Quote(const std::string& text);
   // Prints "ok: what" or "FAILED: what (detail)"; returns `ok`.
   bool Check(bool ok, const std::string& what, const std::string& detail = "");
+  // Prints text as it is (a line of its own when it ends without a newline).
+  void Print(const std::string& text);
 
-  int failures() const { return failures_; }
+  void Silence();
+  // Prints text as Say does, even after Silence().
+  void Final(const std::string& text);
+  void FinalQuote(const std::string& text);
+
+  int failures() const;
 
  private:
+  void Write(const std::string& text);  // under mu_, unless silenced_
+
   std::ostream& out_;
-  int step_ = 0;
-  int failures_ = 0;
+  mutable std::mutex mu_;
+  int step_ = 0;           // guarded by mu_
+  int failures_ = 0;       // guarded by mu_
+  bool silenced_ = false;  // guarded by mu_
 };
 
 }  // namespace tessera::demo

@@ -352,7 +352,7 @@ TEST_F(SchedulerE2E, AdmissionWebhookThroughTheApiServerAllowsDeniesAndPatches) 
     ASSERT_FALSE(created.ok()) << c.name << " was admitted";
     kube::ApiError details = kube::ErrorDetails(created.status());
     EXPECT_EQ(details.http_status, 403) << c.name;
-    EXPECT_NE(details.message.find("admission webhook \"tessera.io\" denied the request"),
+    EXPECT_NE(details.message.find("admission webhook \"mutate.tessera.io\" denied the request"),
               std::string::npos)
         << details.message;
     EXPECT_NE(details.message.find(c.message), std::string::npos) << details.message;

@@ -20,8 +20,8 @@ std::string NewUid() {
 
 }  // namespace
 
-AdmissionWebhook::AdmissionWebhook(std::string base_url, std::string name)
-    : base_url_(std::move(base_url)), name_(std::move(name)) {}
+AdmissionWebhook::AdmissionWebhook(std::string base_url, std::string domain)
+    : base_url_(std::move(base_url)), domain_(std::move(domain)) {}
 
 ApiResult<json> AdmissionWebhook::Review(const std::string& verb, const json& pod,
                                          const std::string& ns) const {
@@ -41,7 +41,7 @@ ApiResult<json> AdmissionWebhook::Review(const std::string& verb, const json& po
                    {"object", pod},
                    {"oldObject", nullptr},
                    {"dryRun", false}}}};
-  std::string failed = "failed calling webhook \"" + name_ + "\": ";
+  std::string failed = "failed calling webhook \"" + verb + "." + domain_ + "\": ";
   // Split "http://host:port/prefix" into the client's base and the path prefix.
   size_t scheme = base_url_.find("://");
   size_t slash = base_url_.find('/', scheme == std::string::npos ? 0 : scheme + 3);
@@ -73,19 +73,20 @@ ApiResult<json> AdmissionWebhook::Admit(const json& pod, const std::string& ns) 
       int code = status.value("code", 400);
       std::string message = status.value("message", "");
       return ErrorForCode(code < 400 ? 400 : code,
-                          "admission webhook \"" + name_ + "\" denied the request" +
+                          "admission webhook \"" + std::string(verb) + "." + domain_ +
+                              "\" denied the request" +
                               (message.empty() ? " without explanation" : ": " + message));
     }
     if (std::string(verb) == "mutate" && response->contains("patch")) {
       std::optional<std::string> patch = Base64Decode((*response)["patch"].get<std::string>());
       if (!patch) {
-        return ErrorForCode(500,
-                            "failed calling webhook \"" + name_ + "\": the patch is not base64");
+        return ErrorForCode(
+            500, "failed calling webhook \"mutate." + domain_ + "\": the patch is not base64");
       }
       ApiResult<json> patched = ApplyPatch("application/json-patch+json", *patch, current, "Pod",
                                            current["metadata"].value("name", ""));
       if (!patched.ok()) {
-        return ErrorForCode(500, "failed calling webhook \"" + name_ +
+        return ErrorForCode(500, "failed calling webhook \"mutate." + domain_ +
                                      "\": its patch cannot be applied: " + patched.error().message);
       }
       current = std::move(*patched);

@@ -21,8 +21,10 @@ namespace tessera::testing {
 
 class AdmissionWebhook {
  public:
-  // `base_url` is "http://host:port" (a path prefix is kept); `name` names it in messages.
-  AdmissionWebhook(std::string base_url, std::string name);
+  // `base_url` is "http://host:port" (a path prefix is kept). The two webhooks are named
+  // "mutate.<domain>" and "validate.<domain>" in messages, as deploy/webhook/webhooks.yaml names
+  // them and as the real server's messages name the webhook that answered.
+  AdmissionWebhook(std::string base_url, std::string domain);
 
   // Returns the pod to store (mutated), or the error to answer.
   ApiResult<nlohmann::json> Admit(const nlohmann::json& pod, const std::string& ns) const;
@@ -32,7 +34,7 @@ class AdmissionWebhook {
                                    const std::string& ns) const;
 
   const std::string base_url_;
-  const std::string name_;
+  const std::string domain_;
 };
 
 }  // namespace tessera::testing

@@ -95,7 +95,8 @@ TEST_F(AdmissionWebhookTest, DenialIsTheRealServersErrorAndStoresNothing) {
   EXPECT_EQ(a.body["kind"], "Status");
   EXPECT_EQ(a.body["reason"], "Forbidden");
   EXPECT_EQ(a.body["message"],
-            "admission webhook \"tessera.io\" denied the request: vcuda-core 150 is not allowed");
+            "admission webhook \"validate.tessera.io\" denied the request: vcuda-core 150 is not "
+            "allowed");
   EXPECT_EQ(client_->Get("/api/v1/namespaces/default/pods/bad").status, 404);
 }
 
@@ -109,8 +110,9 @@ TEST_F(FakeApiServerTest, UnreachableWebhookFailsTheCreate) {
   StartServer({.admission_webhook = "http://127.0.0.1:1"});
   HttpAnswer a = client_->Post("/api/v1/namespaces/default/pods", PodJson("p"));
   EXPECT_EQ(a.status, 500);
-  EXPECT_NE(a.body["message"].get<std::string>().find("failed calling webhook \"tessera.io\""),
-            std::string::npos)
+  EXPECT_NE(
+      a.body["message"].get<std::string>().find("failed calling webhook \"mutate.tessera.io\""),
+      std::string::npos)
       << a.body.dump();
   EXPECT_EQ(client_->Get("/api/v1/namespaces/default/pods/p").status, 404);
 }

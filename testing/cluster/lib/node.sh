@@ -5,6 +5,7 @@
 # /var/run/cdi) to itself, as a machine of its own would, and kubelet's device-plugin folder,
 # which is always /var/lib/kubelet/device-plugins, is not shared. Sourced.
 
+# The cgroup v1 hierarchies (where the node's cgroup root is made).
 cgroup_controllers() {
   local d
   for d in /sys/fs/cgroup/*/; do
@@ -12,6 +13,14 @@ cgroup_controllers() {
     [[ $d == */unified ]] && continue
     [[ -f $d/cgroup.procs ]] && echo "$d"
   done
+}
+
+# Every hierarchy, the cgroup2 one of a hybrid machine too: kubelet makes the node's folders there
+# as well, and `down` removes them.
+cgroup_hierarchies() {
+  cgroup_controllers
+  [[ -f /sys/fs/cgroup/unified/cgroup.procs ]] && echo /sys/fs/cgroup/unified
+  return 0
 }
 
 # The node's cgroup root (kubelet puts kubepods under it) in every v1 hierarchy; cpuset needs its

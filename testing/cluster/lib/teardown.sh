@@ -33,7 +33,7 @@ kill_node_containers() {
 
 remove_node_cgroups() {
   local d
-  for d in $(cgroup_controllers); do
+  for d in $(cgroup_hierarchies); do
     [[ -d $d/tsr$net-$1 ]] && find "$d/tsr$net-$1" -depth -type d -exec rmdir {} + 2>/dev/null
   done
   return 0
@@ -79,8 +79,14 @@ unmount_all() {
 cluster_down() {
   local node
   for name in tessera-kube-scheduler tessera-scheduler kube-scheduler; do stop "$name"; done
-  for node in "${nodes[@]}"; do stop_node "$node" & done
-  wait
+  # Only the nodes' jobs: the control plane's processes may be this shell's children too (an `up`
+  # that failed), and a bare `wait` would wait for them.
+  local stopping=()
+  for node in "${nodes[@]}"; do
+    stop_node "$node" &
+    stopping+=($!)
+  done
+  wait "${stopping[@]}"
   for name in kube-controller-manager kube-apiserver etcd; do stop "$name"; done
   unmount_all
   remove_network
@@ -101,7 +107,7 @@ leftovers() {
   for node in "${nodes[@]}"; do
     [[ -e /run/netns/$(node_netns "$node") ]] && echo "network namespace: $(node_netns "$node")"
     local d
-    for d in $(cgroup_controllers); do [[ -d $d/tsr$net-$node ]] && echo "cgroup: $d/tsr$net-$node"; done
+    for d in $(cgroup_hierarchies); do [[ -d $d/tsr$net-$node ]] && echo "cgroup: $d/tsr$net-$node"; done
   done
   return 0
 }
