@@ -4,6 +4,7 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -20,7 +21,15 @@ struct PluginManager::Plugin {
   ResourceSpec resource;
   std::unique_ptr<DevicePluginService> service;
   std::unique_ptr<grpc::Server> server;
+  bool registered = false;
 };
+
+namespace {
+// Retries of a failed registration: kubelet creates kubelet.sock (the watch's event) before it
+// listens on it, so the first try after a restart can be refused, and no second event comes.
+constexpr std::chrono::milliseconds kFirstRetry{500};
+constexpr std::chrono::milliseconds kLongestRetry{8000};
+}  // namespace
 
 PluginManager::PluginManager(std::string plugin_dir, std::vector<ResourceSpec> resources,
                              int split_count, Allocator& allocator, const DeviceBoard& board)
@@ -59,7 +68,7 @@ Status PluginManager::Start() {
       StopAll();
       return served;
     }
-    RegisterAll();
+    unregistered_ = !RegisterAll();
   }
   stop_ = false;
   watcher_ = std::thread([this, fd] { WatchLoop(fd); });
@@ -103,11 +112,13 @@ void PluginManager::StopAll() {
   plugins_.clear();
 }
 
-void PluginManager::RegisterAll() {
+bool PluginManager::RegisterAll() {
   auto channel = grpc::CreateChannel("unix:" + plugin_dir_ + "/kubelet.sock",
                                      grpc::InsecureChannelCredentials());
   auto stub = v1beta1::Registration::NewStub(channel);
+  bool all = true;
   for (auto& p : plugins_) {
+    if (p->registered) continue;
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(15));
     v1beta1::RegisterRequest req;
@@ -118,21 +129,34 @@ void PluginManager::RegisterAll() {
     v1beta1::Empty resp;
     grpc::Status s = stub->Register(&ctx, req, &resp);
     if (s.ok()) {
+      p->registered = true;
       ++registrations_;
       log::Info("registered with kubelet", {{"resource", p->resource.name}});
     } else {
-      log::Warn("kubelet registration failed; waiting for kubelet.sock to be recreated",
+      all = false;
+      log::Warn("kubelet registration failed; trying again, and when kubelet.sock is recreated",
                 {{"resource", p->resource.name}, {"error", s.error_message()}});
     }
   }
+  return all;
 }
 
 void PluginManager::WatchLoop(int fd) {
   alignas(inotify_event) char buf[4096];
+  using Clock = std::chrono::steady_clock;
+  std::chrono::milliseconds retry = kFirstRetry;
+  Clock::time_point next_retry = Clock::now() + retry;
   while (!stop_) {
     pollfd pfd{fd, POLLIN, 0};
     int n = ::poll(&pfd, 1, 100);
-    if (n <= 0) continue;
+    if (n <= 0) {
+      std::lock_guard lock(mu_);
+      if (!unregistered_ || Clock::now() < next_retry) continue;
+      unregistered_ = !RegisterAll();
+      retry = std::min(retry * 2, kLongestRetry);
+      next_retry = Clock::now() + retry;
+      continue;
+    }
     bool kubelet_restarted = false;
     ssize_t len;
     while ((len = ::read(fd, buf, sizeof(buf))) > 0) {
@@ -151,7 +175,9 @@ void PluginManager::WatchLoop(int fd) {
       log::Error("cannot serve the device plugins again", {{"error", served.message()}});
       continue;
     }
-    RegisterAll();
+    unregistered_ = !RegisterAll();
+    retry = kFirstRetry;
+    next_retry = Clock::now() + retry;
   }
   ::close(fd);
 }

@@ -33,8 +33,9 @@ class PluginManager {
                 Allocator& allocator, const DeviceBoard& board);
   ~PluginManager();
 
-  // Serves every plugin, registers each (a kubelet that is not there yet is logged and waited
-  // for) and starts watching for kubelet.sock. Fails when a socket cannot be served.
+  // Serves every plugin, registers each (a kubelet that is not there yet, or that refuses, is
+  // logged and tried again, 0.5 s and then up to 8 s apart, and at once when kubelet.sock is
+  // recreated) and starts watching for kubelet.sock. Fails when a socket cannot be served.
   Status Start();
   void Stop();
   // Successful Register calls so far.
@@ -45,7 +46,8 @@ class PluginManager {
   struct Plugin;
   Status ServeAll();
   void StopAll();
-  void RegisterAll();
+  // Registers each plugin not registered yet; true when all are.
+  bool RegisterAll();
   void WatchLoop(int inotify_fd);
 
   const std::string plugin_dir_;
@@ -56,6 +58,7 @@ class PluginManager {
 
   std::mutex mu_;  // serialises serve/stop/register between Start, Stop and the watcher
   std::vector<std::unique_ptr<Plugin>> plugins_;  // guarded by mu_
+  bool unregistered_ = false;                     // a plugin's registration failed; mu_
   std::atomic<int> registrations_{0};
   std::atomic<bool> stop_{false};
   std::thread watcher_;

@@ -101,6 +101,18 @@ TEST_F(FakeKubeletTest, RegistersEveryResourceWithOptionsAndSmallMessages) {
   }
 }
 
+TEST_F(FakeKubeletTest, TriesAgainWhenTheRestartedKubeletRefusesTheFirstRegistration) {
+  // A real kubelet creates kubelet.sock before it listens on it: the first Register after the
+  // watch's event can fail, and no second event comes.
+  registry_.RefuseRegistrations(static_cast<int>(kResources.size()));
+  ASSERT_TRUE(registry_.Recreate().ok());
+  for (const auto& r : kResources) {
+    EXPECT_TRUE(registry_.WaitFor(
+        r.name, [](const PluginState& p) { return p.registrations == 2 && p.stream_open; }, 5s))
+        << r.name;
+  }
+}
+
 TEST_F(FakeKubeletTest, RegistersAgainWithinTwoSecondsOfAKubeletRestart) {
   auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(registry_.Recreate().ok());

@@ -16,6 +16,7 @@ class FakeKubeletRegistry::Service final : public v1beta1::Registration::Service
   explicit Service(FakeKubeletRegistry& owner) : owner_(owner) {}
   grpc::Status Register(grpc::ServerContext*, const v1beta1::RegisterRequest* req,
                         v1beta1::Empty*) override {
+    if (owner_.TakeRefusal()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "starting up");
     Status s = owner_.Register(*req);
     if (s.ok()) return grpc::Status::OK;
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, s.message());
@@ -74,6 +75,18 @@ Status FakeKubeletRegistry::Recreate() {
     for (auto& [r, p] : plugins_) p.stream_open = false;
   }
   return Start();
+}
+
+void FakeKubeletRegistry::RefuseRegistrations(int count) {
+  std::lock_guard lock(mu_);
+  refusals_ = count;
+}
+
+bool FakeKubeletRegistry::TakeRefusal() {
+  std::lock_guard lock(mu_);
+  if (refusals_ == 0) return false;
+  --refusals_;
+  return true;
 }
 
 Status FakeKubeletRegistry::Register(const v1beta1::RegisterRequest& req) {

@@ -48,6 +48,8 @@ class FakeKubeletRegistry {
   void Stop();
   // Stops serving, deletes every socket in device-plugins, serves a new kubelet.sock.
   Status Recreate();
+  // The next `count` Register calls are refused (UNAVAILABLE), as by a kubelet that is starting.
+  void RefuseRegistrations(int count);
 
   std::string PluginDir() const { return dir_ + "/device-plugins"; }
   std::vector<std::string> Resources() const;
@@ -62,6 +64,7 @@ class FakeKubeletRegistry {
  private:
   class Service;
   Status Register(const v1beta1::RegisterRequest& req);
+  bool TakeRefusal();
   void Follow(std::string resource, std::string endpoint, int generation);
 
   const std::string dir_;
@@ -69,6 +72,7 @@ class FakeKubeletRegistry {
   std::unique_ptr<grpc::Server> server_;
 
   mutable std::mutex mu_;
+  int refusals_ = 0;  // guarded by mu_
   mutable std::condition_variable changed_;
   std::map<std::string, PluginState> plugins_;                           // guarded by mu_
   std::map<std::string, int> generation_;                                // guarded by mu_
