@@ -42,6 +42,26 @@ void AddSchedulerKeys(config::Schema& s) {
          .help = "largest accepted HTTP request body; larger ones get HTTP 400",
          .min = 1024});
 
+  s.Add({.path = "scheduler.http.request-timeout",
+         .type = Type::kDuration,
+         .default_value = "10s",
+         .help = "time a client has for the TLS handshake, and for each request's headers and "
+                 "body, and the server for each answer",
+         .min = 0.001,
+         .max = 600});
+  s.Add({.path = "scheduler.http.idle-timeout",
+         .type = Type::kDuration,
+         .default_value = "30s",
+         .help = "a kept-alive connection that sends no new request for this long is closed",
+         .min = 0.001,
+         .max = 3600});
+  s.Add({.path = "scheduler.http.max-connections",
+         .type = Type::kInt,
+         .default_value = "1024",
+         .help = "connections served at once, each on its own thread; more are refused (503)",
+         .min = 16,
+         .max = 65536});
+
   s.Add({.path = "scheduler.dialects.vgpu.enabled",
          .type = Type::kBool,
          .default_value = "true",

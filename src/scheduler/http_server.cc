@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "log/log.h"
+#include "scheduler/guarded_server.h"
 #include "scheduler/inspect.h"
 
 namespace tessera::scheduler {
@@ -60,7 +61,13 @@ void HttpServer::Routes() {
   httplib::Server& s = *server_;
   auto bad = [this](const httplib::Request& req, httplib::Response& res, const std::string& why) {
     metrics_.CountBadRequest();
-    log::Warn("bad request", {{"path", req.path}, {"error", why}});
+    uint64_t dropped = 0;
+    if (bad_request_log_.Allow(LogLimiter::Clock::now(), &dropped)) {
+      log::Warn("bad request", {{"path", req.path},
+                                {"client", req.remote_addr},
+                                {"error", why},
+                                {"suppressed", std::to_string(dropped)}});
+    }
     res.status = 400;
     res.set_content(Dump(json{{"error", why}}), "application/json");
   };
@@ -121,6 +128,7 @@ Status HttpServer::Start() {
   if (options_.tls_cert.empty() != options_.tls_key.empty()) {
     return InvalidArgument("scheduler.tls.cert and scheduler.tls.key must be set together");
   }
+  SSL_CTX* tls_context = nullptr;
   if (tls()) {
     for (const std::string& f : {options_.tls_cert, options_.tls_key}) {
       std::error_code ec;
@@ -128,16 +136,9 @@ Status HttpServer::Start() {
         return InvalidArgument("TLS file " + f + " does not exist or is not a file");
       }
     }
-    auto ssl =
-        std::make_unique<httplib::SSLServer>(options_.tls_cert.c_str(), options_.tls_key.c_str());
-    if (!ssl->is_valid()) {
-      return InvalidArgument("cannot load the TLS certificate " + options_.tls_cert + " and key " +
-                             options_.tls_key + " (PEM expected)");
-    }
-    server_ = std::move(ssl);
-  } else {
-    server_ = std::make_unique<httplib::Server>();
+    ASSIGN_OR_RETURN(tls_context, LoadTlsContext(options_.tls_cert, options_.tls_key));
   }
+  server_ = std::make_unique<GuardedServer>(options_.limits, tls_context);
   // cpp-httplib 0.11 listens with a backlog of 5: a burst of binds (kube-scheduler binds in
   // parallel) would overflow it and see reset connections. Remember the listening socket and
   // raise its backlog once bound.
@@ -146,13 +147,7 @@ Status HttpServer::Start() {
     httplib::default_socket_options(fd);
     listen_fd = fd;
   });
-  // Without TCP_NODELAY every answer on a reused keep-alive connection (kube-scheduler keeps its
-  // connections) waits ~40 ms: httplib writes headers and body apart, and Nagle holds the body
-  // until the client's delayed ACK of the headers.
-  server_->set_tcp_nodelay(true);
   server_->set_payload_max_length(options_.max_body);
-  server_->set_read_timeout(10, 0);
-  server_->set_write_timeout(10, 0);
   Routes();
   auto [host, port] = address;
   if (port == 0) {
@@ -171,7 +166,7 @@ Status HttpServer::Start() {
 }
 
 void HttpServer::Stop() {
-  if (server_) server_->stop();
+  if (server_) server_->Stop();
   if (thread_.joinable()) thread_.join();
 }
 

@@ -24,6 +24,15 @@ AppOptions AppOptions::FromConfig(const config::Config& cfg) {
   o.server.tls_cert = cfg.GetString("scheduler.tls.cert");
   o.server.tls_key = cfg.GetString("scheduler.tls.key");
   o.server.max_body = cfg.GetBytes("scheduler.max-body");
+  using std::chrono::duration_cast;
+  using std::chrono::milliseconds;
+  o.server.limits.request_timeout =
+      duration_cast<milliseconds>(cfg.GetDuration("scheduler.http.request-timeout"));
+  o.server.limits.write_timeout = o.server.limits.request_timeout;
+  o.server.limits.idle_timeout =
+      duration_cast<milliseconds>(cfg.GetDuration("scheduler.http.idle-timeout"));
+  o.server.limits.max_connections =
+      static_cast<size_t>(cfg.GetInt("scheduler.http.max-connections"));
   // The schema allows only binpack and spread.
   o.engine.node_policy = ParsePolicy(cfg.GetString("scheduler.node-policy")).value();
   o.engine.gpu_policy = ParsePolicy(cfg.GetString("scheduler.gpu-policy")).value();

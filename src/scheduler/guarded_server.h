@@ -1,0 +1,64 @@
+// GuardedServer: an httplib::Server that idle, slow and many connections cannot stall.
+//
+// cpp-httplib serves connections on a fixed pool of 8 threads, and its timeouts apply to each
+// read: eight idle connections, or clients sending one byte every few seconds, stop every
+// endpoint. This server instead
+//   - runs each connection on its own thread, up to `max_connections` at once; a connection
+//     over that number is answered 503 (plain HTTP) or closed at once and counted;
+//   - gives the TLS handshake, and each request's headers and body, `request_timeout` in all,
+//     and each answer `write_timeout` in all;
+//   - closes a kept-alive connection that sends no new request within `idle_timeout`;
+//   - ends every wait at once when Stop() is called.
+// Handlers run on the connection threads, so a slow handler holds only its own connection.
+// Routes are added with httplib's API before listening. Thread-safe as httplib::Server is.
+#pragma once
+
+#include <openssl/ssl.h>
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+
+namespace tessera::scheduler {
+
+struct ConnectionLimits {
+  std::chrono::milliseconds request_timeout{10'000};  // TLS handshake; headers + body
+  std::chrono::milliseconds write_timeout{10'000};    // one answer
+  std::chrono::milliseconds idle_timeout{30'000};     // wait for the next request
+  size_t max_connections = 1024;
+};
+
+class GuardedServer : public httplib::Server {
+ public:
+  // `tls` null = plain HTTP; otherwise the server owns it.
+  GuardedServer(ConnectionLimits limits, SSL_CTX* tls);
+  ~GuardedServer() override;
+  GuardedServer(const GuardedServer&) = delete;
+  GuardedServer& operator=(const GuardedServer&) = delete;
+
+  // Ends every connection's wait, then stops listening (httplib's stop()).
+  void Stop();
+  // Connections refused because `max_connections` were open.
+  uint64_t refused() const { return refused_.load(); }
+
+ private:
+  bool process_and_close_socket(socket_t sock) override;
+  void Refuse(socket_t sock);
+
+  const ConnectionLimits limits_;
+  SSL_CTX* const tls_;
+  const int stop_fd_;
+  std::atomic<uint64_t> refused_{0};
+};
+
+// Loads a PEM certificate chain and key into a TLS server context (TLS 1.2 or later).
+// InvalidArgument naming the files when they cannot be loaded or do not match.
+Result<SSL_CTX*> LoadTlsContext(const std::string& cert_file, const std::string& key_file);
+
+}  // namespace tessera::scheduler
