@@ -70,10 +70,19 @@ static struct entry* find_or_free(int kind, uint64_t key) {
   return reusable;
 }
 
-int alloc_map_put(int kind, uint64_t key, int device, uint64_t bytes, uint64_t context) {
+/* alloc_map_put and alloc_map_put_new: `keep` leaves an existing entry as it is. */
+static int put(int kind, uint64_t key, int device, uint64_t bytes, uint64_t context, int keep,
+               struct alloc_record* old) {
   pthread_mutex_lock(&g_mutex);
   struct entry* e = find_or_free(kind, key);
-  if (e == NULL || e->kind <= 0) {
+  int existed = e != NULL && e->kind > 0;
+  if (existed) {
+    if (old != NULL) *old = (struct alloc_record){e->device, e->bytes, e->context};
+    if (keep) {
+      pthread_mutex_unlock(&g_mutex);
+      return 1;
+    }
+  } else {
     if ((g_used + 1) * 4 > g_capacity * 3) {
       if (grow() != 0) {
         pthread_mutex_unlock(&g_mutex);
@@ -90,7 +99,16 @@ int alloc_map_put(int kind, uint64_t key, int device, uint64_t bytes, uint64_t c
   e->bytes = bytes;
   e->context = context;
   pthread_mutex_unlock(&g_mutex);
-  return 0;
+  return existed;
+}
+
+int alloc_map_put(int kind, uint64_t key, int device, uint64_t bytes, uint64_t context,
+                  struct alloc_record* replaced) {
+  return put(kind, key, device, bytes, context, 0, replaced);
+}
+
+int alloc_map_put_new(int kind, uint64_t key, int device, uint64_t bytes, uint64_t context) {
+  return put(kind, key, device, bytes, context, 1, NULL);
 }
 
 int alloc_map_take(int kind, uint64_t key, int* device, uint64_t* bytes, uint64_t* context) {

@@ -20,10 +20,24 @@ enum alloc_kind {
   ALLOC_PRIMARY      /* a device's primary context, keyed by CUdevice */
 };
 
-/* Records an allocation; returns -1 when memory for the table ran out. An existing entry with
- * the same key is replaced (the driver reused a handle whose free the library did not see).
- * `context` is the context whose destruction frees the allocation (0: none, e.g. cuMemCreate). */
-int alloc_map_put(int kind, uint64_t key, int device, uint64_t bytes, uint64_t context);
+/* What an entry holds. */
+struct alloc_record {
+  int device;
+  uint64_t bytes;
+  uint64_t context;
+};
+
+/* Records an allocation. `context` is the context whose destruction frees the allocation (0:
+ * none, e.g. cuMemCreate). Returns 0, or 1 when an entry with the same key was replaced (the
+ * driver reused a handle whose free the library did not see: that memory is gone, and the caller
+ * must release its charge, copied to *replaced unless NULL), or -1 when memory for the table ran
+ * out. */
+int alloc_map_put(int kind, uint64_t key, int device, uint64_t bytes, uint64_t context,
+                  struct alloc_record* replaced);
+
+/* Records an allocation unless the key is already there, atomically: 0 recorded, 1 the key was
+ * there (nothing changed), -1 out of memory. */
+int alloc_map_put_new(int kind, uint64_t key, int device, uint64_t bytes, uint64_t context);
 
 /* Removes and returns an allocation; returns -1 when the key is unknown. `context` may be NULL. */
 int alloc_map_take(int kind, uint64_t key, int* device, uint64_t* bytes, uint64_t* context);

@@ -83,13 +83,31 @@ CUresult charge_finish(CUresult rc, struct charge* c, int kind, uint64_t key) {
   if (!c->active) return rc;
   if (rc != CUDA_SUCCESS) {
     region_uncharge(c->index, c->bytes);
-  } else if (alloc_map_put(kind, key, c->index, c->bytes, c->context) != 0) {
+    return rc;
+  }
+  struct alloc_record old;
+  int put = alloc_map_put(kind, key, c->index, c->bytes, c->context, &old);
+  if (put < 0) {
     HOOK_LOG(HOOK_LOG_WARN,
              "out of host memory for the allocation table: %llu bytes on device "
              "%d stay charged until exit",
              (unsigned long long)c->bytes, c->index);
+  } else if (put > 0) {
+    /* The driver handed out a handle the table still had: its old allocation was freed by a path
+     * the library did not see, and so is its memory. */
+    HOOK_LOG(HOOK_LOG_INFO, "handle %#llx came back: released the %llu bytes charged to it before",
+             (unsigned long long)key, (unsigned long long)old.bytes);
+    region_uncharge(old.device, old.bytes);
   }
   return rc;
+}
+
+int charge_finish_first(struct charge* c, int kind, uint64_t key) {
+  if (!c->active) return 0;
+  int put = alloc_map_put_new(kind, key, c->index, c->bytes, c->context);
+  if (put == 0) return 0;
+  region_uncharge(c->index, c->bytes); /* recorded by another thread first, or no table memory */
+  return 1;
 }
 
 int charge_take(int kind, uint64_t key, struct charge* c) {
@@ -110,7 +128,7 @@ CUresult charge_release(CUresult rc, struct charge* c, int kind, uint64_t key) {
   if (rc == CUDA_SUCCESS) {
     region_uncharge(c->index, c->bytes);
   } else {
-    alloc_map_put(kind, key, c->index, c->bytes, c->context);
+    alloc_map_put(kind, key, c->index, c->bytes, c->context, NULL); /* taken just before */
   }
   return rc;
 }

@@ -39,6 +39,11 @@ void charge_shrink(struct charge* c, uint64_t less);
  * back. Returns rc. */
 CUresult charge_finish(CUresult rc, struct charge* c, int kind, uint64_t key);
 
+/* After a successful driver call that may have been made by several threads at once (the first
+ * retain of a primary context): records the charge under (kind, key) unless another thread did
+ * first, in which case the charge is rolled back. Returns 0 when recorded, 1 when rolled back. */
+int charge_finish_first(struct charge* c, int kind, uint64_t key);
+
 /* Releases the charge recorded under (kind, key) when the driver's free succeeded (rc), or puts
  * it back when it failed. Call charge_take first, then the driver, then this. */
 int charge_take(int kind, uint64_t key, struct charge* c);

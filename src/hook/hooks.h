@@ -53,6 +53,8 @@ CUresult hook_ctx_destroy(void* real, CUcontext ctx);
 CUresult hook_primary_retain(void* real, CUcontext* ctx, CUdevice dev);
 CUresult hook_primary_release(void* real, CUdevice dev);
 CUresult hook_primary_reset(void* real, CUdevice dev);
+/* After fork(): the child starts with fresh locks. */
+void hook_context_reset_in_child(void);
 
 CUresult hook_mem_get_info(void* real, size_t* free_bytes, size_t* total_bytes);
 CUresult hook_device_total_mem(void* real, size_t* bytes, CUdevice dev);

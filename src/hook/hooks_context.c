@@ -5,6 +5,8 @@
  * and reserved before later creations, and each creation then settles its own measurement. */
 #include "os.h"
 
+#include <pthread.h>
+
 #include "alloc_map.h"
 #include "charge.h"
 #include "context_cost.h"
@@ -98,13 +100,11 @@ static CUresult create_charged(const struct ctx_call* k) {
   }
   if (k->ctx != NULL && *k->ctx != NULL) hook_note_context(*k->ctx, k->dev, generation);
   if (k->version == 0) {
-    if (alloc_map_contains(ALLOC_PRIMARY, (uint64_t)k->dev)) {
-      charge_shrink(&c, c.bytes); /* another thread created it first and is charged */
-      return rc;
-    }
-    /* Remembered with the primary context's handle, to release its allocations on reset. */
+    /* Remembered with the primary context's handle, to release its allocations on reset. Two
+     * threads retaining it first at once both get here: only one keeps its charge. */
     c.context = k->ctx ? (uint64_t)(uintptr_t)*k->ctx : 0;
-    return charge_finish(rc, &c, ALLOC_PRIMARY, (uint64_t)k->dev);
+    charge_finish_first(&c, ALLOC_PRIMARY, (uint64_t)k->dev);
+    return rc;
   }
   return charge_finish(rc, &c, ALLOC_CONTEXT, k->ctx ? (uint64_t)(uintptr_t)*k->ctx : 0);
 }
@@ -150,21 +150,34 @@ CUresult hook_ctx_destroy(void* real, CUcontext ctx) {
   return rc;
 }
 
+/* Serialises the retains that may create a primary context, so that one thread creates it and
+ * measures its cost while the others wait and then only retain it. */
+static pthread_mutex_t g_primary_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void hook_context_reset_in_child(void) {
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  g_primary_mutex = fresh;
+}
+
+static int primary_active(CUdevice dev) {
+  unsigned int flags = 0;
+  int active = 0;
+  __typeof__(&cuDevicePrimaryCtxGetState) state = REAL(cuDevicePrimaryCtxGetState);
+  return state != NULL && state(dev, &flags, &active) == CUDA_SUCCESS && active;
+}
+
 CUresult hook_primary_retain(void* real, CUcontext* ctx, CUdevice dev) {
   primary_retain_fn fn = (primary_retain_fn)real;
   if (fn == NULL) return CUDA_ERROR_NOT_FOUND;
   if (tessera_in_hook) return fn(ctx, dev);
-  if (hook_state_init() == HOOK_ACTIVE) {
-    /* Only the retain that creates the primary context costs memory. */
-    unsigned int flags = 0;
-    int active = 0;
-    __typeof__(&cuDevicePrimaryCtxGetState) state = REAL(cuDevicePrimaryCtxGetState);
-    if (state != NULL && state(dev, &flags, &active) == CUDA_SUCCESS && active) {
-      return fn(ctx, dev);
-    }
-  }
   struct ctx_call k = {.version = 0, .real = real, .ctx = ctx, .dev = dev};
-  return create_charged(&k);
+  if (hook_state_init() != HOOK_ACTIVE) return create_charged(&k);
+  /* Only the retain that creates the primary context costs memory. */
+  if (primary_active(dev)) return fn(ctx, dev);
+  pthread_mutex_lock(&g_primary_mutex);
+  CUresult rc = primary_active(dev) ? fn(ctx, dev) : create_charged(&k);
+  pthread_mutex_unlock(&g_primary_mutex);
+  return rc;
 }
 
 static CUresult primary_drop(void* real, CUdevice dev, int reset) {

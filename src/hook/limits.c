@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "abi/library_env.h"
@@ -126,15 +127,18 @@ int hook_limits_parse_file(const char* text, const char* name, struct hook_limit
   int seen_version = 0, seen_mode = 0, seen_devices = 0, seen_region = 0;
   int seen_memory[TESSERA_MAX_DEVICES] = {0}, seen_cores[TESSERA_MAX_DEVICES] = {0};
   int seen_ceiling[TESSERA_MAX_DEVICES] = {0};
+  int seen_end = 0;
   char line[1024];
   int line_number = 0;
   const char* p = text;
   while (*p) {
+    const size_t offset = (size_t)(p - text);
     const char* end = strchr(p, '\n');
     size_t len = end ? (size_t)(end - p) : strlen(p);
     ++line_number;
     char where[64];
     snprintf(where, sizeof(where), "%d", line_number);
+    if (seen_end) return fail(out, "%s line %s: text after the end= line%s", name, where, "");
     if (len >= sizeof(line)) return fail(out, "%s line %s: line too long%s", name, where, "");
     memcpy(line, p, len);
     line[len] = '\0';
@@ -149,7 +153,7 @@ int hook_limits_parse_file(const char* text, const char* name, struct hook_limit
     const char* key = line;
     const char* value = eq + 1;
     if (!seen_version && strcmp(key, "version") != 0) {
-      return fail(out, "%s line %s: the first key must be version=1, got \"%s\"", name, where, key);
+      return fail(out, "%s line %s: the first key must be version=2, got \"%s\"", name, where, key);
     }
     int index;
     const char* why;
@@ -157,10 +161,24 @@ int hook_limits_parse_file(const char* text, const char* name, struct hook_limit
       if (seen_version) return fail(out, "%s line %s: duplicate key \"%s\"", name, where, key);
       int version;
       if (parse_int(value, 1, 1000000, &version) != 0 || version != TESSERA_LIMITS_VERSION) {
-        return fail(out, "%s line %s: unsupported version \"%s\" (this library reads version 1)",
+        return fail(out, "%s line %s: unsupported version \"%s\" (this library reads version 2)",
                     name, where, value);
       }
       seen_version = 1;
+    } else if (strcmp(key, "end") == 0) {
+      /* The byte count of everything before this line, and the line ends the file with its
+       * newline: a file cut anywhere, or pieced together, fails one of the two. */
+      char expected[32];
+      snprintf(expected, sizeof(expected), "%zu", offset);
+      if (strcmp(value, expected) != 0 || end == NULL) {
+        out->error = 1;
+        snprintf(out->message, sizeof(out->message),
+                 "%s line %d: end=\"%s\" does not match the file (expected end=%s and a "
+                 "newline): the file is truncated or damaged",
+                 name, line_number, value, expected);
+        return -1;
+      }
+      seen_end = 1;
     } else if (strcmp(key, "mode") == 0) {
       if (seen_mode) return fail(out, "%s line %s: duplicate key \"%s\"", name, where, key);
       if (parse_mode(value, &out->mode) != 0) {
@@ -243,7 +261,23 @@ int hook_limits_parse_file(const char* text, const char* name, struct hook_limit
     }
   }
   if (!seen_version)
-    return fail(out, "%s: empty limits file (version=1 is required)%s%s", name, "", "");
+    return fail(out, "%s: empty limits file (version=2 is required)%s%s", name, "", "");
+  if (!seen_end) {
+    return fail(out,
+                "%s: no end=<bytes> line at the end: the file is truncated or incomplete (a "
+                "limits file ends with end=<its size before that line>)%s%s",
+                name, "", "");
+  }
+  if (!seen_devices) return fail(out, "%s: devices=<count> is missing%s%s", name, "", "");
+  for (int i = 0; i < out->device_count; ++i) {
+    if (seen_memory[i] && seen_cores[i]) continue;
+    char index_text[16];
+    snprintf(index_text, sizeof(index_text), "%d", i);
+    return fail(out,
+                "%s: %s.%s is missing (every device below devices= needs memory.<i> and "
+                "cores.<i>; 0 = no limit, written out)",
+                name, seen_memory[i] ? "cores" : "memory", index_text);
+  }
   for (int i = 0; i < TESSERA_MAX_DEVICES; ++i) {
     if (out->ceiling[i] == 0) continue;
     char index_text[16];
@@ -269,13 +303,42 @@ int hook_limits_parse_file(const char* text, const char* name, struct hook_limit
   return 0;
 }
 
+static void load_error(struct hook_limits* out, const char* path, const char* what) {
+  reset(out);
+  out->error = 1;
+  snprintf(out->message, sizeof(out->message), "cannot read limits file %s: %s", path, what);
+}
+
+static const char* type_name(unsigned int type) {
+  switch (type) {
+    case S_IFIFO:
+      return "a FIFO";
+    case S_IFDIR:
+      return "a directory";
+    case S_IFSOCK:
+      return "a socket";
+    case S_IFCHR:
+    case S_IFBLK:
+      return "a device";
+  }
+  return "not a plain file";
+}
+
 static void load_file(const char* path, struct hook_limits* out) {
   static char text[65536];
+  unsigned int type = 0;
+  if (os_file_type(path, &type) != 0) {
+    load_error(out, path, strerror(errno));
+    return;
+  }
+  if (type != S_IFREG) {
+    char what[64];
+    snprintf(what, sizeof(what), "not a regular file (%s)", type_name(type));
+    load_error(out, path, what);
+    return;
+  }
   if (os_read_small_file(path, text, sizeof(text)) != 0) {
-    reset(out);
-    out->error = 1;
-    snprintf(out->message, sizeof(out->message), "cannot read limits file %s: %s", path,
-             strerror(errno));
+    load_error(out, path, errno == EFBIG ? "larger than 64 KiB" : strerror(errno));
     return;
   }
   if (hook_limits_parse_file(text, path, out) == 0 && out->region_path[0] == '\0') {
@@ -364,14 +427,40 @@ static void load_env(struct hook_limits* out) {
   }
 }
 
+/* Whether this process runs in a container that Tessera set up: the folder of the limits file
+ * (the allocation folder) is mounted. Its limits must then come from the file. */
+static int set_up_by_tessera(const char* fixed_path) {
+  char folder[512];
+  snprintf(folder, sizeof(folder), "%s", fixed_path);
+  char* slash = strrchr(folder, '/');
+  if (slash != NULL && slash != folder) *slash = '\0';
+  unsigned int type = 0;
+  return os_file_type(folder, &type) == 0 && type == S_IFDIR;
+}
+
 void hook_limits_load(const char* fixed_path, struct hook_limits* out) {
-  if (access(fixed_path, F_OK) == 0) {
-    load_file(fixed_path, out);
+  unsigned int type = 0;
+  if (os_file_type(fixed_path, &type) == 0 || errno != ENOENT) {
+    load_file(fixed_path, out); /* unreadable or of the wrong type: an error there */
     return;
   }
   const char* named = getenv(TESSERA_ENV_LIMITS_FILE);
-  if (named != NULL && named[0] != '\0') {
+  if (named != NULL) {
+    if (named[0] == '\0') {
+      reset(out);
+      out->error = 1;
+      snprintf(out->message, sizeof(out->message),
+               "%s is set but empty (it names the limits file; unset it to use the environment)",
+               TESSERA_ENV_LIMITS_FILE);
+      return;
+    }
     load_file(named, out);
+    return;
+  }
+  if (set_up_by_tessera(fixed_path)) {
+    load_error(out, fixed_path,
+               "the container was set up by Tessera (its allocation folder is there) but the "
+               "file is missing");
     return;
   }
   load_env(out);

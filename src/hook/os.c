@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -79,9 +81,34 @@ void os_write_stderr(const char* text, size_t len) {
   }
 }
 
-int os_read_small_file(const char* path, char* buffer, size_t size) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+/* fstat by its system call: glibc's fstat and stat are GLIBC_2.33 symbols (__fxstat before). */
+static int fd_type(int fd, unsigned int* type) {
+  struct stat st;
+  if (syscall(SYS_fstat, fd, &st) != 0) return -1;
+  *type = st.st_mode & S_IFMT;
+  return 0;
+}
+
+int os_file_type(const char* path, unsigned int* type) {
+  int fd = open(path, O_PATH | O_CLOEXEC);
   if (fd < 0) return -1;
+  int rc = fd_type(fd, type);
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return rc;
+}
+
+int os_read_small_file(const char* path, char* buffer, size_t size) {
+  /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below). */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return -1;
+  unsigned int type = 0;
+  if (fd_type(fd, &type) != 0 || type != S_IFREG) {
+    close(fd);
+    errno = EINVAL;
+    return -1;
+  }
   size_t used = 0;
   for (;;) {
     if (used == size - 1) {

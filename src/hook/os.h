@@ -61,8 +61,11 @@ void os_sleep_ns(uint64_t ns);
  * *start_time is 0 (unknown). */
 int os_process_info(int pid, uint64_t* start_time, int* zombie);
 
-/* Reads a whole small file into `buffer` (NUL-terminated); -1 with errno on failure (EFBIG when
- * it does not fit). */
+/* The type bits (S_IFMT of <sys/stat.h>) of the file at `path`, following links; -1 with errno. */
+int os_file_type(const char* path, unsigned int* type);
+
+/* Reads a whole small regular file into `buffer` (NUL-terminated); -1 with errno on failure
+ * (EFBIG when it does not fit, EINVAL when it is not a regular file: a FIFO is never waited on). */
 int os_read_small_file(const char* path, char* buffer, size_t size);
 
 /* Writes the whole buffer to stderr, ignoring errors. */

@@ -21,6 +21,7 @@
   X(cuDeviceGetCount)              \
   X(cuDeviceGet)                   \
   X(cuDeviceGetUuid)               \
+  X(cuDeviceGetUuid_v2)            \
   X(cuDeviceTotalMem_v2)           \
   X(cuCtxGetDevice)                \
   X(cuCtxGetCurrent)               \

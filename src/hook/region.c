@@ -194,9 +194,11 @@ static void* reaper_main(void* arg) {
 }
 
 static void start_reaper(void) {
+  /* The default stack (the size of RLIMIT_STACK, 2-8 MiB of address space, touched only as far as
+   * it is used): the compute limiter's NVML poll runs on this thread, and a real libnvidia-ml
+   * needs more than the 64 KiB this once had. */
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 64 * 1024);
   /* The thread must not take signals meant for the application's threads. */
   sigset_t all, old;
   sigfillset(&all);
@@ -269,7 +271,9 @@ static int try_charge(struct tessera_region* r, int slot, int index, uint64_t by
   if (lock(r) != 0) return -1;
   struct tessera_region_device* device = &r->devices[index];
   uint64_t used = device->used_bytes;
-  int fits = limit == 0 || (bytes <= limit && used <= limit - bytes);
+  /* No limit still bounds the sum: a saturated size (cuMemAlloc(SIZE_MAX)) must not wrap it. */
+  uint64_t bound = limit == 0 ? UINT64_MAX : limit;
+  int fits = bytes <= bound && used <= bound - bytes;
   if (fits) {
     device->used_bytes = used + bytes;
     if (device->used_bytes > device->peak_bytes) device->peak_bytes = device->used_bytes;

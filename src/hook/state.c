@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "alloc_map.h"
 #include "compute.h"
+#include "hooks.h"
 #include "log.h"
 #include "real.h"
 #include "region.h"
@@ -26,12 +28,14 @@ static struct hook_limits g_limits;
 int hook_index_of[HOOK_MAX_CUDA_DEVICES];
 uint64_t hook_granule_of[HOOK_MAX_CUDA_DEVICES];
 static pthread_mutex_t g_map_mutex = PTHREAD_MUTEX_INITIALIZER;
-static int g_nvml_ready; /* 0 unknown, 1 initialised, -1 unavailable */
+static pthread_once_t g_nvml_once = PTHREAD_ONCE_INIT;
+static int g_nvml_ready; /* 1 initialised, -1 unavailable (set once, by nvml_init_once) */
 
 static void at_fork_child(void) {
   alloc_map_reset_in_child();
   region_reset_in_child();
   compute_reset_in_child();
+  hook_context_reset_in_child();
   hook_forget_contexts(); /* the parent's contexts, cached by the forking thread, are not ours */
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_map_mutex = fresh;
@@ -77,16 +81,36 @@ const struct hook_limits* hook_limits(void) {
   return &g_limits;
 }
 
-static void format_uuid(const CUuuid* uuid, char* out, size_t size) {
-  const unsigned char* b = (const unsigned char*)uuid->bytes;
-  snprintf(out, size, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-           b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-           b[14], b[15]);
+/* The CUDA device's UUID, as NVML and the limits file write it but without the prefix
+ * ("6b0e...-..."): a MIG instance's UUID (cuDeviceGetUuid_v2 gives it in MIG mode; the first ABI
+ * gives the whole GPU's) is written MIG-..., a GPU's GPU-..., and the bytes do not say which.
+ * Returns 0, or -1 when the driver does not say. */
+static int device_uuid(CUdevice dev, char* out, size_t size) {
+  CUuuid raw;
+  __typeof__(&cuDeviceGetUuid_v2) get_v2 = REAL(cuDeviceGetUuid_v2);
+  __typeof__(&cuDeviceGetUuid) get_v1 = REAL(cuDeviceGetUuid);
+  if ((get_v2 == NULL || get_v2(&raw, dev) != CUDA_SUCCESS) &&
+      (get_v1 == NULL || get_v1(&raw, dev) != CUDA_SUCCESS)) {
+    return -1;
+  }
+  const unsigned char* b = (const unsigned char*)raw.bytes;
+  snprintf(out, size, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+           b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+           b[15]);
+  return 0;
+}
+
+/* `uuid` without its GPU- or MIG- prefix. */
+static const char* uuid_body(const char* uuid) {
+  if (strncasecmp(uuid, "GPU-", 4) == 0 || strncasecmp(uuid, "MIG-", 4) == 0) return uuid + 4;
+  return uuid;
 }
 
 static int file_index_of_uuid(const char* uuid) {
   for (int i = 0; i < TESSERA_MAX_DEVICES; ++i) {
-    if (g_limits.has_uuid[i] && strcasecmp(g_limits.uuid[i], uuid) == 0) return i;
+    if (g_limits.has_uuid[i] && strcasecmp(uuid_body(g_limits.uuid[i]), uuid_body(uuid)) == 0) {
+      return i;
+    }
   }
   return -1;
 }
@@ -98,12 +122,28 @@ static int file_has_uuids(void) {
   return 0;
 }
 
+static void nvml_init_once(void) {
+  __typeof__(&nvmlInit_v2) init = REAL(nvmlInit_v2);
+  g_nvml_ready = init != NULL && init() == NVML_SUCCESS ? 1 : -1;
+}
+
+/* NVML is initialised once per process, whichever threads ask at the same time. */
 static int nvml_ready(void) {
-  if (g_nvml_ready == 0) {
-    __typeof__(&nvmlInit_v2) init = REAL(nvmlInit_v2);
-    g_nvml_ready = init != NULL && init() == NVML_SUCCESS ? 1 : -1;
-  }
+  pthread_once(&g_nvml_once, nvml_init_once);
   return g_nvml_ready == 1;
+}
+
+/* NVML's handle of the device whose UUID body (device_uuid) is `uuid`: a GPU, else a MIG
+ * instance. Returns 0, or -1. */
+static int nvml_by_uuid(const char* uuid, nvmlDevice_t* device) {
+  __typeof__(&nvmlDeviceGetHandleByUUID) by_uuid = REAL(nvmlDeviceGetHandleByUUID);
+  if (by_uuid == NULL || !nvml_ready()) return -1;
+  for (int mig = 0; mig < 2; ++mig) {
+    char name[104];
+    snprintf(name, sizeof(name), "%s%s", mig ? "MIG-" : "GPU-", uuid);
+    if (by_uuid(name, device) == NVML_SUCCESS) return 0;
+  }
+  return -1;
 }
 
 /* The container index from CUDA_VISIBLE_DEVICES when NVML is not available. */
@@ -125,10 +165,7 @@ static int index_from_visible_devices(int ordinal) {
 
 static int compute_index(CUdevice dev) {
   char uuid[96] = "";
-  CUuuid raw;
-  __typeof__(&cuDeviceGetUuid) get_uuid = REAL(cuDeviceGetUuid);
-  if (get_uuid != NULL && get_uuid(&raw, dev) == CUDA_SUCCESS)
-    format_uuid(&raw, uuid, sizeof(uuid));
+  device_uuid(dev, uuid, sizeof(uuid));
   if (g_limits.from_file && file_has_uuids()) {
     int index = file_index_of_uuid(uuid);
     if (index < 0) {
@@ -137,15 +174,12 @@ static int compute_index(CUdevice dev) {
     }
     return index;
   }
-  if (uuid[0] && nvml_ready()) {
-    nvmlDevice_t device;
-    unsigned int index;
-    __typeof__(&nvmlDeviceGetHandleByUUID) by_uuid = REAL(nvmlDeviceGetHandleByUUID);
-    __typeof__(&nvmlDeviceGetIndex) get_index = REAL(nvmlDeviceGetIndex);
-    if (by_uuid && get_index && by_uuid(uuid, &device) == NVML_SUCCESS &&
-        get_index(device, &index) == NVML_SUCCESS && index < TESSERA_MAX_DEVICES) {
-      return (int)index;
-    }
+  nvmlDevice_t device;
+  unsigned int nvml_index;
+  __typeof__(&nvmlDeviceGetIndex) get_index = REAL(nvmlDeviceGetIndex);
+  if (uuid[0] && nvml_by_uuid(uuid, &device) == 0 && get_index &&
+      get_index(device, &nvml_index) == NVML_SUCCESS && nvml_index < TESSERA_MAX_DEVICES) {
+    return (int)nvml_index;
   }
   int index = index_from_visible_devices((int)dev);
   HOOK_LOG(HOOK_LOG_DEBUG, "device %d: NVML cannot map %s, using index %d", (int)dev, uuid, index);
@@ -254,10 +288,5 @@ uint64_t hook_granularity_slow(CUdevice dev) {
 
 int hook_nvml_device(CUdevice dev, nvmlDevice_t* device) {
   char uuid[96];
-  CUuuid raw;
-  __typeof__(&cuDeviceGetUuid) get_uuid = REAL(cuDeviceGetUuid);
-  if (get_uuid == NULL || get_uuid(&raw, dev) != CUDA_SUCCESS || !nvml_ready()) return -1;
-  format_uuid(&raw, uuid, sizeof(uuid));
-  __typeof__(&nvmlDeviceGetHandleByUUID) by_uuid = REAL(nvmlDeviceGetHandleByUUID);
-  return by_uuid != NULL && by_uuid(uuid, device) == NVML_SUCCESS ? 0 : -1;
+  return device_uuid(dev, uuid, sizeof(uuid)) == 0 ? nvml_by_uuid(uuid, device) : -1;
 }

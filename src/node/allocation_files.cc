@@ -36,7 +36,7 @@ std::string CdiDeviceName(const std::string& allocation_id) {
 
 std::string LimitsText(const Grant& grant) {
   std::string out =
-      "version=1\nmode=" + grant.mode + "\ndevices=" + std::to_string(grant.devices.size()) + "\n";
+      "version=2\nmode=" + grant.mode + "\ndevices=" + std::to_string(grant.devices.size()) + "\n";
   for (size_t i = 0; i < grant.devices.size(); ++i) {
     const GrantDevice& d = grant.devices[i];
     std::string n = std::to_string(i);
@@ -48,6 +48,8 @@ std::string LimitsText(const Grant& grant) {
     if (ceiling) out += "ceiling." + n + "=" + std::to_string(d.cores_limit) + "\n";
   }
   out += std::string("region=") + kContainerRegionDir + "/region\n";
+  // The end marker counts the bytes before it: the library refuses a truncated file.
+  out += "end=" + std::to_string(out.size()) + "\n";
   return out;
 }
 

@@ -32,8 +32,9 @@ TEST(AllocationFilesTest, IdIgnoresOrderButNotResource) {
 TEST(AllocationFilesTest, LimitsTextFollowsTheAbi) {
   Grant g{"elastic", {{"GPU-a", 4096, 30}, {"GPU-b", 0, 0}}};
   EXPECT_EQ(LimitsText(g),
-            "version=1\nmode=elastic\ndevices=2\nuuid.0=GPU-a\nmemory.0=4294967296\ncores.0=30\n"
-            "uuid.1=GPU-b\nmemory.1=0\ncores.1=0\nregion=/var/run/tessera-region/region\n");
+            "version=2\nmode=elastic\ndevices=2\nuuid.0=GPU-a\nmemory.0=4294967296\ncores.0=30\n"
+            "uuid.1=GPU-b\nmemory.1=0\ncores.1=0\nregion=/var/run/tessera-region/region\n"
+            "end=149\n");
   EXPECT_NE(LimitsText(Grant{}).find("devices=0\n"), std::string::npos);
 }
 

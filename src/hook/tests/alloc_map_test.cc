@@ -21,7 +21,8 @@ class AllocMapTest : public ::testing::Test {
 TEST_F(AllocMapTest, KeepsManyEntriesAndFindsEachOnce) {
   constexpr uint64_t kCount = 100000;
   for (uint64_t i = 0; i < kCount; ++i) {
-    ASSERT_EQ(alloc_map_put(ALLOC_POINTER, 0x7f0000000000ull + i * 4096, int(i % 3), i, 0), 0);
+    ASSERT_EQ(alloc_map_put(ALLOC_POINTER, 0x7f0000000000ull + i * 4096, int(i % 3), i, 0, nullptr),
+              0);
   }
   for (uint64_t i = 0; i < kCount; i += 2) {
     int device = -1;
@@ -40,10 +41,24 @@ TEST_F(AllocMapTest, KeepsManyEntriesAndFindsEachOnce) {
       << "taken twice";
 }
 
+TEST_F(AllocMapTest, PutNewKeepsTheFirstEntry) {
+  ASSERT_EQ(alloc_map_put_new(ALLOC_PRIMARY, 0, 0, 100, 0xc1), 0);
+  EXPECT_EQ(alloc_map_put_new(ALLOC_PRIMARY, 0, 0, 0, 0xc1), 1);
+  int device;
+  uint64_t bytes;
+  ASSERT_EQ(alloc_map_take(ALLOC_PRIMARY, 0, &device, &bytes, nullptr), 0);
+  EXPECT_EQ(bytes, 100u);
+}
+
+// Regression (issue 15): replacing a key used to drop the old entry's charge silently.
 TEST_F(AllocMapTest, KindsAreSeparateAndAReusedHandleReplacesItsEntry) {
-  ASSERT_EQ(alloc_map_put(ALLOC_POINTER, 42, 0, 100, 0), 0);
-  ASSERT_EQ(alloc_map_put(ALLOC_ARRAY, 42, 1, 200, 0), 0);
-  ASSERT_EQ(alloc_map_put(ALLOC_POINTER, 42, 2, 300, 0), 0);  // the driver reused the pointer
+  ASSERT_EQ(alloc_map_put(ALLOC_POINTER, 42, 0, 100, 0, nullptr), 0);
+  ASSERT_EQ(alloc_map_put(ALLOC_ARRAY, 42, 1, 200, 0, nullptr), 0);
+  // The driver reused the pointer: the old entry comes back, for its charge to be released.
+  alloc_record old{};
+  ASSERT_EQ(alloc_map_put(ALLOC_POINTER, 42, 2, 300, 0, &old), 1);
+  EXPECT_EQ(old.device, 0);
+  EXPECT_EQ(old.bytes, 100u);
   int device;
   uint64_t bytes;
   ASSERT_EQ(alloc_map_take(ALLOC_POINTER, 42, &device, &bytes, nullptr), 0);
@@ -56,9 +71,10 @@ TEST_F(AllocMapTest, KindsAreSeparateAndAReusedHandleReplacesItsEntry) {
 
 TEST_F(AllocMapTest, TakeContextReleasesExactlyWhatTheContextOwned) {
   for (uint64_t i = 1; i <= 10; ++i) {
-    ASSERT_EQ(alloc_map_put(ALLOC_POINTER, i, int(i % 2), 1000 * i, i <= 6 ? 0xc1 : 0xc2), 0);
+    ASSERT_EQ(alloc_map_put(ALLOC_POINTER, i, int(i % 2), 1000 * i, i <= 6 ? 0xc1 : 0xc2, nullptr),
+              0);
   }
-  ASSERT_EQ(alloc_map_put(ALLOC_HANDLE, 99, 0, 5, 0), 0);  // owned by no context
+  ASSERT_EQ(alloc_map_put(ALLOC_HANDLE, 99, 0, 5, 0, nullptr), 0);  // owned by no context
   uint64_t bytes[4] = {0, 0, 0, 0};
   EXPECT_EQ(alloc_map_take_context(0xc1, bytes, 4), 6);
   EXPECT_EQ(bytes[0], 2000u + 4000u + 6000u);
@@ -103,7 +119,8 @@ TEST_F(AllocMapTest, PutsAndTakesInAnyOrderMatchAModel) {
       default:
         if (it == model.end() || random() % 8 == 0) {  // a new allocation, or a reused handle
           uint64_t bytes = 1 + random() % 1000, context = 1 + random() % 4;
-          ASSERT_EQ(alloc_map_put(kind, key, 0, bytes, context), 0) << step;
+          ASSERT_EQ(alloc_map_put(kind, key, 0, bytes, context, nullptr), it == model.end() ? 0 : 1)
+              << step;
           model[{kind, key}] = {bytes, context};
         } else {
           int device = -1;

@@ -62,11 +62,11 @@ class ComputeTest : public ::testing::Test {
       env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] = hook.dir() + "/region-" + std::to_string(c);
       if (containers[c].ceiling > 0) {  // only the limits file has ceilings
         env["TESSERA_LIMITS_FILE"] =
-            hook.WriteFile("limits-" + std::to_string(c),
-                           "version=1\nmode=" + containers[c].mode +
-                               "\ncores.0=" + std::to_string(containers[c].percent) +
-                               "\nceiling.0=" + std::to_string(containers[c].ceiling) +
-                               "\nregion=" + env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] + "\n");
+            hook.WriteLimits("limits-" + std::to_string(c),
+                             "version=2\nmode=" + containers[c].mode + "\ndevices=1\nmemory.0=0" +
+                                 "\ncores.0=" + std::to_string(containers[c].percent) +
+                                 "\nceiling.0=" + std::to_string(containers[c].ceiling) +
+                                 "\nregion=" + env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] + "\n");
       } else if (containers[c].percent > 0) {
         env["CUDA_DEVICE_SM_LIMIT"] = std::to_string(containers[c].percent);
         env["TESSERA_CORE_MODE"] = containers[c].mode;

@@ -54,6 +54,10 @@ std::string HookEnv::WriteFile(const std::string& name, const std::string& text)
   return path;
 }
 
+std::string HookEnv::WriteLimits(const std::string& name, const std::string& body) const {
+  return WriteFile(name, body + "end=" + std::to_string(body.size()) + "\n");
+}
+
 nlohmann::json HookEnv::Stat(const std::string& devices) const {
   Env env = ProbeEnv(devices);
   env.erase("LD_PRELOAD");

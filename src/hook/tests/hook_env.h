@@ -40,6 +40,10 @@ class HookEnv {
   // Writes a file in the temporary directory; returns its path.
   std::string WriteFile(const std::string& name, const std::string& text) const;
 
+  // Writes a limits file: `body` followed by the end marker the format requires (the byte count of
+  // `body`); returns its path.
+  std::string WriteLimits(const std::string& name, const std::string& body) const;
+
   // `simgpu stat` for the state of this test's probes.
   nlohmann::json Stat(const std::string& devices = "count=1,memory=16GiB") const;
 

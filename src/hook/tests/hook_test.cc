@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -112,9 +113,10 @@ TEST_P(RouteTest, LimitsFileMapsDevicesByUuid) {
   nlohmann::json stat = hook.Stat("count=2,memory=16GiB");
   std::string u0 = stat["devices"][0]["uuid"], u1 = stat["devices"][1]["uuid"];
   Env env = hook.ProbeEnv("count=2,memory=16GiB");
-  env["TESSERA_LIMITS_FILE"] = hook.WriteFile(
-      "limits", "version=1\nmode=hard\ndevices=2\nuuid.0=" + u0 + "\nuuid.1=" + u1 +
-                    "\nmemory.0=268435456\nmemory.1=512Mi\nregion=" + hook.region_path() + "\n");
+  env["TESSERA_LIMITS_FILE"] = hook.WriteLimits(
+      "limits", "version=2\nmode=hard\ndevices=2\nuuid.0=" + u0 + "\nuuid.1=" + u1 +
+                    "\nmemory.0=268435456\nmemory.1=512Mi\ncores.0=0\ncores.1=0\nregion=" +
+                    hook.region_path() + "\n");
   env["CUDA_VISIBLE_DEVICES"] = "1,0";
   env["CUDA_DEVICE_MEMORY_LIMIT"] = "8g";  // ignored: the file wins
   RunResult r = Probe({"devices", Bytes(512 * kMiB), Bytes(256 * kMiB)}, env);
@@ -323,6 +325,66 @@ TEST_F(HookTest, NoLimitPassesEverythingThroughWithoutARegion) {
   EXPECT_EQ(hook.MapRegion(), nullptr);
 }
 
+// Regression (issue 15): with no limit on a device, a saturated size used to wrap its usage, so
+// that a failed cuMemAlloc(SIZE_MAX) left the region with less than the process holds.
+TEST_F(HookTest, AllocationWithoutALimitNeverWrapsTheUsage) {
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT_1"] = "1g";  // device 0 has no limit
+  Child holder({hook.probe(), "direct", "huge-hold"}, env);
+  ASSERT_TRUE(holder.WaitForLine("held", seconds(30)));
+  const tessera_region* region = hook.MapRegion();
+  ASSERT_NE(region, nullptr);
+  EXPECT_EQ(region->devices[0].used_bytes, 2 * kMiB);
+}
+
+// Regression (issue 15): threads retaining the primary context first at once each recorded it,
+// and one charge was lost in the table (charged for good).
+TEST_F(HookTest, ConcurrentFirstRetainsChargeThePrimaryContextOnce) {
+  Env env = hook.ProbeEnv("count=1,memory=16GiB,ctxmem=4MiB");
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  for (int round = 0; round < 20; ++round) {  // the race is lost in about 1 run of 10
+    RunResult r = Probe({"direct", "retain-race", "8", Bytes(4 * kMiB)}, env);
+    ASSERT_EQ(r.exit_code, 0) << "round " << round << "\n" << r.Describe();
+  }
+}
+
+// Regression (issue 15): a limits file naming its device by a MIG- UUID refused every allocation
+// (the library wrote every UUID GPU-...).
+TEST_F(HookTest, LimitsFileNamingAMigUuidMapsItsDevice) {
+  if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's devices";
+  std::string uuid = hook.Stat()["devices"][0]["uuid"];
+  Env env = hook.ProbeEnv();
+  env["TESSERA_LIMITS_FILE"] = hook.WriteLimits(
+      "limits", "version=2\ndevices=1\nuuid.0=MIG-" + uuid.substr(4) +
+                    "\nmemory.0=256Mi\ncores.0=0\nregion=" + hook.region_path() + "\n");
+  RunResult r = Probe({"direct", "devices", Bytes(256 * kMiB)}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
+TEST_F(HookTest, EnvironmentNeverRaisesTheLimitsFilesLimit) {
+  Env env = hook.ProbeEnv();
+  env["TESSERA_LIMITS_FILE"] = hook.WriteLimits(
+      "limits",
+      "version=2\ndevices=1\nmemory.0=256Mi\ncores.0=0\nregion=" + hook.region_path() + "\n");
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "8g";
+  env["CUDA_DEVICE_MEMORY_LIMIT_0"] = "8g";
+  RunResult r = Probe({"direct", "alloc", Bytes(512 * kMiB)}, env);
+  EXPECT_EQ(r.exit_code, 3) << r.Describe();
+}
+
+// Regression (issue 15): a FIFO as the limits file hung the first CUDA call.
+TEST_F(HookTest, LimitsFileThatIsAFifoFailsAtOnce) {
+  std::string fifo = hook.dir() + "/limits";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  Env env = hook.ProbeEnv();
+  env["TESSERA_LIMITS_FILE"] = fifo;
+  RunResult r = Probe({"direct", "init"}, env, seconds(10));
+  EXPECT_EQ(r.exit_code, 3) << r.Describe();
+  EXPECT_NE(r.err.find("cannot read limits file " + fifo + ": not a regular file (a FIFO)"),
+            std::string::npos)
+      << r.err;
+}
+
 struct BadLimit {
   std::string name;
   std::string value;
@@ -340,6 +402,8 @@ TEST_P(BadLimitTest, EveryCudaCallFailsWithAClearMessage) {
   env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
   if (bad.name == "file") {
     env["TESSERA_LIMITS_FILE"] = hook.WriteFile("limits", bad.value);
+  } else if (bad.name == "whole-file") {  // with the end marker: complete, but wrong inside
+    env["TESSERA_LIMITS_FILE"] = hook.WriteLimits("limits", bad.value);
   } else {
     env[bad.name] = bad.value;
   }
@@ -356,28 +420,43 @@ TEST_P(BadLimitTest, EveryCudaCallFailsWithAClearMessage) {
 
 INSTANTIATE_TEST_SUITE_P(
     Values, BadLimitTest,
-    ::testing::Values(BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "4Q", "unknown size suffix"},
-                      BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "lots", "not a number"},
-                      BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "", "empty value"},
-                      BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "-1g", "not a number"},
-                      BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "4GiBs", "unknown size suffix"},
-                      BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "99999999999999999999", "too large"},
-                      BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "20000000000t", "too large"},
-                      BadLimit{"CUDA_DEVICE_MEMORY_LIMIT_1", "1.5g", "CUDA_DEVICE_MEMORY_LIMIT_1"},
-                      BadLimit{"CUDA_DEVICE_MEMORY_LIMIT_x", "1g", "not a device index"},
-                      BadLimit{"CUDA_DEVICE_MEMORY_LIMIT_16", "1g", "not a device index"},
-                      BadLimit{"CUDA_DEVICE_SM_LIMIT", "101", "not a percent"},
-                      BadLimit{"TESSERA_CORE_MODE", "soft", "allowed: hard, elastic"},
-                      BadLimit{"TESSERA_LIMITS_FILE", "/nonexistent/limits",
-                               "cannot read limits file"},
-                      BadLimit{"file", "memory.0=1g\n", "the first key must be version=1"},
-                      BadLimit{"file", "version=2\n", "unsupported version"},
-                      BadLimit{"file", "version=1\nmemroy.0=1g\n", "unknown key \"memroy.0\""},
-                      BadLimit{"file", "version=1\nmemory.0=1 g\n", "unknown size suffix"},
-                      BadLimit{"file", "version=1\ndevices=1\nmemory.1=1g\n", "beyond devices"},
-                      BadLimit{"file", "version=1\ncores.0=150\n", "a percent 0 to 100"},
-                      BadLimit{"file", "version=1\nmemory.0=1g\nmemory.0=2g\n", "duplicate key"},
-                      BadLimit{"file", "", "empty limits file"}),
+    ::testing::Values(
+        BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "4Q", "unknown size suffix"},
+        BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "lots", "not a number"},
+        BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "", "empty value"},
+        BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "-1g", "not a number"},
+        BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "4GiBs", "unknown size suffix"},
+        BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "99999999999999999999", "too large"},
+        BadLimit{"CUDA_DEVICE_MEMORY_LIMIT", "20000000000t", "too large"},
+        BadLimit{"CUDA_DEVICE_MEMORY_LIMIT_1", "1.5g", "CUDA_DEVICE_MEMORY_LIMIT_1"},
+        BadLimit{"CUDA_DEVICE_MEMORY_LIMIT_x", "1g", "not a device index"},
+        BadLimit{"CUDA_DEVICE_MEMORY_LIMIT_16", "1g", "not a device index"},
+        BadLimit{"CUDA_DEVICE_SM_LIMIT", "101", "not a percent"},
+        BadLimit{"TESSERA_CORE_MODE", "soft", "allowed: hard, elastic"},
+        BadLimit{"TESSERA_LIMITS_FILE", "/nonexistent/limits", "cannot read limits file"},
+        BadLimit{"file", "memory.0=1g\n", "the first key must be version=2"},
+        BadLimit{"file", "version=1\n", "unsupported version"},
+        BadLimit{"file", "version=3\n", "unsupported version"},
+        BadLimit{"file", "version=2\nmemroy.0=1g\n", "unknown key \"memroy.0\""},
+        BadLimit{"file", "version=2\nmemory.0=1 g\n", "unknown size suffix"},
+        BadLimit{"whole-file", "version=2\ndevices=1\nmemory.0=0\ncores.0=0\nmemory.1=1g\n",
+                 "beyond devices"},
+        BadLimit{"file", "version=2\ncores.0=150\n", "a percent 0 to 100"},
+        BadLimit{"file", "version=2\nmemory.0=1g\nmemory.0=2g\n", "duplicate key"},
+        BadLimit{"file", "", "empty limits file"},
+        // Regression (issue 15): files that used to mean a partial or no limit.
+        BadLimit{"whole-file", "version=2\n", "devices=<count> is missing"},
+        BadLimit{"whole-file", "version=2\ndevices=1\n", "memory.0 is missing"},
+        BadLimit{"whole-file", "version=2\ndevices=1\nmemory.0=1g\n", "cores.0 is missing"},
+        BadLimit{"file", "version=2\ndevices=1\ncores.0=0\nmemory.0=10", "no end=<bytes> line"},
+        BadLimit{"file", "version=2\ndevices=1\ncores.0=0\nmemory.0=1g\nend=4",
+                 "does not match the file"},
+        BadLimit{"file", "version=2\ndevices=1\ncores.0=0\nmemory.0=1g\nend=40\n",
+                 "does not match the file"},
+        BadLimit{"file", "version=2\ndevices=1\ncores.0=0\nmemory.0=1g\nend=42\nmemory.1=0\n",
+                 "text after the end= line"},
+        BadLimit{"TESSERA_LIMITS_FILE", "", "TESSERA_LIMITS_FILE is set but empty"},
+        BadLimit{"TESSERA_LIMITS_FILE", "/", "not a regular file (a directory)"}),
     [](const auto& info) { return "Case" + std::to_string(info.index); });
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -513,6 +514,52 @@ int RtldNext() {
   return failures ? 1 : 0;
 }
 
+// huge-hold: allocates 2 MiB, then SIZE_MAX (which must fail), prints "held" and waits up to
+// 120 s to be killed.
+int HugeHold() {
+  Open();
+  CUdeviceptr p = 0, q = 0;
+  CHECK_RC(api.MemAlloc(&p, kGranule), CUDA_SUCCESS);
+  CHECK_THAT(api.MemAlloc(&q, SIZE_MAX) != CUDA_SUCCESS, "cuMemAlloc(SIZE_MAX) succeeded");
+  if (failures) return 1;
+  std::printf("held\n");
+  std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::seconds(120));
+  return 0;
+}
+
+// retain-race <threads> <context cost>: that many threads retain the primary context at once;
+// it must be charged once, and nothing must stay charged once it is released by all.
+int RetainRace(uint64_t threads, uint64_t cost) {
+  if (api.Init(0) != CUDA_SUCCESS) return 1;
+  CUdevice dev = 0;
+  CHECK_RC(api.DeviceGet(&dev, 0), CUDA_SUCCESS);
+  std::atomic<uint64_t> waiting{threads};
+  std::vector<std::thread> pool;
+  std::vector<CUcontext> got(threads);
+  for (uint64_t i = 0; i < threads; ++i) {
+    pool.emplace_back([&, i] {
+      waiting.fetch_sub(1);
+      while (waiting.load() != 0) {
+      }
+      CHECK_RC(api.PrimaryCtxRetain(&got[i], dev), CUDA_SUCCESS);
+    });
+  }
+  for (auto& t : pool) t.join();
+  CHECK_RC(api.CtxSetCurrent(got[0]), CUDA_SUCCESS);
+  CHECK_THAT(Used() == cost,
+             "%llu threads retained the primary context: %llu bytes charged, want "
+             "%llu",
+             (unsigned long long)threads, (unsigned long long)Used(), (unsigned long long)cost);
+  for (uint64_t i = 0; i < threads; ++i) CHECK_RC(api.PrimaryCtxRelease(dev), CUDA_SUCCESS);
+  CUcontext again = nullptr;
+  CHECK_RC(api.PrimaryCtxRetain(&again, dev), CUDA_SUCCESS);
+  CHECK_RC(api.CtxSetCurrent(again), CUDA_SUCCESS);
+  CHECK_THAT(Used() == cost, "after the releases and one retain: %llu bytes charged, want %llu",
+             (unsigned long long)Used(), (unsigned long long)cost);
+  return failures ? 1 : 0;
+}
+
 // init: exits with cuInit's result.
 int InitOnly() {
   return static_cast<int>(api.Init(0));
@@ -551,6 +598,8 @@ int main(int argc, char** argv) {
   if (command == "devices") return Devices(argc, argv, 3, false);
   if (command == "devices-retained-first") return Devices(argc, argv, 3, true);
   if (command == "init") return InitOnly();
+  if (command == "huge-hold") return HugeHold();
+  if (command == "retain-race") return RetainRace(Arg(argv, argc, 3), Arg(argv, argc, 4));
   if (command == "rtld-next") return RtldNext();
   if (command == "contexts") return Contexts();
   if (command == "juggle") return Juggle(Arg(argv, argc, 3), Arg(argv, argc, 4));
