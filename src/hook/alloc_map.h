@@ -15,7 +15,6 @@ enum alloc_kind {
   ALLOC_POINTER = 1, /* cuMemAlloc*, managed, async, pools: the device pointer */
   ALLOC_ARRAY,       /* CUarray */
   ALLOC_MIPMAP,      /* CUmipmappedArray */
-  ALLOC_HANDLE,      /* cuMemCreate's CUmemGenericAllocationHandle */
   ALLOC_CONTEXT,     /* cuCtxCreate's CUcontext */
   ALLOC_PRIMARY      /* a device's primary context, keyed by CUdevice */
 };

@@ -37,6 +37,9 @@ CUresult hook_mem_free_async(void* real, CUdeviceptr dptr, CUstream stream);
 CUresult hook_mem_create(void* real, CUmemGenericAllocationHandle* handle, size_t bytes,
                          const CUmemAllocationProp* prop, unsigned long long flags);
 CUresult hook_mem_release(void* real, CUmemGenericAllocationHandle handle);
+CUresult hook_mem_map(void* real, CUdeviceptr ptr, size_t size, size_t offset,
+                      CUmemGenericAllocationHandle handle, unsigned long long flags);
+CUresult hook_mem_unmap(void* real, CUdeviceptr ptr, size_t size);
 CUresult hook_array_create(void* real, CUarray* array, const CUDA_ARRAY_DESCRIPTOR* desc);
 CUresult hook_array3d_create(void* real, CUarray* array, const CUDA_ARRAY3D_DESCRIPTOR* desc);
 CUresult hook_array_destroy(void* real, CUarray array);
@@ -53,8 +56,9 @@ CUresult hook_ctx_destroy(void* real, CUcontext ctx);
 CUresult hook_primary_retain(void* real, CUcontext* ctx, CUdevice dev);
 CUresult hook_primary_release(void* real, CUdevice dev);
 CUresult hook_primary_reset(void* real, CUdevice dev);
-/* After fork(): the child starts with fresh locks. */
+/* After fork(): the child starts with fresh locks (and an empty VMM table). */
 void hook_context_reset_in_child(void);
+void hook_vmm_reset_in_child(void);
 
 CUresult hook_mem_get_info(void* real, size_t* free_bytes, size_t* total_bytes);
 CUresult hook_device_total_mem(void* real, size_t* bytes, CUdevice dev);

@@ -20,8 +20,6 @@ typedef __typeof__(&cuMemFree_v2) mem_free_fn;
 typedef __typeof__(&cuMemAllocAsync) mem_alloc_async_fn;
 typedef __typeof__(&cuMemAllocFromPoolAsync) mem_alloc_pool_fn;
 typedef __typeof__(&cuMemFreeAsync) mem_free_async_fn;
-typedef __typeof__(&cuMemCreate) mem_create_fn;
-typedef __typeof__(&cuMemRelease) mem_release_fn;
 typedef __typeof__(&cuArrayCreate_v2) array_create_fn;
 typedef __typeof__(&cuArray3DCreate_v2) array3d_create_fn;
 typedef __typeof__(&cuArrayDestroy) array_destroy_fn;
@@ -130,39 +128,6 @@ CUresult hook_mem_free_async(void* real, CUdeviceptr dptr, CUstream stream) {
   struct charge c;
   charge_take(ALLOC_POINTER, dptr, &c);
   return charge_release(fn(dptr, stream), &c, ALLOC_POINTER, dptr);
-}
-
-CUresult hook_mem_create(void* real, CUmemGenericAllocationHandle* handle, size_t bytes,
-                         const CUmemAllocationProp* prop, unsigned long long flags) {
-  mem_create_fn fn = (mem_create_fn)real;
-  if (fn == NULL) return CUDA_ERROR_NOT_FOUND;
-  PASS_THROUGH_IF_NESTED(fn(handle, bytes, prop, flags));
-  HOOK_SCOPE();
-  if (charge_failed_mode()) return CUDA_ERROR_NOT_INITIALIZED;
-  /* Only device memory counts; host-location handles (NCCL) pass through. */
-  if (prop == NULL || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
-    return fn(handle, bytes, prop, flags);
-  }
-  CUdevice dev;
-  __typeof__(&cuDeviceGet) get = REAL(cuDeviceGet);
-  if (get == NULL || get(&dev, prop->location.id) != CUDA_SUCCESS) {
-    return fn(handle, bytes, prop, flags); /* invalid ordinal: the driver refuses it */
-  }
-  struct charge c;
-  CUresult rc = charge_reserve(dev, bytes, 1, &c);
-  if (rc != CUDA_SUCCESS) return rc;
-  rc = fn(handle, bytes, prop, flags);
-  return charge_finish(rc, &c, ALLOC_HANDLE, handle ? *handle : 0);
-}
-
-CUresult hook_mem_release(void* real, CUmemGenericAllocationHandle handle) {
-  mem_release_fn fn = (mem_release_fn)real;
-  if (fn == NULL) return CUDA_ERROR_NOT_FOUND;
-  PASS_THROUGH_IF_NESTED(fn(handle));
-  HOOK_SCOPE();
-  struct charge c;
-  charge_take(ALLOC_HANDLE, handle, &c);
-  return charge_release(fn(handle), &c, ALLOC_HANDLE, handle);
 }
 
 /* Bytes of one element of an array format (unknown formats: 16, the largest). */
@@ -304,13 +269,6 @@ HOOK_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
 }
 HOOK_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream) {
   return hook_mem_free_async(real_fn(REAL_cuMemFreeAsync_ptsz), dptr, stream);
-}
-HOOK_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t bytes,
-                                 const CUmemAllocationProp* prop, unsigned long long flags) {
-  return hook_mem_create(real_fn(REAL_cuMemCreate), handle, bytes, prop, flags);
-}
-HOOK_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
-  return hook_mem_release(real_fn(REAL_cuMemRelease), handle);
 }
 HOOK_EXPORT CUresult cuArrayCreate_v2(CUarray* array, const CUDA_ARRAY_DESCRIPTOR* desc) {
   return hook_array_create(real_fn(REAL_cuArrayCreate_v2), array, desc);

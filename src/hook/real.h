@@ -39,6 +39,8 @@
   X(cuMemFreeAsync_ptsz)           \
   X(cuMemCreate)                   \
   X(cuMemRelease)                  \
+  X(cuMemMap)                      \
+  X(cuMemUnmap)                    \
   X(cuArrayCreate_v2)              \
   X(cuArray3DCreate_v2)            \
   X(cuArrayDestroy)                \

@@ -36,6 +36,7 @@ static void at_fork_child(void) {
   region_reset_in_child();
   compute_reset_in_child();
   hook_context_reset_in_child();
+  hook_vmm_reset_in_child();
   hook_forget_contexts(); /* the parent's contexts, cached by the forking thread, are not ours */
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_map_mutex = fresh;

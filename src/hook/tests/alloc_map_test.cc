@@ -74,7 +74,7 @@ TEST_F(AllocMapTest, TakeContextReleasesExactlyWhatTheContextOwned) {
     ASSERT_EQ(alloc_map_put(ALLOC_POINTER, i, int(i % 2), 1000 * i, i <= 6 ? 0xc1 : 0xc2, nullptr),
               0);
   }
-  ASSERT_EQ(alloc_map_put(ALLOC_HANDLE, 99, 0, 5, 0, nullptr), 0);  // owned by no context
+  ASSERT_EQ(alloc_map_put(ALLOC_ARRAY, 99, 0, 5, 0, nullptr), 0);  // owned by no context
   uint64_t bytes[4] = {0, 0, 0, 0};
   EXPECT_EQ(alloc_map_take_context(0xc1, bytes, 4), 6);
   EXPECT_EQ(bytes[0], 2000u + 4000u + 6000u);
@@ -82,7 +82,7 @@ TEST_F(AllocMapTest, TakeContextReleasesExactlyWhatTheContextOwned) {
   EXPECT_EQ(alloc_map_take_context(0xc1, bytes, 4), 0) << "nothing left of that context";
   EXPECT_FALSE(alloc_map_contains(ALLOC_POINTER, 3));
   EXPECT_TRUE(alloc_map_contains(ALLOC_POINTER, 7));
-  EXPECT_TRUE(alloc_map_contains(ALLOC_HANDLE, 99));
+  EXPECT_TRUE(alloc_map_contains(ALLOC_ARRAY, 99));
   EXPECT_EQ(alloc_map_take_context(0, bytes, 4), 0) << "context 0 means none";
 }
 

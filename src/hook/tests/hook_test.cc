@@ -58,6 +58,15 @@ TEST_P(RouteTest, EveryAllocationPathIsChargedReleasedAndRefused) {
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
+// Regression (issue 15): cuMemRelease of a mapped handle released its charge, while the driver
+// holds the memory until the last mapping is gone.
+TEST_P(RouteTest, VmmMemoryStaysChargedWhileMapped) {
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "256m";
+  RunResult r = Probe({"vmm", Bytes(256 * kMiB)}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
 TEST_P(RouteTest, InfoReportsTheLimit) {
   Env env = hook.ProbeEnv();
   env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";

@@ -514,6 +514,60 @@ int RtldNext() {
   return failures ? 1 : 0;
 }
 
+// vmm <limit>: a cuMemCreate handle stays charged while it is mapped, whatever the order of
+// cuMemRelease and cuMemUnmap, and the memory it holds counts against the limit meanwhile.
+int Vmm(uint64_t limit) {
+  Open();
+  const uint64_t base = Used(), size = 8 * kMiB;
+  CUmemAllocationProp prop;
+  std::memset(&prop, 0, sizeof(prop));
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  CUdeviceptr va = 0, va2 = 0, p = 0;
+  CHECK_RC(api.MemAddressReserve(&va, size, 0, 0, 0), CUDA_SUCCESS);
+  CHECK_RC(api.MemAddressReserve(&va2, size, 0, 0, 0), CUDA_SUCCESS);
+  // create, map, release (llama.cpp's VMM pool, CUDA's samples): the mapping holds the memory.
+  CUmemGenericAllocationHandle h = 0;
+  CHECK_RC(api.MemCreate(&h, size, &prop, 0), CUDA_SUCCESS);
+  CHECK_RC(api.MemMap(va, size, 0, h, 0), CUDA_SUCCESS);
+  CHECK_RC(api.MemRelease(h), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base + size, "released while mapped: used %llu, want %llu",
+             (unsigned long long)Used(), (unsigned long long)(base + size));
+  CHECK_RC(api.MemAlloc(&p, limit - base - size + 1), CUDA_ERROR_OUT_OF_MEMORY);
+  CHECK_RC(api.MemUnmap(va, size), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base, "unmapped after the release: used %llu, want %llu",
+             (unsigned long long)Used(), (unsigned long long)base);
+  // create, map twice, unmap one, release, unmap the other.
+  CHECK_RC(api.MemCreate(&h, size, &prop, 0), CUDA_SUCCESS);
+  CHECK_RC(api.MemMap(va, size, 0, h, 0), CUDA_SUCCESS);
+  CHECK_RC(api.MemMap(va2, size, 0, h, 0), CUDA_SUCCESS);
+  CHECK_RC(api.MemUnmap(va, size), CUDA_SUCCESS);
+  CHECK_RC(api.MemRelease(h), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base + size, "one mapping left: used %llu", (unsigned long long)Used());
+  CHECK_RC(api.MemUnmap(va2, size), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base, "no mapping left: used %llu", (unsigned long long)Used());
+  // create, map, unmap, release: the handle alone holds the memory until its release.
+  CHECK_RC(api.MemCreate(&h, size, &prop, 0), CUDA_SUCCESS);
+  CHECK_RC(api.MemMap(va, size, 0, h, 0), CUDA_SUCCESS);
+  CHECK_RC(api.MemUnmap(va, size), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base + size, "unmapped, not released: used %llu",
+             (unsigned long long)Used());
+  CHECK_RC(api.MemRelease(h), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base, "released: used %llu", (unsigned long long)Used());
+  // A failed unmap (not a whole mapping) changes nothing.
+  CHECK_RC(api.MemCreate(&h, size, &prop, 0), CUDA_SUCCESS);
+  CHECK_RC(api.MemMap(va, size, 0, h, 0), CUDA_SUCCESS);
+  CHECK_RC(api.MemRelease(h), CUDA_SUCCESS);
+  CHECK_THAT(api.MemUnmap(va, kGranule) != CUDA_SUCCESS, "unmapped part of a mapping");
+  CHECK_THAT(Used() == base + size, "after a failed unmap: used %llu", (unsigned long long)Used());
+  CHECK_RC(api.MemUnmap(va, size), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base, "at the end: used %llu", (unsigned long long)Used());
+  CHECK_RC(api.MemAddressFree(va, size), CUDA_SUCCESS);
+  CHECK_RC(api.MemAddressFree(va2, size), CUDA_SUCCESS);
+  return failures ? 1 : 0;
+}
+
 // huge-hold: allocates 2 MiB, then SIZE_MAX (which must fail), prints "held" and waits up to
 // 120 s to be killed.
 int HugeHold() {
@@ -599,6 +653,7 @@ int main(int argc, char** argv) {
   if (command == "devices-retained-first") return Devices(argc, argv, 3, true);
   if (command == "init") return InitOnly();
   if (command == "huge-hold") return HugeHold();
+  if (command == "vmm") return Vmm(Arg(argv, argc, 3));
   if (command == "retain-race") return RetainRace(Arg(argv, argc, 3), Arg(argv, argc, 4));
   if (command == "rtld-next") return RtldNext();
   if (command == "contexts") return Contexts();

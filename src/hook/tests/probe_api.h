@@ -37,6 +37,10 @@ namespace tessera::hooktest {
   X(MemFreeAsync, cuMemFreeAsync, "cuMemFreeAsync", 11020)                                  \
   X(MemCreate, cuMemCreate, "cuMemCreate", 10020)                                           \
   X(MemRelease, cuMemRelease, "cuMemRelease", 10020)                                        \
+  X(MemAddressReserve, cuMemAddressReserve, "cuMemAddressReserve", 10020)                   \
+  X(MemAddressFree, cuMemAddressFree, "cuMemAddressFree", 10020)                            \
+  X(MemMap, cuMemMap, "cuMemMap", 10020)                                                    \
+  X(MemUnmap, cuMemUnmap, "cuMemUnmap", 10020)                                              \
   X(ArrayCreate, cuArrayCreate_v2, "cuArrayCreate", 3020)                                   \
   X(Array3DCreate, cuArray3DCreate_v2, "cuArray3DCreate", 3020)                             \
   X(ArrayDestroy, cuArrayDestroy, "cuArrayDestroy", 2000)                                   \

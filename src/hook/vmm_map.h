@@ -1,0 +1,40 @@
+/* What this process's cuMemCreate handles hold, for the virtual memory management API (VMM).
+ *
+ * The driver holds a handle's physical memory until the handle is released (cuMemRelease) AND
+ * every mapping of it is unmapped (cuMemUnmap): create, map, release is the usual pattern (the
+ * mapping keeps the memory). The charge therefore follows the handle through its mappings: it is
+ * released when the last of the two happens.
+ *
+ * Handles: handle -> (container device index, charged bytes, number of mappings, released).
+ * Mappings: mapped address -> (size, handle). Both are small arrays searched linearly: VMM calls
+ * are rare next to allocations, and programs map a few hundred ranges at most.
+ *
+ * Thread-safety: none; the caller (hooks_vmm.c) serialises every call with its own mutex. After
+ * fork() the child calls vmm_map_reset_in_child() (the handles belong to the parent). */
+#ifndef TESSERA_HOOK_VMM_MAP_H_
+#define TESSERA_HOOK_VMM_MAP_H_
+
+#include <stdint.h>
+
+/* Records a new handle of `bytes` charged on device `index`. Returns 0, 1 when the handle was
+ * still recorded (the driver reused a value whose release the library did not see: its old charge
+ * is added to *stale_bytes on device *stale_index), or -1 when memory for the table ran out. */
+int vmm_add_handle(uint64_t handle, int index, uint64_t bytes, int* stale_index,
+                   uint64_t* stale_bytes);
+
+/* The handle was released. Returns 1 when its charge is to be released now (no mapping left; the
+ * entry is gone and *index, *bytes say what), 0 when mappings keep it, -1 when the handle is not
+ * recorded. */
+int vmm_release(uint64_t handle, int* index, uint64_t* bytes);
+
+/* The handle was mapped at [va, va + size). Returns 0, or -1 when the handle is not recorded or
+ * memory for the table ran out. */
+int vmm_map(uint64_t va, uint64_t size, uint64_t handle);
+
+/* [va, va + size) was unmapped: drops the mappings inside it and adds the charges of the released
+ * handles they were the last mappings of to bytes_per_device[index]. Returns how many charges. */
+int vmm_unmap(uint64_t va, uint64_t size, uint64_t* bytes_per_device, int devices);
+
+void vmm_map_reset_in_child(void);
+
+#endif /* TESSERA_HOOK_VMM_MAP_H_ */
