@@ -174,6 +174,17 @@ void ClusterState::ReleaseLocked(PodRecord& record) {
 }
 
 Status ClusterState::OnPod(EventType type, const json& pod) {
+  // Counted when the event has been applied, for binds waiting on the watch.
+  struct Counted {
+    ClusterState& s;
+    ~Counted() {
+      {
+        std::lock_guard<std::mutex> lock(s.events_mu_);
+        ++s.pod_events_;
+      }
+      s.events_cv_.notify_all();
+    }
+  } counted{*this};
   PodId id{StringAt(pod, "metadata", "namespace"), StringAt(pod, "metadata", "name"),
            StringAt(pod, "metadata", "uid")};
   if (id.name.empty()) return InvalidArgument("pod event without metadata.name");
@@ -199,6 +210,8 @@ Status ClusterState::OnPod(EventType type, const json& pod) {
     }
   }
   std::optional<PodRequest> pending;
+  std::string scheduler = StringAt(pod, "spec", "schedulerName");
+  if (scheduler.empty()) scheduler = "default-scheduler";  // what the API server defaults it to
   if (!gone && node.empty()) {
     // Unbound pods are remembered even without a GPU request: bind must know that too.
     Result<PodRequest> request = ParsePod(pod, dialects_);
@@ -242,9 +255,21 @@ Status ClusterState::OnPod(EventType type, const json& pod) {
     // No (valid) decision on the pod and none in flight: it holds nothing.
     ReleaseLocked(r);
     r.pending = std::move(pending);
+    r.scheduler = std::move(scheduler);
     if (!r.pending) shard.pods.erase(it);
   }
   return problem;
+}
+
+uint64_t ClusterState::PodEvents() const {
+  std::lock_guard<std::mutex> lock(events_mu_);
+  return pod_events_;
+}
+
+void ClusterState::WaitForPodEvent(uint64_t seen,
+                                   std::chrono::steady_clock::time_point deadline) const {
+  std::unique_lock<std::mutex> lock(events_mu_);
+  events_cv_.wait_until(lock, deadline, [&] { return pod_events_ > seen; });
 }
 
 Result<Allocation> ClusterState::Reserve(
@@ -304,14 +329,32 @@ std::optional<PodRequest> ClusterState::Pending(const PodId& pod) const {
   return it->second.pending;
 }
 
-void ClusterState::RememberPending(const PodId& pod, const PodRequest& request) {
+Result<PodRequest> ClusterState::Bindable(const PodId& pod, const std::string& scheduler) const {
   const std::string key = pod.Key();
   Shard& shard = ShardOf(key);
   std::lock_guard<std::mutex> lock(shard.mu);
-  PodRecord& r = shard.pods[key];
-  if (!r.charges.empty()) return;  // already bound or reserved: nothing is pending
-  if (!pod.uid.empty()) r.uid = pod.uid;
-  r.pending = request;
+  auto it = shard.pods.find(key);
+  if (it == shard.pods.end()) {
+    return NotFound("pod " + key +
+                    " is not an unbound pod the Tessera scheduler knows: its pod watch has not "
+                    "shown it, or it is bound already or gone");
+  }
+  const PodRecord& r = it->second;
+  if (!pod.uid.empty() && !r.uid.empty() && pod.uid != r.uid) {
+    return FailedPrecondition("pod " + key + " has UID " + r.uid + ", not " + pod.uid +
+                              " (the pod of that UID is gone)");
+  }
+  if (!r.charges.empty()) {
+    return Status(StatusCode::kAlreadyExists,
+                  "pod " + key + (r.reserved ? " is being bound to node " : " is bound to node ") +
+                      r.node + " already");
+  }
+  if (!r.pending) return NotFound("pod " + key + " is not waiting for a node");
+  if (!scheduler.empty() && r.scheduler != scheduler) {
+    return FailedPrecondition("pod " + key + " has schedulerName \"" + r.scheduler +
+                              "\"; the Tessera scheduler binds only pods of \"" + scheduler + "\"");
+  }
+  return *r.pending;
 }
 
 void ClusterState::ForgetPending(const PodId& pod) {

@@ -17,6 +17,8 @@
 #pragma once
 
 #include <array>
+#include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -110,12 +112,20 @@ class ClusterState {
   // Undoes Reserve for `pod` if its reservation still stands (the Binding failed).
   void CancelReservation(const PodId& pod);
 
-  // The request of an unbound pod, recorded from its pod events or by RememberPending (filter).
+  // The request of an unbound pod, recorded from its pod events only: what a filter request
+  // says about a pod is never remembered, so clients cannot make the state grow.
   std::optional<PodRequest> Pending(const PodId& pod) const;
-  // An empty request is remembered too: bind must know the pod asks for no GPU.
-  void RememberPending(const PodId& pod, const PodRequest& request);
+  // The request of `pod` if bind may bind it: the pod watch has shown it unbound, with this UID
+  // (when given) and with spec.schedulerName `scheduler` (when not empty). NotFound when the
+  // watch shows no such unbound pod; FailedPrecondition for another UID or another scheduler;
+  // AlreadyExists when it holds or is being given GPUs. Each message says what was found.
+  Result<PodRequest> Bindable(const PodId& pod, const std::string& scheduler) const;
   // Drops the pending request of a pod that holds no GPUs (bound without any).
   void ForgetPending(const PodId& pod);
+
+  // Pod events seen so far; WaitForPodEvent waits until the count passes `seen` or `deadline`.
+  uint64_t PodEvents() const;
+  void WaitForPodEvent(uint64_t seen, std::chrono::steady_clock::time_point deadline) const;
 
   // The largest number of healthy GPUs on one node (0 when no node is known).
   int MaxGpusPerNode() const;
@@ -133,6 +143,7 @@ class ClusterState {
     std::optional<Allocation> allocation;
     std::vector<GpuCharge> charges;
     std::optional<PodRequest> pending;
+    std::string scheduler;  // spec.schedulerName of a pending pod
   };
   struct Shard {
     mutable std::mutex mu;
@@ -149,6 +160,9 @@ class ClusterState {
 
   const DialectConfig dialects_;
   mutable std::array<Shard, kShards> shards_;
+  mutable std::mutex events_mu_;
+  mutable std::condition_variable events_cv_;
+  uint64_t pod_events_ = 0;  // guarded by events_mu_
   mutable std::shared_mutex nodes_mu_;
   std::unordered_map<std::string, std::unique_ptr<NodeState>> nodes_;  // guarded by nodes_mu_
 };

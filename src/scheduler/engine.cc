@@ -111,12 +111,28 @@ Status Engine::Bind(const PodId& pod, const std::string& node) {
     }
     return status;
   };
-  std::optional<PodRequest> request = state_.Pending(pod);
-  if (!request) {
-    return finish(Outcome::kInvalid,
-                  FailedPrecondition("pod " + pod.Key() +
-                                     " is unknown to the Tessera scheduler: no filter call and no "
-                                     "pod event has shown its GPU request"));
+  auto not_seen = [](const Result<PodRequest>& r) {
+    return !r.ok() && r.status().code() == StatusCode::kNotFound;
+  };
+  Result<PodRequest> request = state_.Bindable(pod, options_.scheduler_name);
+  const auto wait_until = start + options_.watch_wait;
+  while (not_seen(request) && std::chrono::steady_clock::now() < wait_until) {
+    // kube-scheduler learnt of the pod from its own watch; ours may be a moment behind. The
+    // event count is read before the look-up, so an event in between is not missed.
+    uint64_t seen = state_.PodEvents();
+    request = state_.Bindable(pod, options_.scheduler_name);
+    if (not_seen(request)) state_.WaitForPodEvent(seen, wait_until);
+  }
+  if (!request.ok()) {
+    uint64_t dropped = 0;
+    if (refusal_log_.Allow(std::chrono::steady_clock::now(), &dropped)) {
+      log::Warn("bind refused", {{"pod", pod.Key()},
+                                 {"uid", pod.uid},
+                                 {"node", node},
+                                 {"error", request.status().message()},
+                                 {"suppressed", std::to_string(dropped)}});
+    }
+    return finish(Outcome::kInvalid, request.status());
   }
   if (request->empty()) {
     // A pod of the Tessera profile that asks for no GPU: bind it as it is.

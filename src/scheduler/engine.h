@@ -11,6 +11,7 @@
 // the engine.
 #pragma once
 
+#include <chrono>
 #include <span>
 #include <string>
 #include <utility>
@@ -19,6 +20,7 @@
 #include "common/status.h"
 #include "scheduler/binder.h"
 #include "scheduler/cluster_state.h"
+#include "scheduler/log_limiter.h"
 #include "scheduler/metrics.h"
 #include "scheduler/request.h"
 
@@ -27,6 +29,10 @@ namespace tessera::scheduler {
 struct EngineOptions {
   Policy node_policy = Policy::kBinpack;
   Policy gpu_policy = Policy::kBinpack;
+  // Bind binds only pods of this spec.schedulerName (empty: any).
+  std::string scheduler_name;
+  // How long bind waits for the pod watch to show a pod it does not know yet.
+  std::chrono::milliseconds watch_wait{2000};
 };
 
 struct FilterResult {
@@ -54,8 +60,9 @@ class Engine {
   Result<Allocation> Decide(const PodId& pod, const PodRequest& request, const std::string& node);
 
   // Decide, then post the Binding with the tessera.io/allocation annotation; on failure of the
-  // Binding the reservation is released and the error returned. FailedPrecondition when the
-  // pod's request is unknown (never seen by filter or by the pod watch).
+  // Binding the reservation is released and the error returned. Only pods the pod watch shows
+  // unbound, of this scheduler, are bound (ClusterState::Bindable gives the refusals); a pod it
+  // has not shown yet is waited for up to `watch_wait`. Refusals are logged, rate-limited.
   Status Bind(const PodId& pod, const std::string& node);
 
   const EngineOptions& options() const { return options_; }
@@ -65,6 +72,7 @@ class Engine {
   Binder& binder_;
   const EngineOptions options_;
   Metrics* metrics_;
+  LogLimiter refusal_log_;
 };
 
 }  // namespace tessera::scheduler

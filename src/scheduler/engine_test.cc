@@ -16,7 +16,8 @@ using testing::MakeUniformNode;
 
 class EngineTest : public ::testing::Test {
  protected:
-  EngineTest() : engine_(state_, binder_, {}, &metrics_) {
+  EngineTest()
+      : engine_(state_, binder_, {.watch_wait = std::chrono::milliseconds(20)}, &metrics_) {
     for (auto& [name, count, model, mib] :
          std::vector<std::tuple<std::string, int, std::string, uint64_t>>{
              {"small", 1, "SimGPU-3090", 24268}, {"big", 4, "A100", 40960}}) {
@@ -27,8 +28,7 @@ class EngineTest : public ::testing::Test {
   PodRequest Request(const nlohmann::json& pod) {
     Result<PodRequest> r = ParsePod(pod, DialectConfig{});
     EXPECT_TRUE(r.ok()) << r.status().message();
-    PodId id{"default", pod["metadata"]["name"], pod["metadata"]["uid"]};
-    if (r.ok()) state_.RememberPending(id, *r);
+    EXPECT_TRUE(state_.OnPod(EventType::kAdded, pod).ok());  // the pod watch shows it
     return r.ok() ? *r : PodRequest{};
   }
 
@@ -100,7 +100,7 @@ TEST_F(EngineTest, BindPostsTheDecisionAndFailureReleasesIt) {
   EXPECT_EQ(metrics_.Decisions(Outcome::kBound), 1u);
 
   binder_.FailWith(Status::Ok());
-  EXPECT_EQ(engine_.Bind({"default", "nobody", ""}, "big").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(engine_.Bind({"default", "nobody", ""}, "big").code(), StatusCode::kNotFound);
   Request(MakePod("huge", {{"nvidia.com/gpumem", 50000}}));
   Status no_fit = engine_.Bind({"default", "huge", "uid-huge"}, "big");
   EXPECT_EQ(no_fit.code(), StatusCode::kResourceExhausted);

@@ -156,17 +156,14 @@ Result<Extender::Args> Extender::ParseArgs(const json& args) {
 Result<std::string> Extender::Filter(const json& body) {
   auto start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(Args args, ParseArgs(body));
-  if (args.nodes) {
-    // Full node objects: keep their inventory current (nodeCacheCapable: false setups).
-    for (const json& n : *args.nodes) (void)state_.OnNode(EventType::kModified, n);
-  }
+  // Full Nodes are read for their names only: what a client says about a node never changes
+  // the state, which comes from the node watch alone.
   FilterResult result;
   if (!args.request.ok()) {
     metrics_.Count(Outcome::kInvalid);
     const std::string why = "invalid GPU request: " + args.request.status().message();
     for (const std::string& n : args.names) result.unresolvable.emplace_back(n, why);
   } else {
-    state_.RememberPending(args.pod, *args.request);
     result = engine_.Filter(*args.request, args.names);
     if (result.fits.empty()) metrics_.Count(Outcome::kNoFit);
   }

@@ -38,6 +38,7 @@ AppOptions AppOptions::FromConfig(const config::Config& cfg) {
   o.engine.gpu_policy = ParsePolicy(cfg.GetString("scheduler.gpu-policy")).value();
   o.dialects = DialectConfig::FromConfig(cfg);
   o.scheduler_name = cfg.GetString("scheduler.name");
+  o.engine.scheduler_name = o.scheduler_name;
   return o;
 }
 

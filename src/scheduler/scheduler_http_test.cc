@@ -172,6 +172,7 @@ TEST(SchedulerHttp, SixtyFourConcurrentBindsToOneNode) {
   for (int i = 0; i < kPods; ++i) {
     json pod = MakePod("p" + std::to_string(i), {{"nvidia.com/gpumem", 2048}});
     api.PutPod(pod);
+    ASSERT_TRUE(process.state().OnPod(EventType::kAdded, pod).ok());
     json args = {{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", {"n"}}};
     json f = Driver(process.port()).Post("/filter", args.dump());
     ASSERT_EQ(f["NodeNames"], json({"n"}));
@@ -240,7 +241,8 @@ TEST(SchedulerHttp, DeleteSucceededAndBindFailureFreeResources) {
 TEST(SchedulerHttp, FilterAnswersReasonsAndTheFullNodesForm) {
   FakeApi api;
   json node = MakeUniformNode("n", 1, "SimGPU-3090", 24268);
-  SchedulerProcess process(api);  // knows no node: the full Nodes form teaches it
+  api.AddNode(node);
+  SchedulerProcess process(api);
   Driver d(process.port());
   json pod = MakePod("big", {{"tencent.com/vcuda-memory", 95}});
   json args = {{"Pod", pod},
@@ -270,6 +272,7 @@ TEST(SchedulerHttp, AnswersAreValidJsonForAnyNameAndReason) {
   // (quotes, backslashes, control characters, non-ASCII) must come back exactly.
   FakeApi api;
   api.AddNode(MakeUniformNode("n", 1, "T4", 15360));
+  api.AddNode(MakeUniformNode("m", 2, "T4", 15360));
   SchedulerProcess process(api);
   Driver d(process.port());
   const std::vector<std::string> names = {"n", "we\"ird\\name", "tab\there",
@@ -409,6 +412,7 @@ TEST(SchedulerHttp, InspectMetricsHealth) {
   Driver d(process.port());
   json pod = MakePod("p", {{"nvidia.com/gpumem", 1000}, {"nvidia.com/gpucores", 20}});
   api.PutPod(pod);
+  ASSERT_TRUE(process.state().OnPod(EventType::kAdded, pod).ok());
   ASSERT_EQ(d.Schedule(pod, {"n"}), "n");
   json waiting = MakePod("w", {{"aliyun.com/gpu-mem", 2}});
   ASSERT_TRUE(process.state().OnPod(EventType::kAdded, waiting).ok());
