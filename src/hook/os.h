@@ -32,10 +32,10 @@ __asm__(".symver pthread_mutex_init,pthread_mutex_init@GLIBC_2.2.5");
 __asm__(".symver pthread_mutex_lock,pthread_mutex_lock@GLIBC_2.2.5");
 __asm__(".symver pthread_mutex_unlock,pthread_mutex_unlock@GLIBC_2.2.5");
 __asm__(".symver pthread_mutex_trylock,pthread_mutex_trylock@GLIBC_2.2.5");
+__asm__(".symver pthread_mutex_timedlock,pthread_mutex_timedlock@GLIBC_2.2.5");
 __asm__(".symver pthread_detach,pthread_detach@GLIBC_2.2.5");
 __asm__(".symver pthread_attr_init,pthread_attr_init@GLIBC_2.2.5");
 __asm__(".symver pthread_attr_destroy,pthread_attr_destroy@GLIBC_2.2.5");
-__asm__(".symver pthread_attr_setstacksize,pthread_attr_setstacksize@GLIBC_2.2.5");
 #elif defined(__aarch64__)
 #define TESSERA_GLIBC_BASE "GLIBC_2.17"
 #else

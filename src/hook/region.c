@@ -11,12 +11,14 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
 
 #define SWEEP_PERIOD_NS 200000000ull
 #define SWEEP_MIN_GAP_NS 150000000ull
+#define LOCK_TIMEOUT_NS 1000000000ull /* whole seconds */
 
 static struct tessera_region* g_region;
 static int g_slot = -1;
@@ -24,6 +26,10 @@ static int g_slot_pid;
 static uint64_t g_slot_start;
 static int g_reaper_started;
 static pthread_mutex_t g_slot_mutex = PTHREAD_MUTEX_INITIALIZER;
+/* Bytes per device this process released while the lock was unavailable: given back at its next
+ * lock. Until then they stay charged (a charge may lag, never run ahead of the driver). */
+static uint64_t g_pending[TESSERA_REGION_MAX_DEVICES];
+static int g_lock_timed_out; /* the last lock timed out (logged once per run of timeouts) */
 
 struct tessera_region* region_get(void) {
   return __atomic_load_n(&g_region, __ATOMIC_ACQUIRE);
@@ -110,18 +116,42 @@ static void repair(struct tessera_region* r) {
   }
 }
 
+static void uncharge_locked(struct tessera_region* r, int index, uint64_t bytes);
+
+/* Applies the releases that found the lock taken (region_uncharge). Under the lock. */
+static void apply_pending(struct tessera_region* r) {
+  for (int d = 0; d < TESSERA_REGION_MAX_DEVICES; ++d) {
+    if (__atomic_load_n(&g_pending[d], __ATOMIC_RELAXED) == 0) continue;
+    uncharge_locked(r, d, __atomic_exchange_n(&g_pending[d], 0, __ATOMIC_RELAXED));
+  }
+}
+
+/* Takes the region's lock, waiting at most LOCK_TIMEOUT_NS: a holder that is stopped (SIGSTOP,
+ * a debugger) must not block the container's other processes for good. Returns 0, or -1 (the
+ * caller then refuses what it was to charge, or defers what it was to release). */
 static int lock(struct tessera_region* r) {
-  int rc = pthread_mutex_lock(&r->lock.mutex);
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += LOCK_TIMEOUT_NS / 1000000000ull;
+  int rc = pthread_mutex_timedlock(&r->lock.mutex, &deadline);
   if (rc == EOWNERDEAD) {
     HOOK_LOG(HOOK_LOG_INFO, "a process died holding the shared region lock; repairing");
     repair(r);
     pthread_mutex_consistent(&r->lock.mutex);
-    return 0;
-  }
-  if (rc != 0) {
+  } else if (rc == ETIMEDOUT) {
+    if (!__atomic_exchange_n(&g_lock_timed_out, 1, __ATOMIC_RELAXED)) {
+      hook_log(HOOK_LOG_ERROR,
+               "the shared region's lock has been held for over %llu s (a stopped or traced "
+               "process of this container?): allocations are refused until it is free",
+               (unsigned long long)(LOCK_TIMEOUT_NS / 1000000000ull));
+    }
+    return -1;
+  } else if (rc != 0) {
     HOOK_LOG(HOOK_LOG_ERROR, "cannot lock the shared region: %s", strerror(rc));
     return -1;
   }
+  __atomic_store_n(&g_lock_timed_out, 0, __ATOMIC_RELAXED);
+  apply_pending(r);
   return 0;
 }
 
@@ -292,11 +322,9 @@ int region_charge(int index, uint64_t bytes, uint64_t limit) {
   return try_charge(r, slot, index, bytes, limit);
 }
 
-void region_uncharge(int index, uint64_t bytes) {
-  struct tessera_region* r = region_get();
+static void uncharge_locked(struct tessera_region* r, int index, uint64_t bytes) {
   int slot = __atomic_load_n(&g_slot, __ATOMIC_ACQUIRE);
-  if (r == NULL || slot < 0 || bytes == 0) return;
-  if (lock(r) != 0) return;
+  if (slot < 0) return;
   struct tessera_region_slot* s = &r->slots[slot];
   if (s->pid == g_slot_pid && s->start_time == g_slot_start) {
     uint64_t mine = s->used_bytes[index];
@@ -305,6 +333,17 @@ void region_uncharge(int index, uint64_t bytes) {
     uint64_t total = r->devices[index].used_bytes;
     r->devices[index].used_bytes = total > give ? total - give : 0;
   }
+}
+
+void region_uncharge(int index, uint64_t bytes) {
+  struct tessera_region* r = region_get();
+  int slot = __atomic_load_n(&g_slot, __ATOMIC_ACQUIRE);
+  if (r == NULL || slot < 0 || bytes == 0) return;
+  if (lock(r) != 0) {
+    __atomic_add_fetch(&g_pending[index], bytes, __ATOMIC_RELAXED);
+    return;
+  }
+  uncharge_locked(r, index, bytes);
   unlock(r);
 }
 
@@ -337,5 +376,6 @@ void region_reset_in_child(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_slot_mutex = fresh;
   g_slot = -1;
-  g_reaper_started = 0; /* threads do not survive fork() */
+  g_reaper_started = 0;                    /* threads do not survive fork() */
+  memset(g_pending, 0, sizeof(g_pending)); /* the parent's, for the parent's slot */
 }

@@ -307,6 +307,56 @@ TEST_F(HookTest, ProcessDyingInsideTheRegionLockLeavesItUsableAndRepaired) {
   EXPECT_EQ(region->devices[0].used_bytes, 256 * kMiB);
 }
 
+// Issue 15: a process stopped (SIGSTOP, a debugger) while it holds the region's lock delays the
+// container's other processes by about a second per call, never for good, and nothing is
+// allocated past the accounting meanwhile: charges are refused, releases wait for the lock.
+TEST_F(HookTest, StoppedLockHolderDelaysOthersBoundedlyAndNothingIsOverAllocated) {
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  std::string go = hook.dir() + "/go", again = hook.dir() + "/again";
+  Child holder({hook.probe(), "direct", "free-later", Bytes(256 * kMiB), go, again}, env);
+  ASSERT_TRUE(holder.WaitForLine("held", seconds(30)));
+  pid_t locker = fork();
+  if (locker == 0) {
+    int fd = open(hook.region_path().c_str(), O_RDWR);
+    if (fd < 0) _exit(1);
+    auto* region = static_cast<tessera_region*>(
+        mmap(nullptr, sizeof(tessera_region), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    if (region == MAP_FAILED || pthread_mutex_lock(&region->lock.mutex) != 0) _exit(1);
+    raise(SIGSTOP);
+    pthread_mutex_unlock(&region->lock.mutex);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(locker, &status, WUNTRACED), locker);
+  ASSERT_TRUE(WIFSTOPPED(status));
+  // A new process: refused (its context cannot be charged), within a few seconds, and it says why.
+  auto start = std::chrono::steady_clock::now();
+  RunResult r = Probe({"direct", "alloc", Bytes(512 * kMiB)}, env, seconds(30));
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_NE(r.exit_code, 0) << r.Describe();
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_LT(took, seconds(5));
+  EXPECT_NE(r.err.find("lock has been held for over 1 s"), std::string::npos) << r.Describe();
+  // The device holds only what is charged.
+  EXPECT_EQ(uint64_t(hook.Stat()["devices"][0]["used_bytes"]), 256 * kMiB);
+  // A free during the stall reaches the driver; its release waits for the lock.
+  hook.WriteFile("go", "");
+  ASSERT_TRUE(holder.WaitForLine("freed", seconds(10)));
+  const tessera_region* region = hook.MapRegion();
+  ASSERT_NE(region, nullptr);
+  EXPECT_EQ(region->devices[0].used_bytes, 256 * kMiB) << "a charge may lag, never run ahead";
+  kill(locker, SIGCONT);
+  ASSERT_EQ(waitpid(locker, &status, 0), locker);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  // The holder's next call under the lock gives the deferred release back.
+  hook.WriteFile("again", "");
+  ASSERT_TRUE(holder.WaitForLine("done", seconds(10)));
+  EXPECT_EQ(region->devices[0].used_bytes, 2 * kMiB);
+  r = Probe({"direct", "alloc", Bytes(512 * kMiB)}, env, seconds(30));
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
 TEST_F(HookTest, LogLevelMakesItTalk) {
   Env env = hook.ProbeEnv();
   env["CUDA_DEVICE_MEMORY_LIMIT"] = "256m";

@@ -568,6 +568,35 @@ int Vmm(uint64_t limit) {
   return failures ? 1 : 0;
 }
 
+// Waits (up to 60 s) for `path` to exist.
+void WaitForFile(const char* path) {
+  for (int i = 0; i < 60000 && access(path, F_OK) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+// free-later <bytes> <go> <again>: allocates, prints "held"; once `go` exists frees it, prints
+// "freed"; once `again` exists allocates one granule, prints "done" and waits up to 120 s.
+int FreeLater(uint64_t bytes, const char* go, const char* again) {
+  Open();
+  CUdeviceptr p = 0;
+  CHECK_RC(api.MemAlloc(&p, bytes), CUDA_SUCCESS);
+  if (failures) return 1;
+  std::printf("held\n");
+  std::fflush(stdout);
+  WaitForFile(go);
+  CHECK_RC(api.MemFree(p), CUDA_SUCCESS);
+  std::printf("freed\n");
+  std::fflush(stdout);
+  WaitForFile(again);
+  CHECK_RC(api.MemAlloc(&p, kGranule), CUDA_SUCCESS);
+  if (failures) return 1;
+  std::printf("done\n");
+  std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::seconds(120));
+  return 0;
+}
+
 // huge-hold: allocates 2 MiB, then SIZE_MAX (which must fail), prints "held" and waits up to
 // 120 s to be killed.
 int HugeHold() {
@@ -654,6 +683,10 @@ int main(int argc, char** argv) {
   if (command == "init") return InitOnly();
   if (command == "huge-hold") return HugeHold();
   if (command == "vmm") return Vmm(Arg(argv, argc, 3));
+  if (command == "free-later") {
+    if (argc < 6) return 2;
+    return FreeLater(Arg(argv, argc, 3), argv[4], argv[5]);
+  }
   if (command == "retain-race") return RetainRace(Arg(argv, argc, 3), Arg(argv, argc, 4));
   if (command == "rtld-next") return RtldNext();
   if (command == "contexts") return Contexts();

@@ -22,10 +22,12 @@ std::vector<char*> Pointers(std::vector<std::string>& strings) {
   return out;
 }
 
-// Forks and execs; returns the pid and the read ends of stdout/stderr pipes.
+// Forks and execs; returns the pid and the read ends of stdout/stderr pipes. Without `err_fd`,
+// stderr is /dev/null (a pipe nobody reads would kill the child with SIGPIPE when it writes).
 pid_t Spawn(const std::vector<std::string>& argv, const Env& env, int* out_fd, int* err_fd) {
-  int out_pipe[2], err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) return -1;
+  int out_pipe[2], err_pipe[2] = {-1, -1};
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) return -1;
+  if (err_fd != nullptr && pipe2(err_pipe, O_CLOEXEC) != 0) return -1;
   std::vector<std::string> args = argv;
   std::vector<std::string> envs = EnvStrings(env);
   std::vector<char*> arg_ptrs = Pointers(args);
@@ -33,14 +35,16 @@ pid_t Spawn(const std::vector<std::string>& argv, const Env& env, int* out_fd, i
   pid_t pid = fork();
   if (pid == 0) {
     dup2(out_pipe[1], 1);
-    dup2(err_pipe[1], 2);
+    dup2(err_fd != nullptr ? err_pipe[1] : open("/dev/null", O_WRONLY), 2);
     execve(arg_ptrs[0], arg_ptrs.data(), env_ptrs.data());
     _exit(127);
   }
   close(out_pipe[1]);
-  close(err_pipe[1]);
   *out_fd = out_pipe[0];
-  *err_fd = err_pipe[0];
+  if (err_fd != nullptr) {
+    close(err_pipe[1]);
+    *err_fd = err_pipe[0];
+  }
   return pid;
 }
 
@@ -104,9 +108,7 @@ RunResult RunProgram(const std::vector<std::string>& argv, const Env& env,
 }
 
 Child::Child(const std::vector<std::string>& argv, const Env& env) {
-  int err_fd;
-  pid_ = Spawn(argv, env, &out_fd_, &err_fd);
-  if (pid_ > 0) close(err_fd);  // stderr is not needed; a closed pipe only loses diagnostics
+  pid_ = Spawn(argv, env, &out_fd_, nullptr);  // stderr is not needed
 }
 
 Child::~Child() {
