@@ -9,11 +9,12 @@
 namespace tessera::node {
 
 Agent::Agent(AgentOptions options, GpuSource& gpus, PodSource& pods, ApiWriter& writer,
-             PodResourcesSource& kubelet)
+             DeviceAssignments& kubelet)
     : options_(std::move(options)),
       gpus_(gpus),
       writer_(writer),
-      allocator_(options_.allocator, options_.resources, pods, writer, kubelet),
+      recorder_(pods, writer),
+      allocator_(options_.allocator, options_.resources, pods, recorder_, kubelet),
       plugins_(options_.kubelet_dir + "/device-plugins", options_.resources,
                options_.allocator.split_count, allocator_, board_),
       housekeeper_(allocator_, pods, options_.allocator.state_dir, options_.unowned_grace),

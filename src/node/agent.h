@@ -11,14 +11,15 @@
 #include <memory>
 #include <thread>
 
+#include "node/allocation_recorder.h"
 #include "node/allocator.h"
 #include "node/device_board.h"
 #include "node/gpu.h"
 #include "node/health_monitor.h"
 #include "node/housekeeper.h"
+#include "node/kubelet_checkpoint.h"
 #include "node/pids_refresher.h"
 #include "node/plugin_manager.h"
-#include "node/pod_resources.h"
 #include "node/pod_source.h"
 
 namespace tessera::node {
@@ -43,7 +44,7 @@ class Agent {
  public:
   // All references must outlive the Agent.
   Agent(AgentOptions options, GpuSource& gpus, PodSource& pods, ApiWriter& writer,
-        PodResourcesSource& kubelet);
+        DeviceAssignments& kubelet);
   ~Agent();
 
   // Discovery (an error, or no GPU, is fatal with fail_on_init_error; otherwise logged and the
@@ -55,6 +56,7 @@ class Agent {
 
   DeviceBoard& board() { return board_; }
   Allocator& allocator() { return allocator_; }
+  AllocationRecorder& recorder() { return recorder_; }
   PluginManager& plugins() { return plugins_; }
 
  private:
@@ -65,6 +67,7 @@ class Agent {
   GpuSource& gpus_;
   ApiWriter& writer_;
   DeviceBoard board_;
+  AllocationRecorder recorder_;
   Allocator allocator_;
   PluginManager plugins_;
   Housekeeper housekeeper_;

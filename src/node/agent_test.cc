@@ -36,7 +36,7 @@ AgentOptions Options(const TempDir& dir, bool fail_on_init_error) {
   o.allocator.state_dir = dir.path() + "/state";
   o.allocator.cdi_dir = dir.path() + "/cdi";
   o.kubelet_dir = dir.path() + "/kubelet";
-  o.resources = {{"nvidia.com/gpu", ResourceKind::kVgpuSlots, ""}};
+  o.resources = {{"nvidia.com/gpu", ResourceKind::kVgpuSlots}};
   o.fail_on_init_error = fail_on_init_error;
   std::filesystem::create_directories(o.kubelet_dir + "/device-plugins");
   return o;
@@ -56,7 +56,7 @@ bool WaitForAnnotation(const MemoryPodStore& store, const std::string& needle) {
 TEST(AgentTest, PublishesTheInventoryAndItsHealthChanges) {
   TempDir dir;
   MemoryPodStore store("n");
-  FakePodResourcesList kubelet;
+  FakeDeviceAssignments kubelet;
   ListGpuSource gpus(TestGpus(2));
   Agent agent(Options(dir, true), gpus, store, store, kubelet);
   ASSERT_TRUE(agent.Start().ok());
@@ -74,7 +74,7 @@ TEST(AgentTest, PublishesTheInventoryAndItsHealthChanges) {
 TEST(AgentTest, InitErrorIsFatalOnlyWhenAsked) {
   TempDir dir;
   MemoryPodStore store("n");
-  FakePodResourcesList kubelet;
+  FakeDeviceAssignments kubelet;
   ListGpuSource none(Status(StatusCode::kFailedPrecondition, "cannot load NVML"));
   {
     Agent agent(Options(dir, true), none, store, store, kubelet);
@@ -96,7 +96,7 @@ TEST(AgentTest, InitErrorIsFatalOnlyWhenAsked) {
 TEST(AgentTest, KeepsARunningContainersPidsFile) {
   TempDir dir;
   MemoryPodStore store("n");
-  FakePodResourcesList kubelet;
+  FakeDeviceAssignments kubelet;
   ListGpuSource gpus(TestGpus(1));
   AgentOptions options = Options(dir, true);
   options.cgroup_root = dir.path() + "/cgroup";
@@ -109,7 +109,7 @@ TEST(AgentTest, KeepsARunningContainersPidsFile) {
   store.Put(pod);
   auto a = agent.allocator().Allocate("nvidia.com/gpu", {"0-0"});
   ASSERT_TRUE(a.ok());
-  kubelet.Add({"default", "p", "main", "nvidia.com/gpu", {"0-0"}});
+  kubelet.Add("uid-p", "main", "nvidia.com/gpu", {"0-0"}, a->allocation_id);
   ASSERT_TRUE(agent.allocator().PreStart("nvidia.com/gpu", {"0-0"}).ok());
   // The runtime starts the container; kubelet reports it.
   MakeContainerCgroup(options.cgroup_root, CgroupDriver::kCgroupfs, TestQos::kBestEffort, "uid-p",
@@ -149,7 +149,7 @@ TEST(ConfigKeysTest, DefaultsAndRefusals) {
   EXPECT_EQ(o->cgroup_root, "/sys/fs/cgroup");
   EXPECT_EQ(o->proc_root, "/proc");
   ASSERT_EQ(o->resources.size(), 4u);
-  EXPECT_EQ(o->resources[2].served_by, "tencent.com/vcuda-core");
+  EXPECT_EQ(o->resources[2].name, "tencent.com/vcuda-memory");
 
   EXPECT_THAT(OptionsFromConfig(cfg, "").status().message(), HasSubstr("--node-name"));
   config::Source flag{config::Source::Kind::kFlag, "--x"};

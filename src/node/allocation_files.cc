@@ -7,26 +7,19 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <mutex>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
 namespace tessera::node {
 
-std::string AllocationId(const std::string& resource, std::vector<std::string> device_ids) {
-  std::sort(device_ids.begin(), device_ids.end());
-  uint64_t h = 0xcbf29ce484222325ULL;
-  auto mix = [&h](char c) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ULL;
-  };
-  for (char c : resource) mix(c);
-  mix('\n');
-  for (size_t i = 0; i < device_ids.size(); ++i) {
-    if (i > 0) mix(',');
-    for (char c : device_ids[i]) mix(c);
-  }
+std::string NewAllocationId() {
+  static std::mutex mu;
+  static std::mt19937_64 rng{std::random_device{}()};
+  std::lock_guard lock(mu);
   char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(rng()));
   return buf;
 }
 
@@ -53,33 +46,44 @@ std::string LimitsText(const Grant& grant) {
   return out;
 }
 
-Result<std::string> CdiSpecText(const std::string& allocation_id, const Grant& grant,
-                                const std::vector<GpuInfo>& gpus, const std::string& driver_root) {
-  using nlohmann::json;
+Result<std::vector<DeviceNode>> DeviceNodesOf(const std::vector<std::string>& uuids,
+                                              const std::vector<GpuInfo>& gpus,
+                                              const std::string& driver_root) {
   std::string root = driver_root;
   while (!root.empty() && root.back() == '/') root.pop_back();
-  auto node = [&root](const std::string& path) {
-    json n = {{"path", path}};
-    if (!root.empty()) n["hostPath"] = root + path;
-    return n;
-  };
-  json nodes = json::array();
-  std::vector<std::string> uuids;
-  for (const GrantDevice& d : grant.devices) {
-    const GpuInfo* g = FindGpu(gpus, d.uuid);
-    if (g == nullptr) return NotFound("GPU " + d.uuid + " is not on this node");
+  auto node = [&root](const std::string& path) { return DeviceNode{path, root + path}; };
+  std::vector<DeviceNode> nodes;
+  for (const std::string& uuid : uuids) {
+    const GpuInfo* g = FindGpu(gpus, uuid);
+    if (g == nullptr) return NotFound("GPU " + uuid + " is not on this node");
     nodes.push_back(node(g->device_path));
-    uuids.push_back(d.uuid);
   }
-  if (!grant.devices.empty()) {
+  if (!uuids.empty()) {
     for (const char* control : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"}) {
       nodes.push_back(node(control));
     }
   }
+  return nodes;
+}
+
+Result<std::string> CdiSpecText(const std::string& allocation_id, const Grant& grant,
+                                const std::vector<GpuInfo>& gpus, const std::string& driver_root) {
+  using nlohmann::json;
+  std::vector<std::string> uuids;
+  for (const GrantDevice& d : grant.devices) uuids.push_back(d.uuid);
+  ASSIGN_OR_RETURN(std::vector<DeviceNode> found, DeviceNodesOf(uuids, gpus, driver_root));
+  bool rooted = !driver_root.empty() && driver_root.find_first_not_of('/') != std::string::npos;
+  json nodes = json::array();
+  for (const DeviceNode& n : found) {
+    json entry = {{"path", n.container_path}};
+    if (rooted) entry["hostPath"] = n.host_path;
+    nodes.push_back(entry);
+  }
   std::string visible;
   for (const std::string& u : uuids) visible += (visible.empty() ? "" : ",") + u;
-  json env =
-      json::array({"TESSERA_ALLOCATION_ID=" + allocation_id, "TESSERA_VISIBLE_GPUS=" + visible});
+  // No allocation ID in the environment: a container holding two of Tessera's resources (vcuda
+  // core and memory) gets both CDI devices, which must not contradict each other.
+  json env = json::array({"TESSERA_VISIBLE_GPUS=" + visible});
   json spec = {
       {"cdiVersion", "0.6.0"},
       {"kind", "tessera.io/container"},

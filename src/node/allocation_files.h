@@ -1,12 +1,12 @@
 // The files the node agent writes for one allocation: the limits file read by libtessera-cuda.so
 // (format in src/abi/limits_format.h) and the CDI spec that gives the container its device nodes.
 //
-// An allocation is named by its allocation ID, a stable hash of the resource name and the sorted
-// device IDs (kubelet passes them in random order), so Allocate and PreStartContainer, which never
-// carry the pod's identity, name the same files. Every file is written under a temporary name in
-// its final folder and renamed into place, so a reader sees the old or the new file, never a mix.
-// Pure functions plus file writes; thread-compatible (distinct allocations may be written from
-// different threads; one allocation is written by one thread at a time).
+// An allocation is one Allocate answer (one container's devices of one resource), named by an
+// allocation ID drawn at random when kubelet calls Allocate; kubelet's checkpoint later tells
+// which container holds it (node/kubelet_checkpoint.h). Every file is written under a temporary
+// name in its final folder and renamed into place, so a reader sees the old or the new file, never
+// a mix. Pure functions plus file writes; thread-compatible (distinct allocations may be written
+// from different threads; one allocation is written by one thread at a time).
 #pragma once
 
 #include <string>
@@ -18,8 +18,8 @@
 
 namespace tessera::node {
 
-// 16 lower-case hex digits (FNV-1a 64 of "<resource>\n<sorted ids joined by ','>").
-std::string AllocationId(const std::string& resource, std::vector<std::string> device_ids);
+// A new allocation ID: 16 lower-case hex digits, random. Thread-safe.
+std::string NewAllocationId();
 
 // "tessera.io/container=<id>".
 std::string CdiDeviceName(const std::string& allocation_id);
@@ -32,9 +32,18 @@ inline constexpr const char* kContainerLibraryPath = "/usr/local/lib/tessera/lib
 // The limits file for `grant` (whole file text). An empty grant (no GPU) gives "devices=0".
 std::string LimitsText(const Grant& grant);
 
-// The CDI spec (JSON) of device `tessera.io/container=<id>`: the device nodes of the grant's
-// GPUs plus the driver's control nodes, and TESSERA_ALLOCATION_ID in the environment. The nodes
-// are /dev/nvidia* in the container and <driver_root>/dev/nvidia* on the host.
+// A device node: /dev/nvidia* in the container, <driver_root>/dev/nvidia* on the host.
+struct DeviceNode {
+  std::string container_path, host_path;
+};
+
+// The device nodes of the GPUs `uuids` plus the driver's control nodes (none without a GPU).
+Result<std::vector<DeviceNode>> DeviceNodesOf(const std::vector<std::string>& uuids,
+                                              const std::vector<GpuInfo>& gpus,
+                                              const std::string& driver_root = "/");
+
+// The CDI spec (JSON) of device `tessera.io/container=<id>`: DeviceNodesOf the grant's GPUs, and
+// TESSERA_VISIBLE_GPUS in the environment.
 Result<std::string> CdiSpecText(const std::string& allocation_id, const Grant& grant,
                                 const std::vector<GpuInfo>& gpus,
                                 const std::string& driver_root = "/");
@@ -42,8 +51,8 @@ Result<std::string> CdiSpecText(const std::string& allocation_id, const Grant& g
 // Writes `content` to `path` through "<dir>/.<name>.tmp" and rename(2). Creates no folders.
 Status WriteFileAtomic(const std::string& path, const std::string& content);
 
-// WriteFileAtomic unless `path` already holds exactly `content` (PreStartContainer after a right
-// guess rewrites nothing).
+// WriteFileAtomic unless `path` already holds exactly `content` (a container's restart rewrites
+// nothing).
 Status UpdateFileAtomic(const std::string& path, const std::string& content);
 
 // Creates `path` and its parents (mode 0755); OK when it exists.

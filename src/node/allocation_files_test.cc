@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -20,13 +21,16 @@ std::string Read(const std::string& path) {
   return ss.str();
 }
 
-TEST(AllocationFilesTest, IdIgnoresOrderButNotResource) {
-  std::string a = AllocationId("nvidia.com/gpu", {"0-1", "1-3"});
-  EXPECT_EQ(a.size(), 16u);
-  EXPECT_EQ(a, AllocationId("nvidia.com/gpu", {"1-3", "0-1"}));
-  EXPECT_NE(a, AllocationId("tencent.com/vcuda-core", {"0-1", "1-3"}));
-  EXPECT_NE(a, AllocationId("nvidia.com/gpu", {"0-1", "1-2"}));
-  EXPECT_EQ(CdiDeviceName(a), "tessera.io/container=" + a);
+TEST(AllocationFilesTest, IdsAreNewAtEveryCall) {
+  std::set<std::string> ids;
+  for (int i = 0; i < 1000; ++i) {
+    std::string id = NewAllocationId();
+    ASSERT_EQ(id.size(), 16u);
+    ASSERT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
+    ids.insert(id);
+  }
+  EXPECT_EQ(ids.size(), 1000u);
+  EXPECT_EQ(CdiDeviceName("00ff"), "tessera.io/container=00ff");
 }
 
 TEST(AllocationFilesTest, LimitsTextFollowsTheAbi) {

@@ -1,22 +1,22 @@
 #include "node/allocator.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <set>
-#include <thread>
 
 #include "log/log.h"
-#include "node/allocation_files.h"
 
 namespace tessera::node {
 
 using nlohmann::json;
 
 Allocator::Allocator(AllocatorOptions options, std::vector<ResourceSpec> resources, PodSource& pods,
-                     ApiWriter& writer, PodResourcesSource& kubelet)
+                     AllocationRecorder& recorder, DeviceAssignments& kubelet)
     : options_(std::move(options)),
       resources_(std::move(resources)),
       pods_(pods),
-      writer_(writer),
+      recorder_(recorder),
       kubelet_(kubelet) {}
 
 Status Allocator::Init() {
@@ -37,36 +37,12 @@ std::vector<GpuInfo> Allocator::Gpus() const {
   return gpus_;
 }
 
-void Allocator::Forget(const std::string& id) {
-  std::lock_guard lock(mu_);
-  SetGuessLocked(id, std::nullopt);
-}
-
-void Allocator::SetGuessLocked(const std::string& id, std::optional<Guess> guess) {
-  auto it = guesses_.find(id);
-  if (it != guesses_.end()) {
-    const Guess& old = it->second;
-    if (auto owned = owners_.find(old.owner.uid); owned != owners_.end()) {
-      auto& entries = owned->second;
-      auto entry = std::find(entries.begin(), entries.end(),
-                             std::make_pair(old.resource, old.owner.container));
-      if (entry != entries.end()) entries.erase(entry);
-      if (entries.empty()) owners_.erase(owned);
-    }
-    if (!guess) {
-      guesses_.erase(it);
-      return;
-    }
-  }
-  if (!guess) return;
-  if (!guess->owner.uid.empty()) {
-    owners_[guess->owner.uid].emplace_back(guess->resource, guess->owner.container);
-  }
-  guesses_[id] = std::move(*guess);
-}
-
 std::string Allocator::AllocationDir(const std::string& id) const {
   return options_.state_dir + "/allocations/" + id;
+}
+
+std::string Allocator::RegionDir(const std::string& id) const {
+  return options_.state_dir + "/regions/" + id;
 }
 
 std::string Allocator::CdiSpecPath(const std::string& id) const {
@@ -78,17 +54,6 @@ const ResourceSpec* Allocator::FindResource(const std::string& name) const {
     if (r.name == name) return &r;
   }
   return nullptr;
-}
-
-std::vector<ContainerRef> Allocator::Candidates(const std::vector<PodRef>& pods,
-                                                const std::string& resource, int64_t count) const {
-  std::lock_guard lock(mu_);
-  return AllocateCandidates(pods, resource, count, [&](const ContainerRef& c) {
-    auto owned = owners_.find(c.uid);
-    return owned != owners_.end() &&
-           std::find(owned->second.begin(), owned->second.end(),
-                     std::make_pair(resource, c.container)) != owned->second.end();
-  });
 }
 
 namespace {
@@ -135,13 +100,26 @@ std::vector<std::string> Uuids(const Grant& g) {
   return out;
 }
 
-// The pod of `c` among `pods` (by UID), or nullptr.
-PodRef PodOf(const std::vector<PodRef>& pods, const ContainerRef& c) {
-  if (c.uid.empty()) return nullptr;
+// The pod with UID `uid` among `pods`, or nullptr.
+PodRef PodWithUid(const std::vector<PodRef>& pods, const std::string& uid) {
+  if (uid.empty()) return nullptr;
   for (const PodRef& p : pods) {
-    if (PodUid(*p) == c.uid) return p;
+    if (PodUid(*p) == uid) return p;
   }
   return nullptr;
+}
+
+// The GPUs behind device IDs, by UUID (an ID of an unknown GPU is left out).
+std::set<std::string> GpusOfIds(const std::vector<std::string>& ids,
+                                const std::vector<GpuInfo>& gpus) {
+  std::set<std::string> out;
+  for (const std::string& id : ids) {
+    std::optional<int> index = GpuIndexOfDevice(id);
+    for (const GpuInfo& g : gpus) {
+      if (index && g.index == *index) out.insert(g.uuid);
+    }
+  }
+  return out;
 }
 
 std::string Join(const std::vector<std::string>& items) {
@@ -198,8 +176,17 @@ std::vector<std::string> Allocator::Preferred(const std::string& resource,
   // The likeliest pending container's GPUs first.
   std::vector<GpuInfo> gpus = Gpus();
   std::vector<PodRef> pods = pods_.NodePods();
-  std::vector<ContainerRef> cands = Candidates(pods, resource, size);
-  PodRef likeliest = cands.empty() ? nullptr : PodOf(pods, cands.front());
+  std::set<std::pair<std::string, std::string>> held;  // (pod UID, container) with this resource
+  if (Result<std::vector<DeviceAssignment>> listed = kubelet_.List(); listed.ok()) {
+    for (const DeviceAssignment& a : *listed) {
+      if (a.resource == resource) held.insert({a.pod_uid, a.container});
+    }
+  }
+  std::vector<ContainerRef> cands =
+      AllocateCandidates(pods, resource, size, [&](const ContainerRef& c) {
+        return held.count({c.uid, c.container}) > 0;
+      });
+  PodRef likeliest = cands.empty() ? nullptr : PodWithUid(pods, cands.front().uid);
   if (likeliest) {
     Result<Grant> grant = GrantFor(*likeliest, cands.front(), {}, gpus);
     if (grant.ok()) {
@@ -233,213 +220,152 @@ std::vector<std::string> Allocator::Preferred(const std::string& resource,
 
 Result<AllocateAnswer> Allocator::Allocate(const std::string& resource,
                                            const std::vector<std::string>& device_ids) {
-  const ResourceSpec* spec = FindResource(resource);
-  if (spec == nullptr) return InvalidArgument("resource " + resource + " is not served here");
-  std::lock_guard serial(allocate_mu_);
+  if (FindResource(resource) == nullptr) {
+    return InvalidArgument("resource " + resource + " is not served here");
+  }
   AllocateAnswer answer;
-  answer.allocation_id = AllocationId(resource, device_ids);
-  const std::string& id = answer.allocation_id;
-
-  std::vector<PodRef> pods = pods_.NodePods();
-  std::vector<ContainerRef> cands =
-      Candidates(pods, resource, static_cast<int64_t>(device_ids.size()));
-  auto deadline = std::chrono::steady_clock::now() + options_.owner_wait;
-  while (cands.empty() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    pods = pods_.NodePods();
-    cands = Candidates(pods, resource, static_cast<int64_t>(device_ids.size()));
+  std::string id = NewAllocationId();
+  while (::access(AllocationDir(id).c_str(), F_OK) == 0) id = NewAllocationId();
+  answer.allocation_id = id;
+  std::vector<GpuInfo> gpus = Gpus();
+  // Placeholder files (no GPU) until PreStartContainer knows the container.
+  json placeholder = {{"resource", resource}, {"devices", device_ids}};
+  {
+    std::lock_guard lock(write_mu_);
+    RETURN_IF_ERROR(WriteFiles(id, Grant{}, placeholder, gpus));
   }
-  if (cands.size() > 1) {
-    // Several candidates: drop those kubelet has already given devices of this resource.
-    Result<std::vector<ContainerDevices>> listed = kubelet_.List();
-    if (listed.ok()) {
-      std::erase_if(cands, [&](const ContainerRef& c) {
-        return std::any_of(listed->begin(), listed->end(), [&](const ContainerDevices& d) {
-          return d.ns == c.ns && d.pod == c.pod && d.container == c.container &&
-                 d.resource == resource;
-        });
-      });
-    }
+  answer.mounts = {
+      {kContainerAllocationDir, AllocationDir(id), true},
+      {kContainerLibraryPath, options_.library_path, true},
+      {"/etc/ld.so.preload", options_.state_dir + "/ld.so.preload", true},
+      {kContainerRegionDir, RegionDir(id), false},
+  };
+  if (options_.cdi) {
+    answer.cdi_device = CdiDeviceName(id);
+  } else {
+    // Without CDI the device nodes are fixed now: those of the GPUs behind the device IDs.
+    std::set<std::string> behind = GpusOfIds(device_ids, gpus);
+    std::vector<std::string> uuids(behind.begin(), behind.end());
+    ASSIGN_OR_RETURN(answer.devices, DeviceNodesOf(uuids, gpus, options_.driver_root));
+    answer.envs["NVIDIA_VISIBLE_DEVICES"] = uuids.empty() ? "void" : Join(uuids);
   }
-  Guess guess;
-  guess.resource = resource;
-  PodRef owner_pod;
-  if (!cands.empty()) {
-    guess.owner = cands.front();
-    owner_pod = PodOf(pods, guess.owner);
-  }
-  if (!spec->served_by.empty() && owner_pod) {
-    const json* c = FindContainer(*owner_pod, guess.owner.container);
-    guess.counts_only = c != nullptr && ContainerRequest(*c, spec->served_by) > 0;
-  }
-  if (!guess.counts_only) {
-    std::vector<GpuInfo> gpus = Gpus();
-    Grant grant;
-    if (owner_pod) {
-      Result<Grant> g = GrantFor(*owner_pod, guess.owner, device_ids, gpus);
-      if (g.ok()) {
-        grant = *g;
-      } else {
-        log::Warn("allocate: no usable decision for the likeliest pod, writing no GPU for now",
-                  {{"allocation", id},
-                   {"pod", guess.owner.ToString()},
-                   {"reason", g.status().message()}});
-      }
-    }
-    RETURN_IF_ERROR(WriteFiles(id, grant, guess.owner, gpus));
-    guess.visible = Uuids(grant);
-    answer.mounts = {
-        {kContainerAllocationDir, AllocationDir(id), true},
-        {kContainerLibraryPath, options_.library_path, true},
-        {"/etc/ld.so.preload", options_.state_dir + "/ld.so.preload", true},
-        {kContainerRegionDir, options_.state_dir + "/regions/" + id, false},
-    };
-    if (options_.cdi) {
-      answer.cdi_device = CdiDeviceName(id);
-    } else {
-      answer.envs["NVIDIA_VISIBLE_DEVICES"] = guess.visible.empty() ? "void" : Join(guess.visible);
-    }
-  }
-  log::Debug("allocate", {{"resource", resource},
-                          {"allocation", id},
-                          {"guess", guess.owner.uid.empty() ? "none" : guess.owner.ToString()}});
-  std::lock_guard lock(mu_);
-  SetGuessLocked(id, std::move(guess));
+  log::Debug(
+      "allocate",
+      {{"resource", resource}, {"allocation", id}, {"devices", std::to_string(device_ids.size())}});
   return answer;
 }
 
 Status Allocator::PreStart(const std::string& resource,
                            const std::vector<std::string>& device_ids) {
-  const ResourceSpec* spec = FindResource(resource);
-  if (spec == nullptr) return InvalidArgument("resource " + resource + " is not served here");
-  std::string id = AllocationId(resource, device_ids);
-  std::optional<Guess> guess;
-  {
-    std::lock_guard lock(mu_);
-    auto it = guesses_.find(id);
-    if (it != guesses_.end()) guess = it->second;
+  if (FindResource(resource) == nullptr) {
+    return InvalidArgument("resource " + resource + " is not served here");
   }
+  std::vector<std::string> wanted = device_ids;
+  std::sort(wanted.begin(), wanted.end());
+  auto refuse = [&](const std::string& why) {
+    std::string message =
+        "cannot tell which container holds " + resource + " devices " + Join(wanted) + ": " + why;
+    log::Error("prestart refused", {{"resource", resource}, {"reason", message}});
+    return FailedPrecondition(message);
+  };
+  Result<std::vector<DeviceAssignment>> listed = kubelet_.List();
+  if (!listed.ok()) return refuse(listed.status().message());
 
-  // The owner, from kubelet; the guess made at Allocate when kubelet cannot tell (plain init
-  // containers are not listed).
-  std::set<std::string> wanted(device_ids.begin(), device_ids.end());
-  ContainerRef owner;
-  bool counts_only = guess && guess->counts_only;
-  Result<std::vector<ContainerDevices>> listed = kubelet_.List();
-  if (listed.ok()) {
-    for (const ContainerDevices& d : *listed) {
-      if (d.resource != resource ||
-          std::set<std::string>(d.device_ids.begin(), d.device_ids.end()) != wanted) {
-        continue;
-      }
-      owner = {d.ns, d.pod, "", d.container};
-      counts_only = false;
-      for (const ContainerDevices& other : *listed) {
-        if (other.ns == d.ns && other.pod == d.pod && other.container == d.container &&
-            !spec->served_by.empty() && other.resource == spec->served_by) {
-          counts_only = true;
-        }
+  // The containers holding exactly these devices (several when kubelet handed an init
+  // container's devices on), and every allocation of this agent's each of them holds.
+  std::vector<std::pair<std::string, std::string>> owners;  // (pod UID, container)
+  for (const DeviceAssignment& a : *listed) {
+    if (a.resource != resource || a.device_ids != wanted || a.allocation_id.empty()) continue;
+    std::pair<std::string, std::string> key{a.pod_uid, a.container};
+    if (std::find(owners.begin(), owners.end(), key) == owners.end()) owners.push_back(key);
+  }
+  if (owners.empty()) {
+    return refuse(
+        "kubelet's device checkpoint has no container holding them with an answer of "
+        "this node agent's");
+  }
+  std::vector<PodRef> pods = pods_.NodePods();
+  std::vector<GpuInfo> gpus = Gpus();
+  for (const auto& [uid, container] : owners) {
+    PodRef pod = PodWithUid(pods, uid);
+    if (!pod) {
+      return Unavailable("the pod with UID " + uid + " (container " + container +
+                         ") is not in the node agent's pod cache yet; kubelet will retry");
+    }
+    const json& meta = (*pod)["metadata"];
+    ContainerRef owner{meta.value("namespace", ""), meta.value("name", ""), uid, container};
+    std::vector<DeviceAssignment> held;
+    for (const DeviceAssignment& a : *listed) {
+      if (a.pod_uid == uid && a.container == container && !a.allocation_id.empty() &&
+          FindResource(a.resource) != nullptr) {
+        held.push_back(a);
       }
     }
-  } else {
-    log::Warn("prestart: PodResources lookup failed, using the guess made at Allocate",
-              {{"allocation", id}, {"error", listed.status().message()}});
+    RETURN_IF_ERROR(Prepare(*pod, owner, held, gpus));
   }
-  if (owner.pod.empty() && guess && !guess->owner.uid.empty()) owner = guess->owner;
-  if (owner.pod.empty()) {
-    return FailedPrecondition("no pod owns " + resource + " devices " + Join(device_ids) +
-                              " (allocation " + id +
-                              "): kubelet does not list them and no "
-                              "pending pod of this node asks for them");
-  }
-  if (counts_only) return Status::Ok();
-  PodRef pod = pods_.FindPod(owner.ns, owner.pod);
-  if (!pod) {
-    return Unavailable("pod " + owner.ns + "/" + owner.pod +
-                       " is not in the node agent's pod cache yet; kubelet will retry");
-  }
-  owner.uid = PodUid(*pod);
-
-  std::vector<GpuInfo> gpus = Gpus();
-  Result<Grant> grant = GrantFor(*pod, owner, device_ids, gpus);
-  if (!grant.ok()) return Fail(owner, grant.status().message());
-  if (!options_.cdi && guess && Uuids(*grant) != guess->visible) {
-    return Fail(owner, "NVIDIA_VISIBLE_DEVICES was set at Allocate to \"" + Join(guess->visible) +
-                           "\" but the decision is \"" + Join(Uuids(*grant)) +
-                           "\" (enable CDI: node.cdi=true)");
-  }
-  RETURN_IF_ERROR(WriteFiles(id, *grant, owner, gpus));
-  Status recorded = RecordAllocated(owner, id, *grant);
-  if (!recorded.ok()) {
-    log::Warn("prestart: could not record tessera.io/allocated",
-              {{"pod", owner.ToString()}, {"error", recorded.message()}});
-  }
-  std::lock_guard lock(mu_);
-  auto it = guesses_.find(id);
-  Guess found = it != guesses_.end() ? it->second : Guess{};
-  found.resource = resource;
-  found.owner = owner;
-  found.counts_only = false;
-  SetGuessLocked(id, std::move(found));
   return Status::Ok();
 }
 
-Status Allocator::WriteFiles(const std::string& id, const Grant& grant, const ContainerRef& owner,
-                             const std::vector<GpuInfo>& gpus) {
-  std::string dir = AllocationDir(id);
-  RETURN_IF_ERROR(MakeDir(dir));
-  RETURN_IF_ERROR(MakeDir(options_.state_dir + "/regions/" + id));
+Status Allocator::Prepare(const json& pod, const ContainerRef& owner,
+                          const std::vector<DeviceAssignment>& held,
+                          const std::vector<GpuInfo>& gpus) {
+  std::vector<std::string> all_ids;
+  for (const DeviceAssignment& a : held) {
+    all_ids.insert(all_ids.end(), a.device_ids.begin(), a.device_ids.end());
+  }
+  Result<Grant> grant = GrantFor(pod, owner, all_ids, gpus);
+  if (!grant.ok()) return Fail(owner, grant.status().message());
+  std::vector<std::string> uuids = Uuids(*grant);
+  if (!options_.cdi) {
+    // The device nodes were fixed at Allocate from the device IDs kubelet chose.
+    for (const DeviceAssignment& a : held) {
+      std::set<std::string> behind = GpusOfIds(a.device_ids, gpus);
+      if (behind != std::set<std::string>(uuids.begin(), uuids.end())) {
+        return Fail(owner, "the GPUs of " + a.resource + " devices " + Join(a.device_ids) +
+                               " are \"" + Join({behind.begin(), behind.end()}) +
+                               "\" but the decision is \"" + Join(uuids) +
+                               "\"; without CDI the device nodes are fixed at Allocate (enable "
+                               "CDI: node.cdi=true, kubelet 1.29 or later)");
+      }
+    }
+  }
   json who = {{"namespace", owner.ns},
               {"pod", owner.pod},
               {"uid", owner.uid},
               {"container", owner.container}};
-  RETURN_IF_ERROR(UpdateFileAtomic(dir + "/owner.json", who.dump() + "\n"));
+  // The first allocation by resource name is the one recorded on the pod.
+  const DeviceAssignment* recorded = nullptr;
+  {
+    std::lock_guard lock(write_mu_);
+    for (const DeviceAssignment& a : held) {
+      RETURN_IF_ERROR(WriteFiles(a.allocation_id, *grant, who, gpus));
+      if (recorded == nullptr || a.resource < recorded->resource) recorded = &a;
+    }
+  }
+  recorder_.Allocated(owner, recorded->allocation_id, uuids);
+  log::Debug(
+      "prestart",
+      {{"pod", owner.ToString()}, {"allocation", recorded->allocation_id}, {"gpus", Join(uuids)}});
+  return Status::Ok();
+}
+
+Status Allocator::WriteFiles(const std::string& id, const Grant& grant, const json& owner,
+                             const std::vector<GpuInfo>& gpus) {
+  std::string dir = AllocationDir(id);
+  RETURN_IF_ERROR(MakeDir(dir));
+  RETURN_IF_ERROR(MakeDir(RegionDir(id)));
+  RETURN_IF_ERROR(UpdateFileAtomic(dir + "/owner.json", owner.dump() + "\n"));
   RETURN_IF_ERROR(UpdateFileAtomic(dir + "/limits", LimitsText(grant)));
   if (!options_.cdi) return Status::Ok();
   ASSIGN_OR_RETURN(std::string spec, CdiSpecText(id, grant, gpus, options_.driver_root));
   return UpdateFileAtomic(CdiSpecPath(id), spec);
 }
 
-namespace {
-
-// The pod's tessera.io/allocated as the cache has it (an empty object when none or malformed).
-json CachedAllocated(const PodRef& pod) {
-  json value = json::parse(pod ? PodAnnotation(*pod, kAllocatedAnnotation) : "", nullptr, false);
-  return value.is_object() ? value : json::object();
-}
-
-}  // namespace
-
-Status Allocator::RecordAllocated(const ContainerRef& owner, const std::string& id,
-                                  const Grant& grant) {
-  std::lock_guard lock(recorded_mu_);
-  // Forget what the cache now shows, or what belongs to a pod that is gone.
-  for (auto it = recorded_.begin(); it != recorded_.end();) {
-    PodRef pod = pods_.FindPod(it->second.ns, it->second.pod);
-    bool current = pod && PodUid(*pod) == it->first && CachedAllocated(pod) != it->second.value;
-    it = current ? std::next(it) : recorded_.erase(it);
-  }
-  PodRef pod = pods_.FindPod(owner.ns, owner.pod);
-  json value = CachedAllocated(pod);
-  if (auto it = recorded_.find(owner.uid); it != recorded_.end()) {
-    for (const auto& [container, record] : it->second.value.items()) value[container] = record;
-  }
-  value[owner.container] = {{"allocation", id}, {"devices", Uuids(grant)}};
-  Status written =
-      writer_.PatchPodAnnotations(owner.ns, owner.pod, {{kAllocatedAnnotation, value.dump()}});
-  if (written.ok()) recorded_[owner.uid] = Recorded{owner.ns, owner.pod, std::move(value)};
-  return written;
-}
-
 Status Allocator::Fail(const ContainerRef& owner, const std::string& reason) {
   std::string message = "pod " + owner.ns + "/" + owner.pod + " container " + owner.container +
                         ": the decision cannot be honoured: " + reason;
   log::Error("prestart failed", {{"pod", owner.ToString()}, {"reason", reason}});
-  Status marked =
-      writer_.PatchPodAnnotations(owner.ns, owner.pod, {{kAllocationFailedAnnotation, reason}});
-  if (!marked.ok()) {
-    log::Warn("could not mark the pod", {{"pod", owner.ToString()}, {"error", marked.message()}});
-  }
+  recorder_.Failed(owner, reason);
   return FailedPrecondition(message);
 }
 

@@ -1,36 +1,37 @@
 // Allocator: the node agent's answers to kubelet's GetPreferredAllocation, Allocate and
 // PreStartContainer, independent of gRPC (the device plugin servers translate and delegate).
 //
-// Kubelet's calls carry device IDs only. Allocate guesses the owner (the likeliest candidate pod,
-// see AllocateCandidates) and already writes limits and CDI spec for it, or for no GPU when there
-// is no candidate. PreStartContainer finds the real owner through kubelet's PodResources, reads
-// its decision (`tessera.io/allocation`) from the pod cache and rewrites both files atomically;
-// pods without a decision get the whole GPUs behind the device IDs kubelet chose. A decision that
-// cannot be honoured fails the call with an error naming the pod and the reason, and marks the pod
-// (`tessera.io/allocation-failed`) so the scheduler frees it.
+// kubelet's calls carry device IDs only. Allocate needs no owner: it draws a new allocation ID,
+// answers with mounts of that allocation's folders (and its CDI device), and writes placeholder
+// files that give no GPU. PreStartContainer, called before every start of a container, finds the
+// containers that hold its device IDs in kubelet's device checkpoint (node/kubelet_checkpoint.h;
+// several when kubelet handed an init container's devices on to an app container), reads each
+// one's decision (`tessera.io/allocation`) from the pod cache, and rewrites the files of every
+// allocation of that container, so whichever of its answers kubelet applied holds its limits.
+// Pods without a decision get the whole GPUs behind their device IDs. A case that cannot be
+// decided exactly (no checkpoint entry, an unreadable checkpoint) refuses the container with a
+// message saying why; a decision that cannot be honoured fails the call with an error naming the
+// pod and the reason, and marks the pod (`tessera.io/allocation-failed`) so the scheduler frees
+// it. Nothing is kept in memory between calls, so agent and kubelet restarts lose nothing.
 //
-// Files: <state-dir>/allocations/<id>/limits (mounted read-only at /var/run/tessera),
-// <state-dir>/regions/<id>/ (read-write at /var/run/tessera-region), <state-dir>/ld.so.preload,
-// <cdi-dir>/tessera.io-container-<id>.json.
+// Files: <state-dir>/allocations/<id>/{limits,owner.json} (mounted read-only at
+// /var/run/tessera), <state-dir>/regions/<id>/ (read-write at /var/run/tessera-region),
+// <state-dir>/ld.so.preload, <cdi-dir>/tessera.io-container-<id>.json.
 //
-// Thread-safe: one mutex guards the guesses and the GPU list; files are written outside it.
-// Allocate calls are serialised (kubelet admits one pod at a time anyway), so two of them never
-// pick the same candidate.
+// Thread-safe; the file writes of one PreStartContainer are serialised with the others'.
 #pragma once
 
-#include <chrono>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <string>
-#include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include "common/status.h"
+#include "node/allocation_files.h"
+#include "node/allocation_recorder.h"
 #include "node/gpu.h"
 #include "node/grant.h"
-#include "node/pod_resources.h"
+#include "node/kubelet_checkpoint.h"
 #include "node/pod_source.h"
 #include "node/pod_view.h"
 #include "node/resources.h"
@@ -43,12 +44,10 @@ struct AllocatorOptions {
   std::string cdi_dir = "/var/run/cdi";
   std::string library_path = "/usr/local/lib/tessera/libtessera-cuda.so";  // on the host
   std::string driver_root = "/";  // the host's GPU device nodes are under <driver_root>/dev
-  bool cdi = true;                // false: NVIDIA_VISIBLE_DEVICES instead of a CDI device
+  // true: a CDI device per allocation (kubelet 1.29+); false: the device nodes of the GPUs behind
+  // the device IDs in the Allocate answer, plus NVIDIA_VISIBLE_DEVICES.
+  bool cdi = true;
   int split_count = 10;
-  // How long Allocate waits for its pod to reach the pod cache when no pod of the node asks for the
-  // devices yet: kubelet calls Allocate once, as soon as it admits the pod, and the agent's watch
-  // may not have seen the pod by then.
-  std::chrono::milliseconds owner_wait{0};
 };
 
 struct MountSpec {
@@ -59,8 +58,9 @@ struct MountSpec {
 // The answer for one container of an Allocate call.
 struct AllocateAnswer {
   std::string allocation_id;
-  std::string cdi_device;  // empty when CDI is off or the resource only counts here
+  std::string cdi_device;  // empty when CDI is off
   std::vector<MountSpec> mounts;
+  std::vector<DeviceNode> devices;  // with CDI off
   std::map<std::string, std::string> envs;
 };
 
@@ -68,7 +68,7 @@ class Allocator {
  public:
   // The sources must outlive the Allocator.
   Allocator(AllocatorOptions options, std::vector<ResourceSpec> resources, PodSource& pods,
-            ApiWriter& writer, PodResourcesSource& kubelet);
+            AllocationRecorder& recorder, DeviceAssignments& kubelet);
 
   // Creates the state folders and the ld.so.preload file.
   Status Init();
@@ -86,58 +86,32 @@ class Allocator {
 
   Status PreStart(const std::string& resource, const std::vector<std::string>& device_ids);
 
-  // Drops what is remembered about an allocation whose files were removed.
-  void Forget(const std::string& id);
-
   std::string AllocationDir(const std::string& id) const;
+  std::string RegionDir(const std::string& id) const;
   std::string CdiSpecPath(const std::string& id) const;
 
  private:
-  struct Guess {
-    std::string resource;
-    ContainerRef owner;  // empty uid: no candidate
-    bool counts_only = false;
-    std::vector<std::string> visible;  // UUIDs given through NVIDIA_VISIBLE_DEVICES
-  };
   const ResourceSpec* FindResource(const std::string& name) const;
   // The grant for `owner`, whose pod is `pod` (its decision, or whole GPUs behind `device_ids`).
   Result<Grant> GrantFor(const nlohmann::json& pod, const ContainerRef& owner,
                          const std::vector<std::string>& device_ids,
                          const std::vector<GpuInfo>& gpus) const;
-  Status WriteFiles(const std::string& id, const Grant& grant, const ContainerRef& owner,
+  Status WriteFiles(const std::string& id, const Grant& grant, const nlohmann::json& owner,
                     const std::vector<GpuInfo>& gpus);
-  Status RecordAllocated(const ContainerRef& owner, const std::string& id, const Grant& grant);
+  // Writes the files of every allocation of `owner` (its `held` entries) for its decision.
+  Status Prepare(const nlohmann::json& pod, const ContainerRef& owner,
+                 const std::vector<DeviceAssignment>& held, const std::vector<GpuInfo>& gpus);
   Status Fail(const ContainerRef& owner, const std::string& reason);
-  // AllocateCandidates over `pods`, leaving out the containers already guessed or found for
-  // allocations of `resource`.
-  std::vector<ContainerRef> Candidates(const std::vector<PodRef>& pods, const std::string& resource,
-                                       int64_t count) const;
-  // Sets or drops (nullopt) the guess of allocation `id`, keeping owners_ in step (mu_ held).
-  void SetGuessLocked(const std::string& id, std::optional<Guess> guess);
 
   const AllocatorOptions options_;
   const std::vector<ResourceSpec> resources_;
   PodSource& pods_;
-  ApiWriter& writer_;
-  PodResourcesSource& kubelet_;
+  AllocationRecorder& recorder_;
+  DeviceAssignments& kubelet_;
 
-  std::mutex allocate_mu_;  // held through each Allocate
   mutable std::mutex mu_;
-  std::vector<GpuInfo> gpus_;             // guarded by mu_
-  std::map<std::string, Guess> guesses_;  // by allocation ID; guarded by mu_
-  // Per pod UID, (resource, container) of every guess owned by one of its containers, so that
-  // finding the candidates of an Allocate does not walk all guesses; guarded by mu_.
-  std::unordered_map<std::string, std::vector<std::pair<std::string, std::string>>> owners_;
-
-  // tessera.io/allocated as this agent last wrote it, per pod UID, until the pod cache shows it:
-  // the containers of one pod start one after the other faster than the watch brings back each
-  // write, and each write rewrites the whole annotation (only this agent writes it).
-  struct Recorded {
-    std::string ns, pod;
-    nlohmann::json value;
-  };
-  std::mutex recorded_mu_;                              // held through each RecordAllocated
-  std::unordered_map<std::string, Recorded> recorded_;  // guarded by recorded_mu_
+  std::vector<GpuInfo> gpus_;  // guarded by mu_
+  std::mutex write_mu_;        // held through the file writes of each call
 };
 
 }  // namespace tessera::node

@@ -13,7 +13,7 @@ void AddConfigKeys(config::Schema& s) {
   s.Add({.path = "node.kubelet-dir",
          .type = Type::kString,
          .default_value = "/var/lib/kubelet",
-         .help = "kubelet's folder: device-plugins/ and pod-resources/ sockets",
+         .help = "kubelet's folder: its device-plugins/ (sockets and device checkpoint)",
          .flags = {"kubelet-dir"}});
   s.Add({.path = "node.cdi-dir",
          .type = Type::kString,
@@ -64,10 +64,6 @@ void AddConfigKeys(config::Schema& s) {
          .type = Type::kString,
          .default_value = "libnvidia-ml.so.1",
          .help = "the NVML library to load (a path, or a name searched on the loader path)"});
-  s.Add({.path = "node.allocate-owner-wait",
-         .type = Type::kDuration,
-         .default_value = "5s",
-         .help = "how long Allocate waits for its pod to reach the agent's pod cache"});
   s.Add({.path = "node.xid-hold",
          .type = Type::kDuration,
          .default_value = "60s",
@@ -149,8 +145,6 @@ Result<AgentOptions> OptionsFromConfig(const config::Config& c, const std::strin
   o.fail_on_init_error = c.GetBool("node.fail-on-init-error");
   o.xid_hold =
       std::chrono::duration_cast<std::chrono::milliseconds>(c.GetDuration("node.xid-hold"));
-  o.allocator.owner_wait = std::chrono::duration_cast<std::chrono::milliseconds>(
-      c.GetDuration("node.allocate-owner-wait"));
   o.housekeeping_interval =
       std::chrono::duration_cast<std::chrono::seconds>(c.GetDuration("node.housekeeping-interval"));
   if (o.housekeeping_interval.count() < 1) o.housekeeping_interval = std::chrono::seconds(1);
@@ -164,18 +158,17 @@ Result<AgentOptions> OptionsFromConfig(const config::Config& c, const std::strin
   o.kubelet_cgroup_root = c.GetString("node.kubelet-cgroup-root");
   o.proc_root = c.GetString("node.proc-root");
   if (c.GetBool("node.dialects.vgpu.enabled")) {
-    o.resources.push_back(
-        {c.GetString("node.dialects.vgpu.resource"), ResourceKind::kVgpuSlots, ""});
+    o.resources.push_back({c.GetString("node.dialects.vgpu.resource"), ResourceKind::kVgpuSlots});
   }
   if (c.GetBool("node.dialects.vcuda.enabled")) {
-    std::string core = c.GetString("node.dialects.vcuda.core-resource");
-    o.resources.push_back({core, ResourceKind::kVcudaCore, ""});
     o.resources.push_back(
-        {c.GetString("node.dialects.vcuda.memory-resource"), ResourceKind::kVcudaMemory, core});
+        {c.GetString("node.dialects.vcuda.core-resource"), ResourceKind::kVcudaCore});
+    o.resources.push_back(
+        {c.GetString("node.dialects.vcuda.memory-resource"), ResourceKind::kVcudaMemory});
   }
   if (c.GetBool("node.dialects.gpushare.enabled")) {
     o.resources.push_back(
-        {c.GetString("node.dialects.gpushare.resource"), ResourceKind::kGpuMemGiB, ""});
+        {c.GetString("node.dialects.gpushare.resource"), ResourceKind::kGpuMemGiB});
   }
   if (o.resources.empty()) {
     return InvalidArgument("every dialect is disabled (node.dialects.*.enabled): nothing to serve");

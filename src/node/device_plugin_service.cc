@@ -1,10 +1,32 @@
 #include "node/device_plugin_service.h"
 
+#include <chrono>
+
 #include "log/log.h"
 
 namespace tessera::node {
 
 namespace {
+
+// Logs (at debug) how long the agent's own work on one of kubelet's calls took.
+class CallTimer {
+ public:
+  CallTimer(const char* call, const std::string& resource)
+      : call_(call), resource_(resource), start_(std::chrono::steady_clock::now()) {}
+  ~CallTimer() {
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::steady_clock::now() - start_)
+                  .count();
+    log::Debug("device plugin call",
+               {{"call", call_}, {"resource", resource_}, {"us", std::to_string(us)}});
+  }
+
+ private:
+  const char* call_;
+  const std::string& resource_;
+  std::chrono::steady_clock::time_point start_;
+};
+
 grpc::Status ToGrpc(const Status& s) {
   if (s.ok()) return grpc::Status::OK;
   grpc::StatusCode code = grpc::StatusCode::UNKNOWN;
@@ -100,6 +122,7 @@ grpc::Status DevicePluginService::GetPreferredAllocation(
 grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
                                            const v1beta1::AllocateRequest* req,
                                            v1beta1::AllocateResponse* out) {
+  CallTimer timer("Allocate", resource_.name);
   for (const auto& c : req->container_requests()) {
     Result<AllocateAnswer> a =
         allocator_.Allocate(resource_.name, {c.devices_ids().begin(), c.devices_ids().end()});
@@ -115,6 +138,12 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
       mount->set_host_path(m.host_path);
       mount->set_read_only(m.read_only);
     }
+    for (const DeviceNode& d : a->devices) {
+      auto* dev = r->add_devices();
+      dev->set_container_path(d.container_path);
+      dev->set_host_path(d.host_path);
+      dev->set_permissions("rw");
+    }
     for (const auto& [k, v] : a->envs) (*r->mutable_envs())[k] = v;
     if (!a->cdi_device.empty()) r->add_cdi_devices()->set_name(a->cdi_device);
   }
@@ -124,6 +153,7 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
 grpc::Status DevicePluginService::PreStartContainer(grpc::ServerContext*,
                                                     const v1beta1::PreStartContainerRequest* req,
                                                     v1beta1::PreStartContainerResponse*) {
+  CallTimer timer("PreStartContainer", resource_.name);
   return ToGrpc(
       allocator_.PreStart(resource_.name, {req->devices_ids().begin(), req->devices_ids().end()}));
 }

@@ -32,13 +32,12 @@ std::vector<std::string> Housekeeper::RunOnce() {
     } else {
       std::optional<nlohmann::json> pod =
           pods_.Pod(owner.value("namespace", ""), owner.value("pod", ""));
-      stale = !pod || (*pod)["metadata"].value("uid", "") != uid || PodFinished(*pod);
+      stale = !pod || (*pod)["metadata"].value("uid", "") != uid || PodTerminal(*pod);
     }
     if (!stale) continue;
     fs::remove_all(e.path(), ec);
     fs::remove_all(state_dir_ + "/regions/" + id, ec);
     fs::remove(allocator_.CdiSpecPath(id), ec);
-    allocator_.Forget(id);
     log::Info(
         "removed the files of a finished allocation",
         {{"allocation", id},

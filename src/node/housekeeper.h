@@ -1,7 +1,9 @@
 // Housekeeper: removes the files of allocations whose container no longer exists: the
 // allocation folder, the shared-region folder and the CDI spec, when the owner pod recorded in
-// owner.json is gone from the pod cache, was replaced (another UID) or has finished; and, after
-// `grace`, those that never got an owner (Allocate without PreStartContainer, pod rejected).
+// owner.json is gone from the pod cache, was replaced (another UID) or is terminal (Succeeded or
+// Failed); and, after `grace`, those that never got an owner (Allocate without
+// PreStartContainer, pod rejected). A pod being deleted keeps its files: its containers run on
+// through preStop hooks and the grace period, and a process they start then must find its limits.
 // Running containers keep their files, also across agent restarts (nothing is wiped at start).
 //
 // Call from one thread (the agent's housekeeping loop); the Allocator is thread-safe.

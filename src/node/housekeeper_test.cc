@@ -21,8 +21,8 @@ class HousekeeperTest : public ::testing::Test {
     opts_.state_dir = dir_.path() + "/state";
     opts_.cdi_dir = dir_.path() + "/cdi";
     allocator_ = std::make_unique<Allocator>(
-        opts_, std::vector<ResourceSpec>{{"nvidia.com/gpu", ResourceKind::kVgpuSlots, ""}}, store_,
-        store_, kubelet_);
+        opts_, std::vector<ResourceSpec>{{"nvidia.com/gpu", ResourceKind::kVgpuSlots}}, store_,
+        recorder_, kubelet_);
     ASSERT_TRUE(allocator_->Init().ok());
     allocator_->SetGpus(TestGpus(2));
   }
@@ -31,7 +31,7 @@ class HousekeeperTest : public ::testing::Test {
     store_.Put(MakePod(name, "n", "nvidia.com/gpu", 1, {{"GPU-0", 100, 10}}));
     auto a = allocator_->Allocate("nvidia.com/gpu", {id});
     EXPECT_TRUE(a.ok());
-    kubelet_.Add({"default", name, "main", "nvidia.com/gpu", {id}});
+    kubelet_.Add("uid-" + name, "main", "nvidia.com/gpu", {id}, a->allocation_id);
     EXPECT_TRUE(allocator_->PreStart("nvidia.com/gpu", {id}).ok());
     return a->allocation_id;
   }
@@ -39,7 +39,8 @@ class HousekeeperTest : public ::testing::Test {
   TempDir dir_;
   AllocatorOptions opts_;
   MemoryPodStore store_{"n"};
-  FakePodResourcesList kubelet_;
+  AllocationRecorder recorder_{store_, store_};
+  FakeDeviceAssignments kubelet_;
   std::unique_ptr<Allocator> allocator_;
 };
 
@@ -63,8 +64,24 @@ TEST_F(HousekeeperTest, DeletedAndFinishedPodsLoseTheirFilesRunningOnesKeepThem)
   EXPECT_TRUE(keeper.RunOnce().empty());
 }
 
+// Regression: a pod with a deletionTimestamp lost its files while its containers still ran
+// through preStop and the grace period, so a process started then ran without limits.
+TEST_F(HousekeeperTest, APodBeingDeletedKeepsItsFilesUntilItIsGone) {
+  std::string id = Start("stopping", "0-0");
+  auto stopping = *store_.Pod("default", "stopping");
+  stopping["metadata"]["deletionTimestamp"] = "2026-11-29T10:05:00Z";
+  stopping["status"]["phase"] = "Running";
+  store_.Put(stopping);
+  Housekeeper keeper(*allocator_, store_, opts_.state_dir, std::chrono::seconds(600));
+  EXPECT_TRUE(keeper.RunOnce().empty());
+  EXPECT_TRUE(fs::exists(allocator_->AllocationDir(id) + "/limits"));
+  EXPECT_TRUE(fs::exists(allocator_->CdiSpecPath(id)));
+  store_.Remove("default", "stopping");
+  EXPECT_EQ(keeper.RunOnce(), std::vector<std::string>{id});
+}
+
 TEST_F(HousekeeperTest, AllocationsWithoutOwnerGoAfterTheGrace) {
-  auto a = allocator_->Allocate("nvidia.com/gpu", {"0-0"});  // no candidate pod
+  auto a = allocator_->Allocate("nvidia.com/gpu", {"0-0"});  // never started
   ASSERT_TRUE(a.ok());
   EXPECT_TRUE(Housekeeper(*allocator_, store_, opts_.state_dir, std::chrono::seconds(600))
                   .RunOnce()
@@ -86,8 +103,8 @@ TEST_F(HousekeeperTest, AgentRestartKeepsRunningContainersLimits) {
   // A new agent over the same state: nothing is wiped, and PreStart (a container restart)
   // writes the same limits again.
   allocator_ = std::make_unique<Allocator>(
-      opts_, std::vector<ResourceSpec>{{"nvidia.com/gpu", ResourceKind::kVgpuSlots, ""}}, store_,
-      store_, kubelet_);
+      opts_, std::vector<ResourceSpec>{{"nvidia.com/gpu", ResourceKind::kVgpuSlots}}, store_,
+      recorder_, kubelet_);
   ASSERT_TRUE(allocator_->Init().ok());
   allocator_->SetGpus(TestGpus(2));
   std::ifstream in(allocator_->AllocationDir(id) + "/limits");

@@ -82,7 +82,8 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
     log::Error("cannot start the pod cache", {{"error", s.message()}});
     return 1;
   }
-  KubeletPodResources kubelet(options->kubelet_dir + "/pod-resources/kubelet.sock");
+  KubeletCheckpoint kubelet(options->kubelet_dir + "/device-plugins/kubelet_internal_checkpoint",
+                            options->allocator.state_dir + "/allocations");
   Agent agent(*options, *gpus, pods, pods, kubelet);
   if (Status s = agent.Start(); !s.ok()) {
     log::Error("node agent cannot start", {{"error", s.message()}});

@@ -71,7 +71,7 @@ void PidsRefresher::Refresh(const std::string& id, const std::string& dir) {
   std::string pod_name = Text(owner, "namespace") + "/" + Text(owner, "pod");
   if (uid.empty()) return;  // Allocate without PreStartContainer
   std::optional<json> pod = pods_.Pod(Text(owner, "namespace"), Text(owner, "pod"));
-  if (!pod || Text((*pod)["metadata"], "uid") != uid || PodFinished(*pod)) return;
+  if (!pod || Text((*pod)["metadata"], "uid") != uid || PodTerminal(*pod)) return;
   const json* status = ContainerStatus(*pod, container);
   std::optional<ContainerId> cid;
   if (status) cid = ParseContainerId(Text(*status, "containerID"));

@@ -59,10 +59,13 @@ const json* FindContainer(const json& pod, const std::string& name) {
   return nullptr;
 }
 
-bool PodFinished(const json& pod) {
-  if (!Member(Member(pod, "metadata"), "deletionTimestamp").is_null()) return true;
+bool PodTerminal(const json& pod) {
   const json& phase = Member(Member(pod, "status"), "phase");
   return phase.is_string() && (phase == "Succeeded" || phase == "Failed");
+}
+
+bool PodFinished(const json& pod) {
+  return PodTerminal(pod) || !Member(Member(pod, "metadata"), "deletionTimestamp").is_null();
 }
 
 std::string PodUid(const json& pod) {

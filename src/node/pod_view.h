@@ -33,7 +33,11 @@ int64_t ContainerRequest(const nlohmann::json& container, const std::string& res
 // The pod's container object named `name` (init containers included), or nullptr.
 const nlohmann::json* FindContainer(const nlohmann::json& pod, const std::string& name);
 
-// Succeeded, Failed or being deleted.
+// Succeeded or Failed: none of its containers runs any more.
+bool PodTerminal(const nlohmann::json& pod);
+
+// Terminal or being deleted (its containers may still run through preStop hooks and the grace
+// period): no container of it starts any more.
 bool PodFinished(const nlohmann::json& pod);
 
 // metadata.uid, or "" when absent.

@@ -23,9 +23,6 @@ enum class ResourceKind { kVgpuSlots, kVcudaCore, kVcudaMemory, kGpuMemGiB };
 struct ResourceSpec {
   std::string name;  // "nvidia.com/gpu"
   ResourceKind kind = ResourceKind::kVgpuSlots;
-  // When set, a container that also asks for this resource is served by that resource's plugin:
-  // this one only counts (vcuda-memory next to vcuda-core). Empty for primary resources.
-  std::string served_by;
 };
 
 struct DeviceUnit {

@@ -1,10 +1,11 @@
-// Helpers shared by the node agent's tests and benchmark: pods as API objects, a PodResources
-// fake and per-test temporary folders. Test-only; thread-compatible except FakePodResourcesList,
-// which is thread-safe.
+// Helpers shared by the node agent's tests and benchmark: pods as API objects, a fake of kubelet's
+// device checkpoint and per-test temporary folders. Test-only; thread-compatible except
+// FakeDeviceAssignments, which is thread-safe.
 #pragma once
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <mutex>
@@ -14,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "node/gpu.h"
-#include "node/pod_resources.h"
+#include "node/kubelet_checkpoint.h"
 
 namespace tessera::node::testing {
 
@@ -69,22 +70,25 @@ inline std::vector<GpuInfo> TestGpus(int n, uint64_t memory_mib = 81920) {
   return out;
 }
 
-class FakePodResourcesList : public PodResourcesSource {
+// What kubelet's checkpoint would hold: Add an entry as kubelet records an Allocate answer.
+class FakeDeviceAssignments : public DeviceAssignments {
  public:
-  void Add(ContainerDevices d) {
+  void Add(const std::string& pod_uid, const std::string& container, const std::string& resource,
+           std::vector<std::string> device_ids, const std::string& allocation_id) {
+    std::sort(device_ids.begin(), device_ids.end());
     std::lock_guard lock(mu_);
-    list_.push_back(std::move(d));
+    list_.push_back({pod_uid, container, resource, std::move(device_ids), allocation_id});
   }
   void Fail(bool fail) { fail_ = fail; }
-  Result<std::vector<ContainerDevices>> List() override {
-    if (fail_) return Unavailable("kubelet is down (test)");
+  Result<std::vector<DeviceAssignment>> List() override {
+    if (fail_) return Unavailable("the checkpoint cannot be read (test)");
     std::lock_guard lock(mu_);
     return list_;
   }
 
  private:
   std::mutex mu_;
-  std::vector<ContainerDevices> list_;
+  std::vector<DeviceAssignment> list_;
   std::atomic<bool> fail_{false};
 };
 

@@ -31,17 +31,13 @@ std::string Key(const json& pod, const std::string& container) {
          "/" + container;
 }
 
-// Init containers first, then the others; `init` says which are plain init containers.
-std::vector<std::pair<const json*, bool>> ContainersInOrder(const json& pod) {
-  std::vector<std::pair<const json*, bool>> out;
+// Init containers first, then the others.
+std::vector<const json*> ContainersInOrder(const json& pod) {
+  std::vector<const json*> out;
   const json& spec = pod["spec"];
-  if (spec.contains("initContainers")) {
-    for (const json& c : spec["initContainers"]) {
-      out.push_back({&c, c.value("restartPolicy", "") != "Always"});
-    }
-  }
-  if (spec.contains("containers")) {
-    for (const json& c : spec["containers"]) out.push_back({&c, false});
+  for (const char* list : {"initContainers", "containers"}) {
+    if (!spec.contains(list)) continue;
+    for (const json& c : spec[list]) out.push_back(&c);
   }
   return out;
 }
@@ -54,13 +50,13 @@ std::unique_ptr<grpc::ClientContext> Deadline(int seconds) {
 
 }  // namespace
 
-Admitter::Admitter(FakeKubeletRegistry& registry, FakePodResources& pod_resources)
-    : registry_(registry), pod_resources_(pod_resources) {}
+Admitter::Admitter(FakeKubeletRegistry& registry, FakeDeviceCheckpoint& checkpoint)
+    : registry_(registry), checkpoint_(checkpoint) {}
 
 Result<std::vector<std::string>> Admitter::ChooseDevices(const std::string& resource,
                                                          int64_t count) {
   ASSIGN_OR_RETURN(PluginState state, registry_.State(resource));
-  std::vector<std::string> used = pod_resources_.Used(resource);
+  std::vector<std::string> used = checkpoint_.Used(resource);
   std::set<std::string> taken(used.begin(), used.end());
   std::vector<std::string> free;
   for (const auto& d : state.devices) {
@@ -99,7 +95,7 @@ Result<std::vector<ContainerStart>> Admitter::Allocate(const json& pod) {
   std::string name = pod["metadata"].value("name", "");
   std::vector<ContainerStart> out;
   std::vector<std::string> resources = registry_.Resources();
-  for (auto [c, plain_init] : ContainersInOrder(pod)) {
+  for (const json* c : ContainersInOrder(pod)) {
     ContainerStart start;
     start.container = c->value("name", "");
     for (const std::string& resource : resources) {
@@ -107,7 +103,7 @@ Result<std::vector<ContainerStart>> Admitter::Allocate(const json& pod) {
       if (n <= 0) continue;
       Result<std::vector<std::string>> ids = ChooseDevices(resource, n);
       if (!ids.ok()) {
-        pod_resources_.ForgetPod(ns, name);
+        checkpoint_.ForgetPod(ns, name);
         return ids.status().WithContext("pod " + ns + "/" + name);
       }
       ASSIGN_OR_RETURN(auto stub, registry_.Plugin(resource));
@@ -117,22 +113,17 @@ Result<std::vector<ContainerStart>> Admitter::Allocate(const json& pod) {
       v1beta1::AllocateResponse resp;
       grpc::Status s = stub->Allocate(Deadline(10).get(), req, &resp);
       if (!s.ok() || resp.container_responses_size() != 1) {
-        pod_resources_.ForgetPod(ns, name);
+        checkpoint_.ForgetPod(ns, name);
         return Unavailable("UnexpectedAdmissionError: pod " + ns + "/" + name + ": Allocate of " +
                            resource + " failed: " + s.error_message());
       }
       const auto& r = resp.container_responses(0);
-      for (const auto& [k, v] : r.envs()) start.envs[k] = v;
-      for (const auto& m : r.mounts()) {
-        // A container runtime refuses two mounts at one path.
-        if (!start.mounts.emplace(m.container_path(), m.host_path()).second) {
-          pod_resources_.ForgetPod(ns, name);
-          return FailedPrecondition("pod " + ns + "/" + name + " container " + start.container +
-                                    ": two device plugins mount " + m.container_path());
-        }
-      }
+      // As kubelet (deviceRunContainerOptions): the first answer's env and mount at a path win.
+      for (const auto& [k, v] : r.envs()) start.envs.emplace(k, v);
+      for (const auto& m : r.mounts()) start.mounts.emplace(m.container_path(), m.host_path());
       for (const auto& d : r.cdi_devices()) start.cdi_devices.push_back(d.name());
-      pod_resources_.Record(ns, name, start.container, resource, *ids, !plain_init);
+      checkpoint_.Record(ns, name, pod["metadata"].value("uid", ""), start.container, resource,
+                         *ids, r.SerializeAsString());
       std::lock_guard lock(mu_);
       allocated_[Key(pod, start.container)][resource] = *ids;
     }

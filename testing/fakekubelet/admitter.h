@@ -1,7 +1,7 @@
 // Admitter: the fake kubelet's pod admission and container start, in kubelet's order. For each
 // container (init containers first) and each registered resource it asks for: choose free healthy
 // device IDs (asking GetPreferredAllocation when the plugin offers it), call Allocate, record the
-// devices (PodResources lists them from then on; plain init containers are not listed). Then, per
+// devices and the answer in the device checkpoint (node/kubelet_checkpoint.h). Then, per
 // container, PreStartContainer for each of its resources before "starting" it.
 //
 // Admission is serialised (one pod at a time, as kubelet); starts of different pods may run in
@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
-#include "fakekubelet/pod_resources_server.h"
+#include "fakekubelet/device_checkpoint.h"
 #include "fakekubelet/registry.h"
 
 namespace tessera::fakekubelet {
@@ -41,7 +41,7 @@ struct RunResult {
 
 class Admitter {
  public:
-  Admitter(FakeKubeletRegistry& registry, FakePodResources& pod_resources);
+  Admitter(FakeKubeletRegistry& registry, FakeDeviceCheckpoint& checkpoint);
 
   // Allocates every container of `pod` (an API object). On error nothing of this pod stays
   // recorded.
@@ -64,7 +64,7 @@ class Admitter {
   Result<std::vector<std::string>> ChooseDevices(const std::string& resource, int64_t count);
 
   FakeKubeletRegistry& registry_;
-  FakePodResources& pod_resources_;
+  FakeDeviceCheckpoint& checkpoint_;
   std::mutex admit_mu_;  // one admission at a time
   // Device IDs per (namespace/pod/container, resource), as allocated.
   std::mutex mu_;

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "fakekubelet/admitter.h"
-#include "fakekubelet/pod_resources_server.h"
+#include "fakekubelet/device_checkpoint.h"
 #include "fakekubelet/registry.h"
 #include "node/allocator.h"
 #include "node/device_board.h"
@@ -29,10 +29,10 @@ using node::testing::TestDevice;
 
 const std::string kNode = "node-1";
 const std::vector<node::ResourceSpec> kResources = {
-    {"nvidia.com/gpu", node::ResourceKind::kVgpuSlots, ""},
-    {"tencent.com/vcuda-core", node::ResourceKind::kVcudaCore, ""},
-    {"tencent.com/vcuda-memory", node::ResourceKind::kVcudaMemory, "tencent.com/vcuda-core"},
-    {"aliyun.com/gpu-mem", node::ResourceKind::kGpuMemGiB, ""},
+    {"nvidia.com/gpu", node::ResourceKind::kVgpuSlots},
+    {"tencent.com/vcuda-core", node::ResourceKind::kVcudaCore},
+    {"tencent.com/vcuda-memory", node::ResourceKind::kVcudaMemory},
+    {"aliyun.com/gpu-mem", node::ResourceKind::kGpuMemGiB},
 };
 
 std::string Read(const std::string& path) {
@@ -48,12 +48,12 @@ class FakeKubeletTest : public ::testing::Test {
     gpus_ = node::testing::TestGpus(8, 141 * 1024);
     board_.Set(gpus_);
     ASSERT_TRUE(registry_.Start().ok());
-    ASSERT_TRUE(pod_resources_.Start().ok());
+    ASSERT_TRUE(checkpoint_.Start().ok());
     node::AllocatorOptions opts;
     opts.node_name = kNode;
     opts.state_dir = dir_.path() + "/state";
     opts.cdi_dir = dir_.path() + "/cdi";
-    allocator_ = std::make_unique<node::Allocator>(opts, kResources, store_, store_, kubelet_);
+    allocator_ = std::make_unique<node::Allocator>(opts, kResources, store_, recorder_, kubelet_);
     ASSERT_TRUE(allocator_->Init().ok());
     allocator_->SetGpus(gpus_);
     manager_ = std::make_unique<node::PluginManager>(registry_.PluginDir(), kResources, 10,
@@ -68,16 +68,16 @@ class FakeKubeletTest : public ::testing::Test {
   void TearDown() override {
     manager_->Stop();
     registry_.Stop();
-    pod_resources_.Stop();
   }
 
   node::testing::TempDir dir_;
   std::vector<node::GpuInfo> gpus_;
   node::DeviceBoard board_;
   FakeKubeletRegistry registry_{dir_.path()};
-  FakePodResources pod_resources_{dir_.path()};
-  node::KubeletPodResources kubelet_{dir_.path() + "/pod-resources/kubelet.sock"};
+  FakeDeviceCheckpoint checkpoint_{dir_.path()};
+  node::KubeletCheckpoint kubelet_{checkpoint_.Path(), dir_.path() + "/state/allocations"};
   node::MemoryPodStore store_{kNode};
+  node::AllocationRecorder recorder_{store_, store_};
   std::unique_ptr<node::Allocator> allocator_;
   std::unique_ptr<node::PluginManager> manager_;
 };
@@ -183,7 +183,7 @@ TEST_F(FakeKubeletTest, TwentyPodsOfMixedDialectsGetExactlyTheirDecisions) {
   }
   std::mt19937 rng(7);
   std::shuffle(cases.begin(), cases.end(), rng);
-  Admitter admitter(registry_, pod_resources_);
+  Admitter admitter(registry_, checkpoint_);
   std::vector<std::thread> starts;
   std::vector<std::string> results(cases.size());
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -201,6 +201,7 @@ TEST_F(FakeKubeletTest, TwentyPodsOfMixedDialectsGetExactlyTheirDecisions) {
     });
   }
   for (auto& t : starts) t.join();
+  ASSERT_TRUE(recorder_.Flush());
   for (size_t i = 0; i < cases.size(); ++i) {
     std::string name = cases[i].pod["metadata"]["name"];
     EXPECT_THAT(results[i], HasSubstr(cases[i].expect)) << name;
@@ -212,7 +213,7 @@ TEST_F(FakeKubeletTest, TwentyPodsOfMixedDialectsGetExactlyTheirDecisions) {
 TEST_F(FakeKubeletTest, IsolatedContainerSeesItsLimitsAtTheContainerPath) {
   auto pod = MakePod("iso", kNode, "aliyun.com/gpu-mem", 2, {{"GPU-5", 2048, 0}});
   store_.Put(pod);
-  Admitter admitter(registry_, pod_resources_);
+  Admitter admitter(registry_, checkpoint_);
   auto admitted = admitter.Admit(pod);
   ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
   auto run = Admitter::Run((*admitted)[0],
@@ -229,7 +230,7 @@ TEST_F(FakeKubeletTest, IsolatedContainerSeesItsLimitsAtTheContainerPath) {
 TEST_F(FakeKubeletTest, ImpossibleDecisionFailsTheStartWithTheNamedError) {
   auto pod = MakePod("ghost", kNode, "nvidia.com/gpu", 1, {{"GPU-missing", 1024, 10}});
   store_.Put(pod);
-  Admitter admitter(registry_, pod_resources_);
+  Admitter admitter(registry_, checkpoint_);
   auto admitted = admitter.Admit(pod);
   ASSERT_FALSE(admitted.ok());
   EXPECT_THAT(admitted.status().message(), HasSubstr("pod default/ghost container main"));
@@ -239,7 +240,7 @@ TEST_F(FakeKubeletTest, ImpossibleDecisionFailsTheStartWithTheNamedError) {
 TEST_F(FakeKubeletTest, PodWithoutDecisionGetsWholeGpus) {
   auto pod = MakePod("plain", kNode, "nvidia.com/gpu", 2);
   store_.Put(pod);
-  Admitter admitter(registry_, pod_resources_);
+  Admitter admitter(registry_, checkpoint_);
   auto admitted = admitter.Admit(pod);
   ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
   std::string limits = Read((*admitted)[0].limits_file);

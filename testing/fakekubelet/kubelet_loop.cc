@@ -12,11 +12,11 @@ namespace tessera::fakekubelet {
 using nlohmann::json;
 
 KubeletLoop::KubeletLoop(kube::Client& client, FakeKubeletRegistry& registry, Admitter& admitter,
-                         FakePodResources& pod_resources, LoopOptions options)
+                         FakeDeviceCheckpoint& checkpoint, LoopOptions options)
     : client_(client),
       registry_(registry),
       admitter_(admitter),
-      pod_resources_(pod_resources),
+      checkpoint_(checkpoint),
       options_(std::move(options)) {}
 
 KubeletLoop::~KubeletLoop() {
@@ -38,8 +38,8 @@ Status KubeletLoop::Start() {
   handlers.on_add = [this](const json& p) { Enqueue(p); };
   handlers.on_update = [this](const json&, const json& p) { Enqueue(p); };
   handlers.on_delete = [this](const json& p) {
-    pod_resources_.ForgetPod(p["metadata"].value("namespace", "default"),
-                             p["metadata"].value("name", ""));
+    checkpoint_.ForgetPod(p["metadata"].value("namespace", "default"),
+                          p["metadata"].value("name", ""));
   };
   pods_ = std::make_unique<kube::Informer>(
       client_, kube::kPods,

@@ -38,7 +38,7 @@ struct LoopOptions {
 class KubeletLoop {
  public:
   KubeletLoop(kube::Client& client, FakeKubeletRegistry& registry, Admitter& admitter,
-              FakePodResources& pod_resources, LoopOptions options);
+              FakeDeviceCheckpoint& checkpoint, LoopOptions options);
   ~KubeletLoop();
 
   Status Start();
@@ -56,7 +56,7 @@ class KubeletLoop {
   kube::Client& client_;
   FakeKubeletRegistry& registry_;
   Admitter& admitter_;
-  FakePodResources& pod_resources_;
+  FakeDeviceCheckpoint& checkpoint_;
   const LoopOptions options_;
   std::unique_ptr<kube::Informer> pods_;
 

@@ -1,11 +1,11 @@
 // tessera-fake-kubelet --dir DIR --node NAME [--kubeconfig FILE] [--command CMD] [--log-dir DIR]
 //                      [--isolate true|false] [--cgroup-root DIR]
 //
-// Plays kubelet for the node agent: Registration and PodResources on sockets under DIR (laid out
-// as /var/lib/kubelet), node capacity reports, and admission and "start" of the pods bound to
-// NAME (see kubelet_loop.h); with --cgroup-root, each container's cgroup folder in a fake cgroup
-// v2 tree there (fake_cgroups.h). SIGHUP recreates kubelet.sock (a kubelet restart); SIGTERM or
-// SIGINT ends it.
+// Plays kubelet for the node agent: Registration on a socket and the device checkpoint under DIR
+// (laid out as /var/lib/kubelet), node capacity reports, and admission and "start" of the pods
+// bound to NAME (see kubelet_loop.h); with --cgroup-root, each container's cgroup folder in a fake
+// cgroup v2 tree there (fake_cgroups.h). SIGHUP recreates kubelet.sock (a kubelet restart); SIGTERM
+// or SIGINT ends it.
 #include <pthread.h>
 #include <signal.h>
 
@@ -76,12 +76,12 @@ int main(int argc, char** argv) {
   if (!client.ok()) return Usage(client.status().message());
 
   fakekubelet::FakeKubeletRegistry registry(flags["dir"]);
-  fakekubelet::FakePodResources pod_resources(flags["dir"]);
+  fakekubelet::FakeDeviceCheckpoint checkpoint(flags["dir"]);
   if (Status s = registry.Start(); !s.ok()) return Usage(s.message());
-  if (Status s = pod_resources.Start(); !s.ok()) return Usage(s.message());
+  if (Status s = checkpoint.Start(); !s.ok()) return Usage(s.message());
   if (!flags["log-dir"].empty()) std::filesystem::create_directories(flags["log-dir"]);
-  fakekubelet::Admitter admitter(registry, pod_resources);
-  fakekubelet::KubeletLoop loop(**client, registry, admitter, pod_resources,
+  fakekubelet::Admitter admitter(registry, checkpoint);
+  fakekubelet::KubeletLoop loop(**client, registry, admitter, checkpoint,
                                 {.node = flags["node"],
                                  .command = flags["command"],
                                  .log_dir = flags["log-dir"],
@@ -101,6 +101,5 @@ int main(int argc, char** argv) {
   }
   loop.Stop();
   registry.Stop();
-  pod_resources.Stop();
   return 0;
 }

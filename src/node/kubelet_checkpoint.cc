@@ -1,0 +1,113 @@
+#include "node/kubelet_checkpoint.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/strings.h"
+#include "deviceplugin_v1beta1.pb.h"
+#include "node/allocation_files.h"
+
+namespace tessera::node {
+
+using nlohmann::json;
+
+namespace {
+
+// The allocation an Allocate answer names: the folder mounted at /var/run/tessera, when it is
+// one of `allocations_dir`'s.
+std::string AllocationOfAnswer(const std::string& answer, const std::string& allocations_dir) {
+  v1beta1::ContainerAllocateResponse resp;
+  if (!resp.ParseFromString(answer)) return "";
+  for (const v1beta1::Mount& m : resp.mounts()) {
+    if (m.container_path() != kContainerAllocationDir) continue;
+    const std::string& host = m.host_path();
+    if (host.size() <= allocations_dir.size() + 1 ||
+        host.compare(0, allocations_dir.size(), allocations_dir) != 0 ||
+        host[allocations_dir.size()] != '/') {
+      return "";
+    }
+    std::string id = host.substr(allocations_dir.size() + 1);
+    return id.find('/') == std::string::npos ? id : "";
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<std::vector<DeviceAssignment>> ParseKubeletCheckpoint(const std::string& text,
+                                                             const std::string& allocations_dir) {
+  json doc = json::parse(text, nullptr, false);
+  if (!doc.is_object() || !doc.contains("Data") || !doc["Data"].is_object()) {
+    return InvalidArgument("not a kubelet device manager checkpoint (no \"Data\" object)");
+  }
+  const json& entries = doc["Data"].value("PodDeviceEntries", json());
+  std::vector<DeviceAssignment> out;
+  if (entries.is_null()) return out;  // kubelet writes null for no entries
+  if (!entries.is_array()) return InvalidArgument("\"PodDeviceEntries\" is not a list");
+  for (const json& e : entries) {
+    if (!e.is_object() || !e.contains("PodUID") || !e["PodUID"].is_string() ||
+        !e.contains("ContainerName") || !e["ContainerName"].is_string() ||
+        !e.contains("ResourceName") || !e["ResourceName"].is_string()) {
+      return InvalidArgument("an entry lacks PodUID, ContainerName or ResourceName");
+    }
+    DeviceAssignment a{e["PodUID"], e["ContainerName"], e["ResourceName"], {}, ""};
+    const json& ids = e.value("DeviceIDs", json::object());
+    if (!ids.is_object()) return InvalidArgument("the DeviceIDs of an entry are not a map");
+    for (const auto& [numa, list] : ids.items()) {
+      if (!list.is_array()) return InvalidArgument("the DeviceIDs of an entry are not lists");
+      for (const json& id : list) {
+        if (!id.is_string()) return InvalidArgument("a device ID is not a string");
+        a.device_ids.push_back(id);
+      }
+    }
+    // A device with several NUMA nodes is listed under each of them.
+    std::sort(a.device_ids.begin(), a.device_ids.end());
+    a.device_ids.erase(std::unique(a.device_ids.begin(), a.device_ids.end()), a.device_ids.end());
+    if (e.contains("AllocResp") && e["AllocResp"].is_string()) {
+      std::optional<std::string> answer = Base64Decode(e["AllocResp"].get<std::string>());
+      if (!answer) return InvalidArgument("the AllocResp of an entry is not base64");
+      a.allocation_id = AllocationOfAnswer(*answer, allocations_dir);
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+KubeletCheckpoint::KubeletCheckpoint(std::string path, std::string allocations_dir)
+    : path_(std::move(path)), allocations_dir_(std::move(allocations_dir)) {}
+
+Result<std::vector<DeviceAssignment>> KubeletCheckpoint::List() {
+  std::lock_guard lock(mu_);
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0) {
+    if (errno == ENOENT) return std::vector<DeviceAssignment>{};
+    return Unavailable("kubelet's device checkpoint " + path_ + ": " + std::strerror(errno));
+  }
+  if (st.st_ino == ino_ && st.st_size == size_ && st.st_mtim.tv_sec == mtime_.tv_sec &&
+      st.st_mtim.tv_nsec == mtime_.tv_nsec) {
+    return cached_;
+  }
+  std::ifstream in(path_);
+  if (!in) return Unavailable("kubelet's device checkpoint " + path_ + " cannot be read");
+  std::stringstream text;
+  text << in.rdbuf();
+  Result<std::vector<DeviceAssignment>> parsed =
+      ParseKubeletCheckpoint(text.str(), allocations_dir_);
+  if (!parsed.ok()) {
+    return parsed.status().WithContext("kubelet's device checkpoint " + path_);
+  }
+  ino_ = st.st_ino;
+  size_ = st.st_size;
+  mtime_ = st.st_mtim;
+  cached_ = *parsed;
+  return cached_;
+}
+
+}  // namespace tessera::node

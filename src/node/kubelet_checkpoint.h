@@ -1,0 +1,73 @@
+// Which container holds which devices, and which Allocate answer it got: read from kubelet's
+// device manager checkpoint, `<kubelet-dir>/device-plugins/kubelet_internal_checkpoint`.
+//
+// kubelet's calls to a device plugin never name the pod or the container, and its PodResources
+// API leaves plain init containers out and cannot tell apart two containers of one pod that hold
+// the same devices (kubelet hands an init container's devices on to the app containers). The
+// checkpoint can: kubelet writes it (atomically, by rename) after every container's allocation,
+// before any container of the pod starts, with one entry per (pod UID, container, resource)
+// holding the device IDs and the Allocate answer it keeps for that container. Every Allocate
+// answer of this agent names its own allocation folder, so the answer tells which allocation
+// belongs to which container. The format (kubelet's checkpoint v2, pkg/kubelet/cm/devicemanager/
+// checkpoint) has been the same from Kubernetes 1.20 to 1.36:
+//   {"Data":{"PodDeviceEntries":[{"PodUID":..,"ContainerName":..,"ResourceName":..,
+//    "DeviceIDs":{"<numa>":[ids]},"AllocResp":"<base64 ContainerAllocateResponse>"}],
+//    "RegisteredDevices":{..}},"Checksum":..}
+// (the checksum is a hash of Go's printing of the data and is not checked here).
+//
+// DeviceAssignments is the interface (fakes in tests). KubeletCheckpoint is thread-safe; it
+// parses the file again only when it changed (inode, size or modification time).
+#pragma once
+
+#include <sys/types.h>
+
+#include <ctime>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tessera::node {
+
+struct DeviceAssignment {
+  std::string pod_uid, container, resource;
+  std::vector<std::string> device_ids;  // sorted
+  // The allocation this agent's Allocate answer named for the container ("" when the answer is
+  // not one of this agent's: another plugin's resource, or another state folder).
+  std::string allocation_id;
+};
+
+class DeviceAssignments {
+ public:
+  virtual ~DeviceAssignments() = default;
+  // Every (pod, container, resource) kubelet has allocated devices to. An error when the source
+  // cannot be read; an empty list when kubelet has allocated nothing yet.
+  virtual Result<std::vector<DeviceAssignment>> List() = 0;
+};
+
+// The entries of a checkpoint file's text. `allocations_dir` is this agent's
+// `<state-dir>/allocations`: an answer's mount of /var/run/tessera from `<allocations_dir>/<id>`
+// names allocation `<id>`.
+Result<std::vector<DeviceAssignment>> ParseKubeletCheckpoint(const std::string& text,
+                                                             const std::string& allocations_dir);
+
+class KubeletCheckpoint : public DeviceAssignments {
+ public:
+  KubeletCheckpoint(std::string path, std::string allocations_dir);
+  // A missing file is an empty list (kubelet writes it at its first allocation).
+  Result<std::vector<DeviceAssignment>> List() override;
+  const std::string& path() const { return path_; }
+
+ private:
+  const std::string path_;
+  const std::string allocations_dir_;
+  std::mutex mu_;
+  // The last parse and the file it came from; guarded by mu_.
+  ino_t ino_ = 0;
+  off_t size_ = -1;
+  timespec mtime_{};
+  std::vector<DeviceAssignment> cached_;
+};
+
+}  // namespace tessera::node
