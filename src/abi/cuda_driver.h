@@ -206,6 +206,23 @@ typedef struct CUmemPoolProps_st {
   unsigned char reserved[54];
 } CUmemPoolProps;
 
+typedef enum CUmemPool_attribute_enum {
+  CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES = 1,
+  CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC = 2,
+  CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES = 3,
+  CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4,    /* cuuint64_t */
+  CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT = 5, /* cuuint64_t: memory the pool holds */
+  CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH = 6,
+  CU_MEMPOOL_ATTR_USED_MEM_CURRENT = 7, /* cuuint64_t: of it, in allocations */
+  CU_MEMPOOL_ATTR_USED_MEM_HIGH = 8
+} CUmemPool_attribute;
+
+typedef enum CUlimit_enum {
+  CU_LIMIT_STACK_SIZE = 0,
+  CU_LIMIT_PRINTF_FIFO_SIZE = 1,
+  CU_LIMIT_MALLOC_HEAP_SIZE = 2
+} CUlimit;
+
 /* Launches. */
 typedef struct CUlaunchAttribute_st {
   int id;
@@ -380,6 +397,10 @@ CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
 CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* poolProps);
 CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool);
 CUresult CUDAAPI cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep);
+CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value);
+CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value);
+CUresult CUDAAPI cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev);
+CUresult CUDAAPI cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool);
 CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
                              const CUmemAllocationProp* prop, unsigned long long flags);
 CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle);

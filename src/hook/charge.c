@@ -4,6 +4,7 @@
 
 #include "alloc_map.h"
 #include "log.h"
+#include "pool_charge.h"
 #include "real.h"
 #include "region.h"
 #include "state.h"
@@ -18,7 +19,12 @@ static CUresult reserve(CUdevice dev, uint64_t bytes, int round, struct charge* 
   if (index < 0) return CUDA_ERROR_OUT_OF_MEMORY;
   uint64_t charged = round ? hook_round_up(bytes, hook_granularity(dev)) : bytes;
   uint64_t limit = hook_limits()->memory[index];
-  if (region_charge(index, charged, limit) != 0) {
+  int fits = region_charge(index, charged, limit) == 0;
+  if (!fits) {
+    pool_refresh_all(); /* pools may hold less since the last synchronisation */
+    fits = region_charge(index, charged, limit) == 0;
+  }
+  if (!fits) {
     HOOK_LOG(HOOK_LOG_INFO,
              "refused %llu bytes on device %d: %llu of the limit %llu bytes are in use",
              (unsigned long long)charged, index, (unsigned long long)region_used(index),

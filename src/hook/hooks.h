@@ -34,6 +34,10 @@ CUresult hook_mem_alloc_async(void* real, CUdeviceptr* dptr, size_t bytes, CUstr
 CUresult hook_mem_alloc_from_pool_async(void* real, CUdeviceptr* dptr, size_t bytes,
                                         CUmemoryPool pool, CUstream stream);
 CUresult hook_mem_free_async(void* real, CUdeviceptr dptr, CUstream stream);
+CUresult hook_mem_pool_create(void* real, CUmemoryPool* pool, const CUmemPoolProps* props);
+CUresult hook_mem_pool_destroy(void* real, CUmemoryPool pool);
+CUresult hook_mem_pool_trim(void* real, CUmemoryPool pool, size_t keep);
+CUresult hook_device_pool(void* real, CUmemoryPool* pool, CUdevice dev);
 CUresult hook_mem_create(void* real, CUmemGenericAllocationHandle* handle, size_t bytes,
                          const CUmemAllocationProp* prop, unsigned long long flags);
 CUresult hook_mem_release(void* real, CUmemGenericAllocationHandle handle);

@@ -12,6 +12,7 @@
 #include "context_cost.h"
 #include "hooks.h"
 #include "log.h"
+#include "pool_charge.h"
 #include "real.h"
 #include "state.h"
 
@@ -146,6 +147,7 @@ CUresult hook_ctx_destroy(void* real, CUcontext ctx) {
   if (rc == CUDA_SUCCESS) {
     hook_forget_contexts();
     charge_release_context(key);
+    pool_refresh_all();
   }
   return rc;
 }
@@ -200,6 +202,7 @@ static CUresult primary_drop(void* real, CUdevice dev, int reset) {
     charge_release(CUDA_SUCCESS, &c, 0, 0);
     charge_release_context(c.context);
   }
+  pool_refresh_all();
   return rc;
 }
 

@@ -17,8 +17,6 @@ typedef __typeof__(&cuMemAlloc_v2) mem_alloc_fn;
 typedef __typeof__(&cuMemAllocPitch_v2) mem_alloc_pitch_fn;
 typedef __typeof__(&cuMemAllocManaged) mem_alloc_managed_fn;
 typedef __typeof__(&cuMemFree_v2) mem_free_fn;
-typedef __typeof__(&cuMemAllocAsync) mem_alloc_async_fn;
-typedef __typeof__(&cuMemAllocFromPoolAsync) mem_alloc_pool_fn;
 typedef __typeof__(&cuMemFreeAsync) mem_free_async_fn;
 typedef __typeof__(&cuArrayCreate_v2) array_create_fn;
 typedef __typeof__(&cuArray3DCreate_v2) array3d_create_fn;
@@ -93,31 +91,6 @@ CUresult hook_mem_free(void* real, CUdeviceptr dptr) {
   struct charge c;
   charge_take(ALLOC_POINTER, dptr, &c);
   return charge_release(fn(dptr), &c, ALLOC_POINTER, dptr);
-}
-
-CUresult hook_mem_alloc_async(void* real, CUdeviceptr* dptr, size_t bytes, CUstream stream) {
-  mem_alloc_async_fn fn = (mem_alloc_async_fn)real;
-  if (fn == NULL) return CUDA_ERROR_NOT_FOUND;
-  PASS_THROUGH_IF_NESTED(fn(dptr, bytes, stream));
-  HOOK_SCOPE();
-  struct charge c;
-  CUresult rc = charge_reserve_current(bytes, 1, &c);
-  if (rc != CUDA_SUCCESS) return rc;
-  rc = fn(dptr, bytes, stream);
-  return charge_finish(rc, &c, ALLOC_POINTER, dptr ? *dptr : 0);
-}
-
-CUresult hook_mem_alloc_from_pool_async(void* real, CUdeviceptr* dptr, size_t bytes,
-                                        CUmemoryPool pool, CUstream stream) {
-  mem_alloc_pool_fn fn = (mem_alloc_pool_fn)real;
-  if (fn == NULL) return CUDA_ERROR_NOT_FOUND;
-  PASS_THROUGH_IF_NESTED(fn(dptr, bytes, pool, stream));
-  HOOK_SCOPE();
-  struct charge c;
-  CUresult rc = charge_reserve_current(bytes, 1, &c);
-  if (rc != CUDA_SUCCESS) return rc;
-  rc = fn(dptr, bytes, pool, stream);
-  return charge_finish(rc, &c, ALLOC_POINTER, dptr ? *dptr : 0);
 }
 
 CUresult hook_mem_free_async(void* real, CUdeviceptr dptr, CUstream stream) {
@@ -247,22 +220,6 @@ HOOK_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytes, unsigned
 }
 HOOK_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
   return hook_mem_free(real_fn(REAL_cuMemFree_v2), dptr);
-}
-HOOK_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream stream) {
-  return hook_mem_alloc_async(real_fn(REAL_cuMemAllocAsync), dptr, bytes, stream);
-}
-HOOK_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytes, CUstream stream) {
-  return hook_mem_alloc_async(real_fn(REAL_cuMemAllocAsync_ptsz), dptr, bytes, stream);
-}
-HOOK_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool,
-                                             CUstream stream) {
-  return hook_mem_alloc_from_pool_async(real_fn(REAL_cuMemAllocFromPoolAsync), dptr, bytes, pool,
-                                        stream);
-}
-HOOK_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytes,
-                                                  CUmemoryPool pool, CUstream stream) {
-  return hook_mem_alloc_from_pool_async(real_fn(REAL_cuMemAllocFromPoolAsync_ptsz), dptr, bytes,
-                                        pool, stream);
 }
 HOOK_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
   return hook_mem_free_async(real_fn(REAL_cuMemFreeAsync), dptr, stream);

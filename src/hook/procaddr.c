@@ -56,6 +56,10 @@ WRAPPERS(hook_mem_alloc_async, CUresult, (CUdeviceptr * a, size_t b, CUstream c)
 WRAPPERS(hook_mem_alloc_from_pool_async, CUresult,
          (CUdeviceptr * a, size_t b, CUmemoryPool c, CUstream d), (a, b, c, d));
 WRAPPERS(hook_mem_free_async, CUresult, (CUdeviceptr a, CUstream b), (a, b));
+WRAPPERS(hook_mem_pool_create, CUresult, (CUmemoryPool * a, const CUmemPoolProps* b), (a, b));
+WRAPPERS(hook_mem_pool_destroy, CUresult, (CUmemoryPool a), (a));
+WRAPPERS(hook_mem_pool_trim, CUresult, (CUmemoryPool a, size_t b), (a, b));
+WRAPPERS(hook_device_pool, CUresult, (CUmemoryPool * a, CUdevice b), (a, b));
 WRAPPERS(hook_mem_create, CUresult,
          (CUmemGenericAllocationHandle * a, size_t b, const CUmemAllocationProp* c,
           unsigned long long d),
@@ -130,6 +134,11 @@ static const struct family kFamilies[] = {
            "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz"),
     FAMILY(hook_mem_free_async, "cuMemFreeAsync", 0, NO_MAX, "cuMemFreeAsync",
            "cuMemFreeAsync_ptsz"),
+    FAMILY(hook_mem_pool_create, "cuMemPoolCreate", 0, NO_MAX, "cuMemPoolCreate"),
+    FAMILY(hook_mem_pool_destroy, "cuMemPoolDestroy", 0, NO_MAX, "cuMemPoolDestroy"),
+    FAMILY(hook_mem_pool_trim, "cuMemPoolTrimTo", 0, NO_MAX, "cuMemPoolTrimTo"),
+    FAMILY(hook_device_pool, "cuDeviceGetMemPool", 0, NO_MAX, "cuDeviceGetMemPool"),
+    FAMILY(hook_device_pool, "cuDeviceGetDefaultMemPool", 0, NO_MAX, "cuDeviceGetDefaultMemPool"),
     FAMILY(hook_mem_create, "cuMemCreate", 0, NO_MAX, "cuMemCreate"),
     FAMILY(hook_mem_release, "cuMemRelease", 0, NO_MAX, "cuMemRelease"),
     FAMILY(hook_mem_map, "cuMemMap", 0, NO_MAX, "cuMemMap"),

@@ -37,6 +37,13 @@
   X(cuMemAllocFromPoolAsync_ptsz)  \
   X(cuMemFreeAsync)                \
   X(cuMemFreeAsync_ptsz)           \
+  X(cuMemPoolCreate)               \
+  X(cuMemPoolDestroy)              \
+  X(cuMemPoolTrimTo)               \
+  X(cuMemPoolGetAttribute)         \
+  X(cuDeviceGetMemPool)            \
+  X(cuDeviceGetDefaultMemPool)     \
+  X(cuStreamSynchronize)           \
   X(cuMemCreate)                   \
   X(cuMemRelease)                  \
   X(cuMemMap)                      \

@@ -13,6 +13,7 @@
 #include "compute.h"
 #include "hooks.h"
 #include "log.h"
+#include "pool_charge.h"
 #include "real.h"
 #include "region.h"
 
@@ -37,6 +38,7 @@ static void at_fork_child(void) {
   compute_reset_in_child();
   hook_context_reset_in_child();
   hook_vmm_reset_in_child();
+  pool_charge_reset_in_child();
   hook_forget_contexts(); /* the parent's contexts, cached by the forking thread, are not ours */
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_map_mutex = fresh;

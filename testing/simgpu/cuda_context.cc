@@ -1,5 +1,6 @@
 // Primary and ordinary contexts, the current-context stack, context synchronisation.
 #include "driver_state.h"
+#include "pool_ops.h"
 #include "stream_ops.h"
 
 using namespace simgpu;
@@ -66,6 +67,7 @@ CUresult SyncContext(Context* ctx_or_null) {
       return CUDA_ERROR_INVALID_CONTEXT;
     }
     until = ContextDoneAt(*ctx);
+    PoolsAtSync(d);
   }
   WaitUntil(until);
   return CUDA_SUCCESS;

@@ -196,4 +196,25 @@ CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) {
   return CUDA_SUCCESS;
 }
 
+CUresult cuDeviceGetMemPool(CUmemoryPool* pool_out, CUdevice dev) {
+  if (pool_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  const DeviceState* s = nullptr;
+  if (CUresult r = Physical(d, dev, &s); r != CUDA_SUCCESS) return r;
+  *pool_out = reinterpret_cast<CUmemoryPool>(d.current_pools[dev]);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  const DeviceState* s = nullptr;
+  if (CUresult r = Physical(d, dev, &s); r != CUDA_SUCCESS) return r;
+  auto* p = reinterpret_cast<Pool*>(pool);
+  if (d.pools.count(p) == 0 || p->host || p->ordinal != dev) return CUDA_ERROR_INVALID_VALUE;
+  d.current_pools[dev] = p;
+  return CUDA_SUCCESS;
+}
+
 }  // extern "C"

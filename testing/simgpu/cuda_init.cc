@@ -96,11 +96,13 @@ CUresult cuInit(unsigned int Flags) {
   if (d.visible.empty()) return CUDA_ERROR_NO_DEVICE;
   d.primary.assign(d.visible.size(), Driver::PrimaryContext{});
   d.default_pools.clear();
+  d.current_pools.clear();
   for (size_t i = 0; i < d.visible.size(); ++i) {
     auto pool = std::make_unique<Pool>();
     pool->ordinal = static_cast<int>(i);
     pool->is_default = true;
     d.pools.insert(pool.get());
+    d.current_pools.push_back(pool.get());
     d.default_pools.push_back(std::move(pool));
   }
   d.initialized = true;

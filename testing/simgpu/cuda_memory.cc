@@ -1,8 +1,10 @@
-// Allocation and free paths (plain, pitched, managed, async, pools, host), cuMemGetInfo.
+// Allocation and free paths (plain, pitched, managed, async, pools, host), cuMemGetInfo. The
+// pools themselves are in pool_ops.h.
 #include <cstdlib>
 
 #include "driver_state.h"
 #include "memory_ops.h"
+#include "pool_ops.h"
 
 using namespace simgpu;
 
@@ -40,13 +42,14 @@ CUresult AllocAsync(CUdeviceptr* dptr, size_t bytes, Pool* pool, CUstream hStrea
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
   Context* ctx = s->ctx;
-  if (pool != nullptr && pool->ordinal != ctx->ordinal) {
+  if (pool == nullptr) pool = d.current_pools[static_cast<size_t>(ctx->ordinal)];
+  if (!pool->host && pool->ordinal != ctx->ordinal) {
     // Allocate on the pool's device, owned by that device's primary context when there is one.
     Context* owner = d.primary[pool->ordinal].ctx;
     if (owner == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
     ctx = owner;
   }
-  return Allocate(d, ctx, bytes, false, dptr);
+  return PoolAllocate(d, pool, ctx, bytes, dptr);
 }
 
 CUresult FreeAsync(CUdeviceptr dptr, CUstream hStream, bool per_thread) {
@@ -58,7 +61,7 @@ CUresult FreeAsync(CUdeviceptr dptr, CUstream hStream, bool per_thread) {
     s->capture_invalidated = true;
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
-  // Pools keep nothing cached: freed memory returns to the device at once (release threshold 0).
+  // Back to its pool, which keeps it until the next synchronisation (pool_ops.h).
   return FreePointer(d, dptr);
 }
 
@@ -148,18 +151,23 @@ CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) {
 
 CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* props) {
   if (pool == nullptr || props == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const CUmemLocationType where = props->location.type;
+  const bool host = where == CU_MEM_LOCATION_TYPE_HOST || where == CU_MEM_LOCATION_TYPE_HOST_NUMA ||
+                    where == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
   if (props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
-      props->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
+      (where != CU_MEM_LOCATION_TYPE_DEVICE && !host)) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   Driver& d = TheDriver();
   std::lock_guard<std::mutex> guard(d.mu);
   if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
-  if (props->location.id < 0 || props->location.id >= static_cast<int>(d.visible.size())) {
+  if (!host &&
+      (props->location.id < 0 || props->location.id >= static_cast<int>(d.visible.size()))) {
     return CUDA_ERROR_INVALID_DEVICE;
   }
   auto* p = new Pool();
-  p->ordinal = props->location.id;
+  p->host = host;
+  p->ordinal = host ? 0 : props->location.id;
   d.pools.insert(p);
   *pool = reinterpret_cast<CUmemoryPool>(p);
   return CUDA_SUCCESS;
@@ -171,18 +179,80 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   auto* p = reinterpret_cast<Pool*>(pool);
   if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
   if (d.pools.count(p) == 0 || p->is_default) return CUDA_ERROR_INVALID_VALUE;
-  d.pools.erase(p);
-  delete p;
+  PoolDestroy(d, p);
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t) {
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
   Driver& d = TheDriver();
   std::lock_guard<std::mutex> guard(d.mu);
   if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
-  // Pools cache nothing here (freed memory goes back at once), so there is nothing to trim.
-  return d.pools.count(reinterpret_cast<Pool*>(pool)) != 0 ? CUDA_SUCCESS
-                                                           : CUDA_ERROR_INVALID_VALUE;
+  auto* p = reinterpret_cast<Pool*>(pool);
+  if (d.pools.count(p) == 0) return CUDA_ERROR_INVALID_VALUE;
+  PoolTrim(d, p, keep);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
+  if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  auto* p = reinterpret_cast<Pool*>(pool);
+  if (d.pools.count(p) == 0) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t v = *static_cast<uint64_t*>(value);
+  switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+      return CUDA_SUCCESS;  // reuse policies: simgpu reuses an empty chunk whatever they say
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+      p->release_threshold = v;
+      return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:  // only reset, to the current value, with 0
+      if (v != 0) return CUDA_ERROR_INVALID_VALUE;
+      p->reserved_high = p->reserved;
+      return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+      if (v != 0) return CUDA_ERROR_INVALID_VALUE;
+      p->used_high = p->used;
+      return CUDA_SUCCESS;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
+  if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  auto* p = reinterpret_cast<Pool*>(pool);
+  if (d.pools.count(p) == 0) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t* out = static_cast<uint64_t*>(value);
+  switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+      *static_cast<int*>(value) = 1;
+      return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+      *out = p->release_threshold;
+      return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+      *out = p->reserved;
+      return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+      *out = p->reserved_high;
+      return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+      *out = p->used;
+      return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+      *out = p->used_high;
+      return CUDA_SUCCESS;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
 }
 
 // Host memory: ordinary process memory (no device memory is charged).

@@ -4,6 +4,7 @@
 
 #include "clock.h"
 #include "driver_state.h"
+#include "pool_ops.h"
 #include "stream_ops.h"
 
 using namespace simgpu;
@@ -37,6 +38,7 @@ CUresult SyncStream(CUstream h, bool per_thread) {
       return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
     until = SyncPoint(*s);
+    PoolsAtSync(d);
   }
   WaitUntil(until);
   return CUDA_SUCCESS;
@@ -217,6 +219,7 @@ CUresult cuEventSynchronize(CUevent e) {
     auto* ev = reinterpret_cast<Event*>(e);
     if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
     if (ev->recorded) until = ev->time_ns;
+    PoolsAtSync(d);
   }
   WaitUntil(until);
   return CUDA_SUCCESS;

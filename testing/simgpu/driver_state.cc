@@ -1,5 +1,7 @@
 #include "driver_state.h"
 
+#include "pool_ops.h"
+
 #include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -113,6 +115,7 @@ CUresult CheckDevice(Driver& d, int device) {
 
 void FreeAllocation(Driver& d, std::map<uint64_t, Allocation>::iterator it) {
   Allocation& a = it->second;
+  if (a.pool != nullptr) return PoolFree(d, it);
   {
     SharedState::Lock lock(*d.state);
     d.state->Uncharge(lock, a.device, a.charged);

@@ -66,12 +66,18 @@ struct Module {
   std::map<std::string, std::unique_ptr<Function>> functions;
 };
 
+struct Pool;
+struct PoolChunk;
+
 struct Allocation {
   int device = 0;
   uint64_t size = 0;     // as requested
-  uint64_t charged = 0;  // rounded to the granule
+  uint64_t charged = 0;  // rounded to the granule (0 for a pool's: its chunk is charged)
   Context* ctx = nullptr;
   void* host = nullptr;  // managed memory: host mapping of `charged` bytes
+  Pool* pool = nullptr;  // stream-ordered: the pool and chunk it was carved from, and how much
+  PoolChunk* chunk = nullptr;
+  uint64_t pool_bytes = 0;
 };
 
 struct Event {
@@ -92,9 +98,27 @@ struct GraphExec {
   std::vector<Function*> kernels;
 };
 
+// Memory a pool reserved from its device (or the host): 2 MiB for small allocations, which share
+// it, or a large allocation's size rounded to the granule. Space is reused once the chunk is empty.
+struct PoolChunk {
+  uint64_t base = 0;
+  uint64_t size = 0;
+  uint64_t bump = 0;     // carved so far
+  int live = 0;          // allocations in it
+  void* host = nullptr;  // a host pool's mapping
+};
+
+// A stream-ordered memory pool (pool_ops.h). It keeps what it reserved after frees, and gives
+// empty chunks back above its release threshold at synchronisations, or on cuMemPoolTrimTo.
 struct Pool {
   int ordinal = 0;
   bool is_default = false;
+  bool host = false;       // host location: charges no device memory
+  bool destroyed = false;  // cuMemPoolDestroy with allocations still out: gone with the last
+  uint64_t release_threshold = 0;
+  uint64_t reserved = 0, reserved_high = 0;
+  uint64_t used = 0, used_high = 0;
+  std::vector<std::unique_ptr<PoolChunk>> chunks;
 };
 
 // A cuMemCreate handle. Its memory is freed when it is released and no longer mapped.
@@ -129,6 +153,7 @@ struct Driver {
   };
   std::vector<PrimaryContext> primary;               // by ordinal
   std::vector<std::unique_ptr<Pool>> default_pools;  // by ordinal
+  std::vector<Pool*> current_pools;                  // by ordinal: cuDeviceSetMemPool's choice
 
   std::set<Context*> contexts;
   std::set<Stream*> streams;

@@ -67,6 +67,16 @@ TEST_P(RouteTest, VmmMemoryStaysChargedWhileMapped) {
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
+// Regression (issue 15): each stream-ordered allocation was charged rounded up to 2 MiB (1000
+// small ones made a false out-of-memory), memory a pool keeps above its release threshold was not
+// charged, and a host pool was charged as device memory.
+TEST_P(RouteTest, PoolsAreChargedWhatTheyHold) {
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "256m";
+  RunResult r = Probe({"pools", Bytes(256 * kMiB)}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
 TEST_P(RouteTest, InfoReportsTheLimit) {
   Env env = hook.ProbeEnv();
   env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
@@ -382,6 +392,20 @@ TEST_F(HookTest, NoLimitPassesEverythingThroughWithoutARegion) {
   RunResult r = Probe({"direct", "alloc", Bytes(12 * kGiB)}, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
   EXPECT_EQ(hook.MapRegion(), nullptr);
+}
+
+// Regression (issue 15): an allocation from another device's pool was charged to the current
+// context's device.
+TEST_F(HookTest, PoolAllocationIsChargedToThePoolsDevice) {
+  if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's devices";
+  Env env = hook.ProbeEnv("count=2,memory=16GiB");
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  Child holder({hook.probe(), "direct", "pool-device-hold", Bytes(64 * kMiB)}, env);
+  ASSERT_TRUE(holder.WaitForLine("held", seconds(30)));
+  const tessera_region* region = hook.MapRegion();
+  ASSERT_NE(region, nullptr);
+  EXPECT_EQ(region->devices[0].used_bytes, 0u);
+  EXPECT_EQ(region->devices[1].used_bytes, 64 * kMiB);
 }
 
 // Regression (issue 15): with no limit on a device, a saturated size used to wrap its usage, so

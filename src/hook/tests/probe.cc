@@ -568,6 +568,75 @@ int Vmm(uint64_t limit) {
   return failures ? 1 : 0;
 }
 
+// pools <limit>: stream-ordered allocations charge what their pool holds: small ones share its
+// chunks (no false out-of-memory), memory the pool keeps under its release threshold counts until
+// trimmed, and a host pool charges nothing.
+int Pools(uint64_t limit) {
+  Open();
+  const uint64_t base = Used();
+  std::vector<CUdeviceptr> small(1000);
+  for (auto& p : small) CHECK_RC(api.MemAllocAsync(&p, 1024, nullptr), CUDA_SUCCESS);
+  CHECK_THAT(Used() - base == kGranule, "1000 allocations of 1 KiB: %llu bytes charged, want %llu",
+             (unsigned long long)(Used() - base), (unsigned long long)kGranule);
+  for (auto p : small) CHECK_RC(api.MemFreeAsync(p, nullptr), CUDA_SUCCESS);
+  CHECK_RC(api.StreamSynchronize(nullptr), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base, "after the frees and a synchronisation: used %llu, want %llu",
+             (unsigned long long)Used(), (unsigned long long)base);
+  CUdevice dev = 0;
+  api.DeviceGet(&dev, 0);
+  CUmemoryPool pool = nullptr;
+  CHECK_RC(api.DeviceGetDefaultMemPool(&pool, dev), CUDA_SUCCESS);
+  uint64_t threshold = 64 * kMiB;
+  CHECK_RC(api.MemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold),
+           CUDA_SUCCESS);
+  CUdeviceptr p = 0, q = 0;
+  CHECK_RC(api.MemAllocAsync(&p, 32 * kMiB, nullptr), CUDA_SUCCESS);
+  CHECK_RC(api.MemFreeAsync(p, nullptr), CUDA_SUCCESS);
+  CHECK_RC(api.StreamSynchronize(nullptr), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base + 32 * kMiB, "the pool keeps 32 MiB: used %llu, want %llu",
+             (unsigned long long)Used(), (unsigned long long)(base + 32 * kMiB));
+  CHECK_RC(api.MemAlloc(&q, limit - base - 32 * kMiB + 1), CUDA_ERROR_OUT_OF_MEMORY);
+  CHECK_RC(api.MemAllocAsync(&p, 32 * kMiB, nullptr), CUDA_SUCCESS);  // from what it keeps
+  CHECK_THAT(Used() == base + 32 * kMiB, "reused: used %llu", (unsigned long long)Used());
+  CHECK_RC(api.MemFreeAsync(p, nullptr), CUDA_SUCCESS);
+  CHECK_RC(api.StreamSynchronize(nullptr), CUDA_SUCCESS);
+  CHECK_RC(api.MemPoolTrimTo(pool, 0), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base, "trimmed: used %llu", (unsigned long long)Used());
+  threshold = 0;
+  CHECK_RC(api.MemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold),
+           CUDA_SUCCESS);
+  // Over the limit, a pool's growth is refused.
+  CHECK_RC(api.MemAllocAsync(&p, limit - base + 1, nullptr), CUDA_ERROR_OUT_OF_MEMORY);
+  CUmemPoolProps props;
+  std::memset(&props, 0, sizeof(props));
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.type = CU_MEM_LOCATION_TYPE_HOST;
+  CUmemoryPool host = nullptr;
+  CHECK_RC(api.MemPoolCreate(&host, &props), CUDA_SUCCESS);
+  CHECK_RC(api.MemAllocFromPoolAsync(&p, 2 * limit, host, nullptr), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base, "a host pool: used %llu", (unsigned long long)Used());
+  CHECK_RC(api.MemFreeAsync(p, nullptr), CUDA_SUCCESS);
+  CHECK_RC(api.StreamSynchronize(nullptr), CUDA_SUCCESS);
+  CHECK_RC(api.MemPoolDestroy(host), CUDA_SUCCESS);
+  return failures ? 1 : 0;
+}
+
+// pool-device-hold <bytes>: allocates from device 1's default pool while device 0's context is
+// current, prints "held" and waits up to 120 s to be killed.
+int PoolDeviceHold(uint64_t bytes) {
+  Open(1);
+  Open(0);
+  CUmemoryPool pool = nullptr;
+  CHECK_RC(api.DeviceGetDefaultMemPool(&pool, 1), CUDA_SUCCESS);
+  CUdeviceptr p = 0;
+  CHECK_RC(api.MemAllocFromPoolAsync(&p, bytes, pool, nullptr), CUDA_SUCCESS);
+  if (failures) return 1;
+  std::printf("held\n");
+  std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::seconds(120));
+  return 0;
+}
+
 // Waits (up to 60 s) for `path` to exist.
 void WaitForFile(const char* path) {
   for (int i = 0; i < 60000 && access(path, F_OK) != 0; ++i) {
@@ -683,6 +752,8 @@ int main(int argc, char** argv) {
   if (command == "init") return InitOnly();
   if (command == "huge-hold") return HugeHold();
   if (command == "vmm") return Vmm(Arg(argv, argc, 3));
+  if (command == "pools") return Pools(Arg(argv, argc, 3));
+  if (command == "pool-device-hold") return PoolDeviceHold(Arg(argv, argc, 3));
   if (command == "free-later") {
     if (argc < 6) return 2;
     return FreeLater(Arg(argv, argc, 3), argv[4], argv[5]);

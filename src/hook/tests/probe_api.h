@@ -35,6 +35,10 @@ namespace tessera::hooktest {
   X(MemAllocAsync, cuMemAllocAsync, "cuMemAllocAsync", 11020)                               \
   X(MemAllocFromPoolAsync, cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", 11020)       \
   X(MemFreeAsync, cuMemFreeAsync, "cuMemFreeAsync", 11020)                                  \
+  X(MemPoolCreate, cuMemPoolCreate, "cuMemPoolCreate", 11020)                               \
+  X(MemPoolDestroy, cuMemPoolDestroy, "cuMemPoolDestroy", 11020)                            \
+  X(MemPoolTrimTo, cuMemPoolTrimTo, "cuMemPoolTrimTo", 11020)                               \
+  X(MemPoolSetAttribute, cuMemPoolSetAttribute, "cuMemPoolSetAttribute", 11020)             \
   X(MemCreate, cuMemCreate, "cuMemCreate", 10020)                                           \
   X(MemRelease, cuMemRelease, "cuMemRelease", 10020)                                        \
   X(MemAddressReserve, cuMemAddressReserve, "cuMemAddressReserve", 10020)                   \

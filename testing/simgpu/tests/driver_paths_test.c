@@ -160,11 +160,54 @@ static void TestAllocations(void) {
   CHECK_OK(cuMemFreeAsync_ptsz(b, NULL));
   CHECK_OK(cuMemFreeAsync(p, s));
   CHECK_OK(cuMemFreeAsync(m, s));
+  /* The pools keep what they reserved until a synchronisation (release threshold 0) or a trim. */
+  EXPECT_TRUE(start - FreeBytes() == 20 * MiB);
+  uint64_t reserved = 0, used = 1;
+  CHECK_OK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved));
+  CHECK_OK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used));
+  EXPECT_TRUE(reserved == 4 * MiB && used == 0);
   CHECK_OK(cuMemPoolTrimTo(pool, 0));
+  EXPECT_TRUE(start - FreeBytes() == 16 * MiB);
   CHECK_OK(cuMemPoolDestroy(pool));
   EXPECT_RESULT(CUDA_ERROR_INVALID_VALUE, cuMemPoolDestroy(def));
-  CHECK_OK(cuStreamDestroy(s));
+  CHECK_OK(cuStreamSynchronize(s));
   EXPECT_TRUE(FreeBytes() == start);
+
+  /* Small allocations share the pool's 2 MiB chunks. */
+  CUdeviceptr small[64];
+  for (int i = 0; i < 64; ++i) CHECK_OK(cuMemAllocAsync(&small[i], 1024, s));
+  EXPECT_TRUE(start - FreeBytes() == 2 * MiB);
+  CHECK_OK(cuMemGetAddressRange(&p, &size, small[1]));
+  EXPECT_TRUE(p == small[1] && size == 1024);
+  for (int i = 0; i < 64; ++i) CHECK_OK(cuMemFreeAsync(small[i], s));
+  /* Above the release threshold only. */
+  uint64_t threshold = 8 * MiB;
+  CHECK_OK(cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
+  CHECK_OK(cuMemAllocAsync(&a, 6 * MiB, s));
+  CHECK_OK(cuMemAllocAsync(&b, 6 * MiB, s));
+  CHECK_OK(cuMemFreeAsync(a, s));
+  CHECK_OK(cuMemFreeAsync(b, s));
+  CHECK_OK(cuStreamSynchronize(s));
+  CHECK_OK(cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved));
+  EXPECT_TRUE(reserved <= 8 * MiB && reserved > 0);
+  EXPECT_TRUE(start - FreeBytes() == reserved);
+  CHECK_OK(cuMemAllocAsync(&a, 6 * MiB, s)); /* from what the pool kept */
+  EXPECT_TRUE(start - FreeBytes() == reserved);
+  CHECK_OK(cuMemFreeAsync(a, s));
+  threshold = 0;
+  CHECK_OK(cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
+  CHECK_OK(cuCtxSynchronize());
+  EXPECT_TRUE(FreeBytes() == start);
+
+  /* A host pool charges no device memory. */
+  props.location.type = CU_MEM_LOCATION_TYPE_HOST;
+  props.location.id = 0;
+  CHECK_OK(cuMemPoolCreate(&pool, &props));
+  CHECK_OK(cuMemAllocFromPoolAsync(&p, 64 * MiB, pool, s));
+  EXPECT_TRUE(FreeBytes() == start);
+  CHECK_OK(cuMemFreeAsync(p, s));
+  CHECK_OK(cuMemPoolDestroy(pool));
+  CHECK_OK(cuStreamDestroy(s));
 
   /* Host memory costs no device memory. */
   void* host = NULL;
