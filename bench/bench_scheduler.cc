@@ -270,8 +270,9 @@ int Run(const Args& a) {
   int pods_bound = 0;
   double pod_total_us = 0;
   for (int i = 0; i < a.pod_decisions; ++i) {
-    PodTimes t = SchedulePod(
-        extender, Pod("scheduled-" + std::to_string(i), limits[i % limits.size()]), names);
+    json pod = Pod("scheduled-" + std::to_string(i), limits[i % limits.size()]);
+    (void)state.OnPod(EventType::kAdded, pod);  // bind binds only pods the pod watch has shown
+    PodTimes t = SchedulePod(extender, pod, names);
     pod_us.push_back(t.total());
     pod_filter_us.push_back(t.filter);
     pod_prioritize_us.push_back(t.prioritize);

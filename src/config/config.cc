@@ -14,10 +14,6 @@ namespace {
   std::abort();
 }
 
-std::string Describe(const Source& source) {
-  return source.ToString();
-}
-
 std::string JoinAllowed(const std::vector<std::string>& allowed) {
   std::string out;
   for (size_t i = 0; i < allowed.size(); ++i) out += (i ? ", " : "") + allowed[i];
@@ -27,6 +23,8 @@ std::string JoinAllowed(const std::vector<std::string>& allowed) {
 double AsNumber(const Value& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
   if (const auto* d = std::get_if<double>(&v)) return *d;
+  if (const auto* b = std::get_if<Bytes>(&v)) return static_cast<double>(b->value);
+  if (const auto* t = std::get_if<Duration>(&v)) return std::chrono::duration<double>(*t).count();
   return 0;
 }
 
@@ -97,11 +95,15 @@ std::string Config::ValueText(const std::string& path) const {
   return FormatValue(it->second.value);
 }
 
+std::string Config::Describe(const std::string& path) const {
+  return path + " \"" + ValueText(path) + "\" (" + SourceOf(path).ToString() + ")";
+}
+
 Status Config::Check(const KeySpec& spec, const Value& value, std::string_view text,
                      const Source& source) const {
   auto fail = [&](const std::string& expected) {
     return InvalidArgument("invalid value \"" + std::string(text) + "\" for " + spec.path + " (" +
-                           Describe(source) + "): expected " + expected);
+                           source.ToString() + "): expected " + expected);
   };
   if (!spec.allowed.empty()) {
     const std::string& s = std::get<std::string>(value);
@@ -109,22 +111,27 @@ Status Config::Check(const KeySpec& spec, const Value& value, std::string_view t
       return fail("one of " + JoinAllowed(spec.allowed));
     }
   }
-  if (spec.type == Type::kInt || spec.type == Type::kFloat) {
+  if (spec.non_empty && std::get<std::string>(value).empty()) return fail("a non-empty value");
+  if (spec.min || spec.max) {
     double n = AsNumber(value);
-    auto bound = [](double b) { return FormatValue(Value(b)); };
-    if (spec.min && n < *spec.min) return fail("a value of at least " + bound(*spec.min));
-    if (spec.max && n > *spec.max) return fail("a value of at most " + bound(*spec.max));
+    if (spec.min && spec.max && *spec.min == *spec.max && n != *spec.min) {
+      return fail(FormatBound(spec, *spec.min) + ", the only value allowed");
+    }
+    if (spec.min && n < *spec.min)
+      return fail("a value of at least " + FormatBound(spec, *spec.min));
+    if (spec.max && n > *spec.max)
+      return fail("a value of at most " + FormatBound(spec, *spec.max));
   }
   return Status::Ok();
 }
 
 Status Config::Set(const std::string& path, std::string_view text, const Source& source) {
   const KeySpec* spec = schema_->Find(path);
-  if (!spec) return InvalidArgument("unknown key " + path + " (" + Describe(source) + ")");
+  if (!spec) return InvalidArgument("unknown key " + path + " (" + source.ToString() + ")");
   Result<Value> v = ParseValue(spec->type, text);
   if (!v.ok()) {
     return InvalidArgument("invalid value \"" + std::string(text) + "\" for " + path + " (" +
-                           Describe(source) + "): expected " + TypeExpectation(spec->type));
+                           source.ToString() + "): expected " + TypeExpectation(spec->type));
   }
   RETURN_IF_ERROR(Check(*spec, *v, text, source));
   values_[path] = Entry{std::move(*v), source};
@@ -134,9 +141,9 @@ Status Config::Set(const std::string& path, std::string_view text, const Source&
 Status Config::SetList(const std::string& path, const std::vector<std::string>& items,
                        const Source& source) {
   const KeySpec* spec = schema_->Find(path);
-  if (!spec) return InvalidArgument("unknown key " + path + " (" + Describe(source) + ")");
+  if (!spec) return InvalidArgument("unknown key " + path + " (" + source.ToString() + ")");
   if (spec->type != Type::kList) {
-    return InvalidArgument("invalid value for " + path + " (" + Describe(source) +
+    return InvalidArgument("invalid value for " + path + " (" + source.ToString() +
                            "): got a list, expected " + TypeExpectation(spec->type));
   }
   values_[path] = Entry{Value(items), source};

@@ -39,6 +39,8 @@ class Config {
   const Source& SourceOf(const std::string& path) const;
   // The value in its canonical text form, whatever its type.
   std::string ValueText(const std::string& path) const;
+  // `path "value" (source)`, for messages: scheduler.name "" (env TESSERA_SCHEDULER_NAME).
+  std::string Describe(const std::string& path) const;
 
   // Sets `path` from text given by `source`. On error nothing changes and the message names the
   // key, the source and what was expected.

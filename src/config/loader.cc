@@ -199,6 +199,13 @@ Result<Loaded> Load(const Schema& schema, const std::vector<std::string>& args,
                          : out.config.Set(f.path, f.text, f.source);
     if (!s.ok()) errors.push_back(s.message());
   }
+  if (errors.empty()) {
+    // Rules compare keys, so they run only on keys that are each valid.
+    for (const Rule& rule : schema.rules()) {
+      Status s = rule(out.config);
+      if (!s.ok()) errors.push_back(s.message());
+    }
+  }
   if (!errors.empty()) return InvalidArgument(JoinLines(errors));
   return out;
 }

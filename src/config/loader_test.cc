@@ -271,3 +271,66 @@ TEST_F(LoaderTest, PrintShowsEveryKeyWithItsSource) {
 
 }  // namespace
 }  // namespace tessera::config
+
+namespace tessera::config {
+namespace {
+
+// Bounds on bytes and durations, non-empty strings and rules across keys: before, a bytes key
+// with a minimum loaded 0 and an empty name loaded cleanly, and both broke at run time.
+Schema BoundedSchema() {
+  Schema s;
+  s.Add({.path = "a.body", .type = Type::kBytes, .default_value = "4Mi", .help = "b", .min = 1024});
+  s.Add({.path = "a.wait",
+         .type = Type::kDuration,
+         .default_value = "10s",
+         .help = "w",
+         .min = 0.001,
+         .max = 60});
+  s.Add({.path = "a.name",
+         .type = Type::kString,
+         .default_value = "x",
+         .help = "n",
+         .non_empty = true});
+  s.Add({.path = "a.other", .type = Type::kString, .default_value = "y", .help = "o"});
+  s.AddRule([](const Config& c) -> Status {
+    if (c.GetString("a.name") == c.GetString("a.other")) {
+      return InvalidArgument(c.Describe("a.name") + " and " + c.Describe("a.other") +
+                             " must differ");
+    }
+    return Status::Ok();
+  });
+  return s;
+}
+
+std::string LoadError(const std::vector<std::string>& args, const Environment& env = {}) {
+  Schema s = BoundedSchema();
+  Result<Loaded> r = Load(s, args, env);
+  return r.ok() ? "" : r.status().message();
+}
+
+TEST(LoaderBounds, BytesBelowTheMinimumAreRefusedNamingKeySourceAndBound) {
+  EXPECT_EQ(LoadError({"--a.body=0"}),
+            "invalid value \"0\" for a.body (flag --a.body): expected a value of at least 1Ki");
+}
+
+TEST(LoaderBounds, DurationsOutsideTheBoundsAreRefused) {
+  EXPECT_EQ(
+      LoadError({}, {{"TESSERA_A_WAIT", "0"}}),
+      "invalid value \"0\" for a.wait (env TESSERA_A_WAIT): expected a value of at least 1ms");
+  EXPECT_EQ(LoadError({"--a.wait=2m"}),
+            "invalid value \"2m\" for a.wait (flag --a.wait): expected a value of at most 1m");
+}
+
+TEST(LoaderBounds, EmptyValueOfANonEmptyKeyIsRefused) {
+  EXPECT_EQ(LoadError({"--a.name="}),
+            "invalid value \"\" for a.name (flag --a.name): expected a non-empty value");
+}
+
+TEST(LoaderBounds, RulesAcrossKeysRunAfterLoading) {
+  EXPECT_EQ(LoadError({"--a.other=x"}),
+            "a.name \"x\" (default) and a.other \"x\" (flag --a.other) must differ");
+  EXPECT_EQ(LoadError({}), "");
+}
+
+}  // namespace
+}  // namespace tessera::config

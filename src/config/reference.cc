@@ -14,14 +14,17 @@ std::string Describe(const KeySpec& spec) {
       text += (i ? ", `" : " `") + spec.allowed[i] + "`";
     }
   }
-  auto number = [](double v) { return FormatValue(Value(v)); };
-  if (spec.min && spec.max) {
+  auto number = [&spec](double v) { return FormatBound(spec, v); };
+  if (spec.min && spec.max && *spec.min == *spec.max) {
+    text += "; only " + number(*spec.min);
+  } else if (spec.min && spec.max) {
     text += "; " + number(*spec.min) + " to " + number(*spec.max);
   } else if (spec.min) {
     text += "; at least " + number(*spec.min);
   } else if (spec.max) {
     text += "; at most " + number(*spec.max);
   }
+  if (spec.non_empty) text += "; must not be empty";
   if (spec.type == Type::kString && spec.allowed.empty())
     text += " (also `" + Schema::EnvName(spec.path) + "_BASE64`)";
   // A '|' would end the table cell.

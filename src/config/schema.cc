@@ -15,6 +15,15 @@ std::string Schema::EnvName(const std::string& path) {
   return name;
 }
 
+std::string FormatBound(const KeySpec& spec, double bound) {
+  if (spec.type == Type::kBytes) return FormatBytes(static_cast<uint64_t>(bound));
+  if (spec.type == Type::kDuration) {
+    return FormatDuration(
+        std::chrono::duration_cast<Duration>(std::chrono::duration<double>(bound)));
+  }
+  return FormatValue(Value(bound));
+}
+
 void Schema::Add(KeySpec spec) {
   auto die = [&](const std::string& why) {
     std::fprintf(stderr, "config schema: key %s: %s\n", spec.path.c_str(), why.c_str());

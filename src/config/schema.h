@@ -7,11 +7,13 @@
 // anywhere else. Not thread-safe while being built; read-only afterwards.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "config/value.h"
 
 namespace tessera::config {
@@ -22,17 +24,29 @@ struct KeySpec {
   std::string default_value;  // text, parsed like any other source; "" for an empty string/list
   std::string help;
   std::vector<std::string> allowed;  // for strings: the only values accepted (empty = any)
-  std::optional<double> min;         // for numbers: inclusive bounds
+  bool non_empty = false;            // for strings: the empty string is refused
+  // Inclusive bounds for numbers, bytes (in bytes) and durations (in seconds).
+  std::optional<double> min;
   std::optional<double> max;
   std::vector<std::string> flags;  // extra flag names, e.g. "kubeconfig" or "d" (one letter = -d)
   bool secret = false;             // printed as "<N bytes, hidden>"
 };
+
+class Config;
+
+// A check across keys (or of one key's form), run once every source is loaded and every key is
+// valid on its own. Its error names each key involved with its value and source
+// (Config::Describe) and says what is allowed.
+using Rule = std::function<Status(const Config&)>;
 
 class Schema {
  public:
   // Adds a key; a duplicate path or a default that does not parse is a programming error and
   // aborts with a message.
   void Add(KeySpec spec);
+
+  void AddRule(Rule rule) { rules_.push_back(std::move(rule)); }
+  const std::vector<Rule>& rules() const { return rules_; }
 
   const KeySpec* Find(const std::string& path) const;
   // The key whose environment name is `env_name`, or nullptr.
@@ -49,10 +63,14 @@ class Schema {
 
  private:
   std::vector<KeySpec> keys_;
+  std::vector<Rule> rules_;
   std::map<std::string, size_t> by_path_;
   std::map<std::string, size_t> by_env_;
   std::map<std::string, size_t> by_flag_;
 };
+
+// A bound of `spec` (min or max) in the key's own units: "1Ki", "1ms", "16".
+std::string FormatBound(const KeySpec& spec, double bound);
 
 // Keys every command has: log.level, log.format.
 void AddCommonKeys(Schema& schema);

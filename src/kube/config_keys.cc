@@ -24,7 +24,8 @@ void AddConfigKeys(config::Schema& schema) {
   schema.Add({.path = "kube.timeout",
               .type = config::Type::kDuration,
               .default_value = "30s",
-              .help = "timeout of one API request (watches excepted)"});
+              .help = "timeout of one API request (watches excepted)",
+              .min = 0.001});
 }
 
 ClientOptions ClientOptionsFromConfig(const config::Config& config) {

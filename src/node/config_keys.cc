@@ -40,9 +40,9 @@ void AddConfigKeys(config::Schema& s) {
   s.Add({.path = "node.device-memory-scaling",
          .type = Type::kFloat,
          .default_value = "1",
-         .help = "memory oversubscription factor; only 1 is supported",
-         .min = 0.01,
-         .max = 100});
+         .help = "memory oversubscription factor (oversubscription is not supported yet)",
+         .min = 1,
+         .max = 1});
   s.Add({.path = "node.fail-on-init-error",
          .type = Type::kBool,
          .default_value = "true",
@@ -79,7 +79,8 @@ void AddConfigKeys(config::Schema& s) {
   s.Add({.path = "node.pid-refresh",
          .type = Type::kDuration,
          .default_value = "1s",
-         .help = "how often each running container's pids file (host PIDs) is refreshed"});
+         .help = "how often each running container's pids file (host PIDs) is refreshed",
+         .min = 0.001});
   s.Add({.path = "node.cgroup-root",
          .type = Type::kString,
          .default_value = "/sys/fs/cgroup",

@@ -7,15 +7,16 @@ namespace tessera::scheduler {
 
 void AddSchedulerKeys(config::Schema& s) {
   using config::Type;
-  s.Add(
-      {.path = "scheduler.name",
-       .type = Type::kString,
-       .default_value = "tessera",
-       .help = "schedulerName the admission webhook sets on pods that ask for a Tessera resource"});
+  s.Add({.path = "scheduler.name",
+         .type = Type::kString,
+         .default_value = "tessera",
+         .help = "schedulerName the admission webhook sets on pods that ask for a Tessera resource",
+         .non_empty = true});
   s.Add({.path = "scheduler.listen",
          .type = Type::kString,
          .default_value = "0.0.0.0:8443",
          .help = "host:port of the extender, webhook and metrics HTTP server (port 0 = any)",
+         .non_empty = true,
          .flags = {"listen"}});
   s.Add({.path = "scheduler.tls.cert",
          .type = Type::kString,
@@ -40,7 +41,8 @@ void AddSchedulerKeys(config::Schema& s) {
          .type = Type::kBytes,
          .default_value = "4Mi",
          .help = "largest accepted HTTP request body; larger ones get HTTP 400",
-         .min = 1024});
+         .min = 1024,
+         .max = 1 << 30});
 
   s.Add({.path = "scheduler.http.request-timeout",
          .type = Type::kDuration,
@@ -99,11 +101,13 @@ void AddSchedulerKeys(config::Schema& s) {
          .type = Type::kBytes,
          .default_value = "256Mi",
          .help = "vcuda: size of one memory unit",
-         .min = 1048576});
+         .min = 1048576,
+         .max = 1ull << 40});
   s.Add({.path = "scheduler.dialects.vcuda.core-limit-annotation",
          .type = Type::kString,
          .default_value = "tencent.com/vcuda-core-limit",
-         .help = "vcuda: pod annotation that makes the compute limit elastic (burst up to it)"});
+         .help = "vcuda: pod annotation that makes the compute limit elastic (burst up to it)",
+         .non_empty = true});
 
   s.Add({.path = "scheduler.dialects.gpushare.enabled",
          .type = Type::kBool,
@@ -117,7 +121,9 @@ void AddSchedulerKeys(config::Schema& s) {
          .type = Type::kBytes,
          .default_value = "1Gi",
          .help = "gpushare: size of one unit (1Gi, or 1Mi for MiB mode)",
-         .min = 1048576});
+         .min = 1048576,
+         .max = 1ull << 40});
+  AddSchedulerRules(s);
 }
 
 DialectConfig DialectConfig::FromConfig(const config::Config& cfg) {

@@ -8,6 +8,8 @@
 
 namespace tessera::scheduler {
 
+// Adds the keys and the rules across them (config_rules.cc).
 void AddSchedulerKeys(config::Schema& schema);
+void AddSchedulerRules(config::Schema& schema);
 
 }  // namespace tessera::scheduler

@@ -22,6 +22,7 @@
 #include "scheduler/cluster_state.h"
 #include "scheduler/extender.h"
 #include "scheduler/guarded_server.h"
+#include "scheduler/listen_address.h"
 #include "scheduler/log_limiter.h"
 #include "scheduler/metrics.h"
 #include "scheduler/webhook.h"
@@ -68,8 +69,5 @@ class HttpServer {
   LogLimiter bad_request_log_;
   int port_ = 0;
 };
-
-// Splits "host:port" ("[::1]:8443" too). InvalidArgument when it is not that.
-Result<std::pair<std::string, int>> ParseListen(const std::string& listen);
 
 }  // namespace tessera::scheduler
