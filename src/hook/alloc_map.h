@@ -16,7 +16,8 @@ enum alloc_kind {
   ALLOC_ARRAY,       /* CUarray */
   ALLOC_MIPMAP,      /* CUmipmappedArray */
   ALLOC_CONTEXT,     /* cuCtxCreate's CUcontext */
-  ALLOC_PRIMARY      /* a device's primary context, keyed by CUdevice */
+  ALLOC_PRIMARY,     /* a device's primary context, keyed by CUdevice */
+  ALLOC_HEAP         /* a context's device heap beyond its size at creation, keyed by CUcontext */
 };
 
 /* What an entry holds. */

@@ -57,6 +57,7 @@ CUresult hook_ctx_create_v3(void* real, CUcontext* ctx, CUexecAffinityParam* par
 CUresult hook_ctx_create_v4(void* real, CUcontext* ctx, CUctxCreateParams* params,
                             unsigned int flags, CUdevice dev);
 CUresult hook_ctx_destroy(void* real, CUcontext ctx);
+CUresult hook_ctx_set_limit(void* real, CUlimit limit, size_t value);
 CUresult hook_primary_retain(void* real, CUcontext* ctx, CUdevice dev);
 CUresult hook_primary_release(void* real, CUdevice dev);
 CUresult hook_primary_reset(void* real, CUdevice dev);

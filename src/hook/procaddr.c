@@ -82,6 +82,7 @@ WRAPPERS(hook_ctx_create_v3, CUresult,
 WRAPPERS(hook_ctx_create_v4, CUresult,
          (CUcontext * a, CUctxCreateParams* b, unsigned int c, CUdevice d), (a, b, c, d));
 WRAPPERS(hook_ctx_destroy, CUresult, (CUcontext a), (a));
+WRAPPERS(hook_ctx_set_limit, CUresult, (CUlimit a, size_t b), (a, b));
 WRAPPERS(hook_primary_retain, CUresult, (CUcontext * a, CUdevice b), (a, b));
 WRAPPERS(hook_primary_release, CUresult, (CUdevice a), (a));
 WRAPPERS(hook_primary_reset, CUresult, (CUdevice a), (a));
@@ -152,6 +153,7 @@ static const struct family kFamilies[] = {
     FAMILY(hook_ctx_create_v3, "cuCtxCreate", 11040, 12050, "cuCtxCreate_v3"),
     FAMILY(hook_ctx_create_v4, "cuCtxCreate", 12050, NO_MAX, "cuCtxCreate_v4"),
     FAMILY(hook_ctx_destroy, "cuCtxDestroy", 4000, NO_MAX, "cuCtxDestroy_v2"),
+    FAMILY(hook_ctx_set_limit, "cuCtxSetLimit", 0, NO_MAX, "cuCtxSetLimit"),
     FAMILY(hook_primary_retain, "cuDevicePrimaryCtxRetain", 0, NO_MAX, "cuDevicePrimaryCtxRetain"),
     FAMILY(hook_primary_release, "cuDevicePrimaryCtxRelease", 0, NO_MAX,
            "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2"),

@@ -57,6 +57,8 @@
   X(cuCtxCreate_v3)                \
   X(cuCtxCreate_v4)                \
   X(cuCtxDestroy_v2)               \
+  X(cuCtxSetLimit)                 \
+  X(cuCtxGetLimit)                 \
   X(cuDevicePrimaryCtxRetain)      \
   X(cuDevicePrimaryCtxRelease)     \
   X(cuDevicePrimaryCtxRelease_v2)  \

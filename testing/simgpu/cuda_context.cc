@@ -221,6 +221,56 @@ CUresult cuCtxSynchronize_v2(CUcontext ctx) {
   return SyncContext(reinterpret_cast<Context*>(ctx));
 }
 
+CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  Context* ctx = nullptr;
+  if (CUresult r = CurrentCtx(d, &ctx); r != CUDA_SUCCESS) return r;
+  switch (limit) {
+    case CU_LIMIT_STACK_SIZE:
+      ctx->stack_bytes = value;
+      return CUDA_SUCCESS;
+    case CU_LIMIT_PRINTF_FIFO_SIZE:
+      ctx->printf_fifo_bytes = value;
+      return CUDA_SUCCESS;
+    case CU_LIMIT_MALLOC_HEAP_SIZE: {
+      if (value == 0) return CUDA_ERROR_INVALID_VALUE;
+      uint64_t before = HeapCharge(*ctx);
+      uint64_t old_heap = ctx->heap_bytes;
+      ctx->heap_bytes = value;
+      uint64_t after = HeapCharge(*ctx);
+      SharedState::Lock lock(*d.state);
+      if (after > before && !d.state->Charge(lock, ctx->device, after - before)) {
+        ctx->heap_bytes = old_heap;
+        return CUDA_ERROR_OUT_OF_MEMORY;
+      }
+      if (after < before) d.state->Uncharge(lock, ctx->device, before - after);
+      return CUDA_SUCCESS;
+    }
+  }
+  return CUDA_ERROR_UNSUPPORTED_LIMIT;
+}
+
+CUresult cuCtxGetLimit(size_t* value, CUlimit limit) {
+  if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  Context* ctx = nullptr;
+  if (CUresult r = CurrentCtx(d, &ctx); r != CUDA_SUCCESS) return r;
+  switch (limit) {
+    case CU_LIMIT_STACK_SIZE:
+      *value = ctx->stack_bytes;
+      return CUDA_SUCCESS;
+    case CU_LIMIT_PRINTF_FIFO_SIZE:
+      *value = ctx->printf_fifo_bytes;
+      return CUDA_SUCCESS;
+    case CU_LIMIT_MALLOC_HEAP_SIZE:
+      *value = ctx->heap_bytes;
+      return CUDA_SUCCESS;
+  }
+  return CUDA_ERROR_UNSUPPORTED_LIMIT;
+}
+
 CUresult cuCtxGetApiVersion(CUcontext c, unsigned int* version) {
   if (version == nullptr) return CUDA_ERROR_INVALID_VALUE;
   Driver& d = TheDriver();

@@ -66,6 +66,8 @@ const ProcEntry kProcs[] = {
     {"cuCtxSynchronize", 13000, F(cuCtxSynchronize_v2), nullptr},
     {"cuCtxSynchronize", 2000, F(cuCtxSynchronize), nullptr},
     {"cuCtxGetApiVersion", 3020, F(cuCtxGetApiVersion), nullptr},
+    {"cuCtxSetLimit", 3010, F(cuCtxSetLimit), nullptr},
+    {"cuCtxGetLimit", 3010, F(cuCtxGetLimit), nullptr},
     {"cuCtxGetFlags", 7000, F(cuCtxGetFlags), nullptr},
     {"cuMemGetInfo", 3020, F(cuMemGetInfo_v2), nullptr},
     {"cuMemGetInfo", 2000, F(cuMemGetInfo), nullptr},

@@ -104,6 +104,11 @@ void WaitUntil(uint64_t t) {
   if (t > NowNs()) SleepUntilNs(t);
 }
 
+uint64_t HeapCharge(const Context& ctx) {
+  uint64_t heap = RoundUpToGranule(ctx.heap_bytes), base = RoundUpToGranule(kDefaultHeapBytes);
+  return heap > base ? heap - base : 0;
+}
+
 uint64_t RoundUpToGranule(uint64_t bytes) {
   return (bytes + kGranule - 1) / kGranule * kGranule;
 }
@@ -150,7 +155,7 @@ void DestroyContext(Driver& d, Context* ctx) {
   }
   {
     SharedState::Lock lock(*d.state);
-    d.state->Uncharge(lock, ctx->device, d.state->file().ctx_memory);
+    d.state->Uncharge(lock, ctx->device, d.state->file().ctx_memory + HeapCharge(*ctx));
     d.state->CountContext(lock, ctx->device, -1);
   }
   d.contexts.erase(ctx);

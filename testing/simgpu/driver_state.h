@@ -34,6 +34,8 @@ inline constexpr uint64_t kDefaultKernelNs = 10'000;
 struct Context;
 struct Graph;
 
+inline constexpr uint64_t kDefaultHeapBytes = 8ull << 20;  // CU_LIMIT_MALLOC_HEAP_SIZE
+
 struct Stream {
   Context* ctx = nullptr;
   unsigned flags = 0;  // CU_STREAM_NON_BLOCKING = 1
@@ -53,6 +55,11 @@ struct Context {
   Stream legacy;
   std::set<Stream*> streams;                            // created streams
   std::map<pid_t, std::unique_ptr<Stream>> per_thread;  // per-thread default streams by tid
+  // cuCtxSetLimit: the device heap (malloc() in kernels) is device memory; the default 8 MiB is
+  // part of the context's cost, a larger heap is charged on top of it.
+  uint64_t heap_bytes = kDefaultHeapBytes;
+  uint64_t stack_bytes = 1024;
+  uint64_t printf_fifo_bytes = 1 << 20;
 };
 
 struct Function {
@@ -205,5 +212,8 @@ void FreeAllocation(Driver& d, std::map<uint64_t, Allocation>::iterator it);
 CUresult CheckDevice(Driver& d, int device);
 
 uint64_t RoundUpToGranule(uint64_t bytes);
+
+// What a context's device heap costs beyond the default one (part of the context's cost).
+uint64_t HeapCharge(const Context& ctx);
 
 }  // namespace simgpu

@@ -77,6 +77,15 @@ TEST_P(RouteTest, PoolsAreChargedWhatTheyHold) {
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
+// Regression (issue 15): the device heap set by cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE) was not
+// charged.
+TEST_P(RouteTest, DeviceHeapIsCharged) {
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "256m";
+  RunResult r = Probe({"heap", Bytes(256 * kMiB)}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
 TEST_P(RouteTest, InfoReportsTheLimit) {
   Env env = hook.ProbeEnv();
   env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";

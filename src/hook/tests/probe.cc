@@ -637,6 +637,34 @@ int PoolDeviceHold(uint64_t bytes) {
   return 0;
 }
 
+// heap <limit>: a device heap larger than the one a context starts with (8 MiB) is charged, a
+// smaller one gives it back, and destroying the context releases it.
+int Heap(uint64_t limit) {
+  Open();
+  const uint64_t base = Used();
+  CHECK_RC(api.CtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 64 * kMiB), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base + 56 * kMiB, "a 64 MiB heap: used %llu, want %llu",
+             (unsigned long long)Used(), (unsigned long long)(base + 56 * kMiB));
+  CHECK_RC(api.CtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 2 * limit), CUDA_ERROR_OUT_OF_MEMORY);
+  CHECK_RC(api.CtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 16 * kMiB), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base + 8 * kMiB, "a 16 MiB heap: used %llu", (unsigned long long)Used());
+  CUdevice dev = 0;
+  api.DeviceGet(&dev, 0);
+  CUcontext ctx = nullptr;
+  CHECK_RC(api.CtxCreate(&ctx, 0, dev), CUDA_SUCCESS);
+  const uint64_t with_context = Used();
+  CHECK_RC(api.CtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 40 * kMiB), CUDA_SUCCESS);
+  CHECK_THAT(Used() == with_context + 32 * kMiB, "a second context's 40 MiB heap: used %llu",
+             (unsigned long long)Used());
+  CHECK_RC(api.CtxDestroy(ctx), CUDA_SUCCESS);
+  CHECK_RC(api.CtxSetCurrent(primary), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base + 8 * kMiB, "the context destroyed: used %llu",
+             (unsigned long long)Used());
+  CHECK_RC(api.CtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 8 * kMiB), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base, "back to 8 MiB: used %llu", (unsigned long long)Used());
+  return failures ? 1 : 0;
+}
+
 // Waits (up to 60 s) for `path` to exist.
 void WaitForFile(const char* path) {
   for (int i = 0; i < 60000 && access(path, F_OK) != 0; ++i) {
@@ -753,6 +781,7 @@ int main(int argc, char** argv) {
   if (command == "huge-hold") return HugeHold();
   if (command == "vmm") return Vmm(Arg(argv, argc, 3));
   if (command == "pools") return Pools(Arg(argv, argc, 3));
+  if (command == "heap") return Heap(Arg(argv, argc, 3));
   if (command == "pool-device-hold") return PoolDeviceHold(Arg(argv, argc, 3));
   if (command == "free-later") {
     if (argc < 6) return 2;

@@ -209,6 +209,16 @@ static void TestAllocations(void) {
   CHECK_OK(cuMemPoolDestroy(pool));
   CHECK_OK(cuStreamDestroy(s));
 
+  /* A device heap beyond the default 8 MiB is device memory of the context. */
+  size_t heap = 0;
+  CHECK_OK(cuCtxGetLimit(&heap, CU_LIMIT_MALLOC_HEAP_SIZE));
+  EXPECT_TRUE(heap == 8 * MiB);
+  CHECK_OK(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 64 * MiB));
+  EXPECT_TRUE(start - FreeBytes() == 56 * MiB);
+  EXPECT_RESULT(CUDA_ERROR_OUT_OF_MEMORY, cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 64 * GiB));
+  CHECK_OK(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 8 * MiB));
+  EXPECT_TRUE(FreeBytes() == start);
+
   /* Host memory costs no device memory. */
   void* host = NULL;
   CHECK_OK(cuMemAllocHost(&host, 1 << 20));
