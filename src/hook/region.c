@@ -29,6 +29,7 @@ static pthread_mutex_t g_slot_mutex = PTHREAD_MUTEX_INITIALIZER;
 /* Bytes per device this process released while the lock was unavailable: given back at its next
  * lock. Until then they stay charged (a charge may lag, never run ahead of the driver). */
 static uint64_t g_pending[TESSERA_REGION_MAX_DEVICES];
+static int g_pending_any;    /* some g_pending[] is not 0 */
 static int g_lock_timed_out; /* the last lock timed out (logged once per run of timeouts) */
 
 struct tessera_region* region_get(void) {
@@ -120,6 +121,8 @@ static void uncharge_locked(struct tessera_region* r, int index, uint64_t bytes)
 
 /* Applies the releases that found the lock taken (region_uncharge). Under the lock. */
 static void apply_pending(struct tessera_region* r) {
+  if (!__atomic_load_n(&g_pending_any, __ATOMIC_ACQUIRE)) return;
+  __atomic_store_n(&g_pending_any, 0, __ATOMIC_RELAXED);
   for (int d = 0; d < TESSERA_REGION_MAX_DEVICES; ++d) {
     if (__atomic_load_n(&g_pending[d], __ATOMIC_RELAXED) == 0) continue;
     uncharge_locked(r, d, __atomic_exchange_n(&g_pending[d], 0, __ATOMIC_RELAXED));
@@ -130,10 +133,13 @@ static void apply_pending(struct tessera_region* r) {
  * a debugger) must not block the container's other processes for good. Returns 0, or -1 (the
  * caller then refuses what it was to charge, or defers what it was to release). */
 static int lock(struct tessera_region* r) {
-  struct timespec deadline;
-  clock_gettime(CLOCK_REALTIME, &deadline);
-  deadline.tv_sec += LOCK_TIMEOUT_NS / 1000000000ull;
-  int rc = pthread_mutex_timedlock(&r->lock.mutex, &deadline);
+  int rc = pthread_mutex_trylock(&r->lock.mutex); /* uncontended: no clock to read */
+  if (rc == EBUSY) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += LOCK_TIMEOUT_NS / 1000000000ull;
+    rc = pthread_mutex_timedlock(&r->lock.mutex, &deadline);
+  }
   if (rc == EOWNERDEAD) {
     HOOK_LOG(HOOK_LOG_INFO, "a process died holding the shared region lock; repairing");
     repair(r);
@@ -341,6 +347,7 @@ void region_uncharge(int index, uint64_t bytes) {
   if (r == NULL || slot < 0 || bytes == 0) return;
   if (lock(r) != 0) {
     __atomic_add_fetch(&g_pending[index], bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_pending_any, 1, __ATOMIC_RELEASE);
     return;
   }
   uncharge_locked(r, index, bytes);
@@ -378,4 +385,5 @@ void region_reset_in_child(void) {
   g_slot = -1;
   g_reaper_started = 0;                    /* threads do not survive fork() */
   memset(g_pending, 0, sizeof(g_pending)); /* the parent's, for the parent's slot */
+  g_pending_any = 0;
 }
