@@ -365,6 +365,30 @@ void ClusterState::ForgetPending(const PodId& pod) {
   if (it != shard.pods.end() && it->second.charges.empty()) shard.pods.erase(it);
 }
 
+std::optional<std::string> ClusterState::WhyNoNodeCouldFit(const PodRequest& request) const {
+  if (request.empty()) return std::nullopt;
+  const FitOptions options{.want_reason = true, .ignore_usage = true};
+  FitScratch scratch;
+  std::string largest, reason;
+  uint64_t largest_mib = 0;
+  std::shared_lock<std::shared_mutex> lock(nodes_mu_);
+  for (const auto& [name, node] : nodes_) {
+    std::lock_guard<std::mutex> node_lock(node->mu);
+    if (!node->present) continue;
+    FitOutput out;
+    if (Fit(request, node->slots, options, scratch, &out)) return std::nullopt;
+    uint64_t mib = 0;
+    for (const GpuSlot& g : node->slots) mib += g.info.memory_mib;
+    if (largest.empty() || mib > largest_mib || (mib == largest_mib && name < largest)) {
+      largest = name;
+      largest_mib = mib;
+      reason = out.reason;
+    }
+  }
+  if (largest.empty()) return std::nullopt;
+  return "on node " + largest + " (the most GPU memory), even empty: " + reason;
+}
+
 int ClusterState::MaxGpusPerNode() const {
   std::shared_lock<std::shared_mutex> lock(nodes_mu_);
   int best = 0;

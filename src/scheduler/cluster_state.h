@@ -127,6 +127,10 @@ class ClusterState {
   uint64_t PodEvents() const;
   void WaitForPodEvent(uint64_t seen, std::chrono::steady_clock::time_point deadline) const;
 
+  // Why `request` could not fit on any known node even with the node empty, naming the node
+  // with the most GPU memory and its reason; nullopt when some node could hold it, or when no
+  // GPU node is known yet.
+  std::optional<std::string> WhyNoNodeCouldFit(const PodRequest& request) const;
   // The largest number of healthy GPUs on one node (0 when no node is known).
   int MaxGpusPerNode() const;
   // Number of nodes with an inventory.

@@ -88,12 +88,18 @@ Result<std::optional<GpuRequest>> ParseVgpu(const Quantities& q, const DialectCo
   ASSIGN_OR_RETURN(auto memory, q.Get(d.vgpu_memory));
   ASSIGN_OR_RETURN(auto percent, q.Get(d.vgpu_memory_percent));
   ASSIGN_OR_RETURN(auto cores, q.Get(d.vgpu_cores));
+  // A resource of 0 is the same as one left out, in every dialect (docs/scheduler.md).
+  for (std::optional<int64_t>* v : {&memory, &percent, &cores}) {
+    if (*v && **v == 0) v->reset();
+  }
   if (!count && !memory && !percent && !cores) return std::optional<GpuRequest>();
   GpuRequest r;
   r.dialect = "vGPU";
   // A memory or cores request without a count means one GPU, as in HAMi.
   r.count = count ? static_cast<int>(std::min<int64_t>(*count, kMaxGpusPerContainer + 1)) : 1;
   if (count && *count == 0) {
+    // The one exception to the rule for 0: kubelet gives a container that asks for 0 of the
+    // node's GPU resource no GPU at all, so memory or cores cannot go with it.
     if (memory || percent || cores) {
       return q.Error(d.vgpu_count,
                      "is 0 but the container also asks for GPU memory or cores: "
@@ -110,7 +116,6 @@ Result<std::optional<GpuRequest>> ParseVgpu(const Quantities& q, const DialectCo
                                       d.vgpu_memory_percent + " (percent), not both");
   }
   if (memory) {
-    if (*memory == 0) return q.Error(d.vgpu_memory, "0 MiB: must be at least 1 MiB per GPU");
     r.memory_mib = static_cast<uint64_t>(*memory);
   }
   if (percent) {

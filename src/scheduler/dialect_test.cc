@@ -83,9 +83,6 @@ TEST(Dialect, InvalidRequestsSayWhatIsAllowed) {
       {"percentage above 100",
        {{"nvidia.com/gpu", 1}, {"nvidia.com/gpumem-percentage", 101}},
        "101 is outside 1..100"},
-      {"percentage 0",
-       {{"nvidia.com/gpu", 1}, {"nvidia.com/gpumem-percentage", 0}},
-       "0 is outside 1..100"},
       {"cores above 100",
        {{"nvidia.com/gpu", 1}, {"nvidia.com/gpucores", 101}},
        "101 is outside 0..100"},
@@ -109,6 +106,46 @@ TEST(Dialect, InvalidRequestsSayWhatIsAllowed) {
         << c.name << ": " << r.status().message();
     EXPECT_NE(r.status().message().find("container \"main\""), std::string::npos) << c.name;
   }
+}
+
+// Before, 0 meant something different per dialect: gpumem 0 was denied, vcuda-memory 0 with
+// cores got the whole card, vcuda-core 0 bound with no GPU. Now 0 is the same as leaving the
+// resource out, everywhere.
+TEST(Dialect, ZeroIsTheSameAsLeavingTheResourceOutInEveryDialect) {
+  auto parse = [](const Resources& limits) {
+    Result<PodRequest> r = ParsePod(MakePod("p", limits), DialectConfig{});
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? *r : PodRequest{};
+  };
+  struct Case {
+    const char* name;
+    Resources with_zero;
+    Resources left_out;
+  } cases[] = {
+      {"vGPU memory", {{"nvidia.com/gpu", 1}, {"nvidia.com/gpumem", 0}}, {{"nvidia.com/gpu", 1}}},
+      {"vGPU percentage",
+       {{"nvidia.com/gpu", 1}, {"nvidia.com/gpumem-percentage", 0}},
+       {{"nvidia.com/gpu", 1}}},
+      {"vGPU cores",
+       {{"nvidia.com/gpumem", 1000}, {"nvidia.com/gpucores", 0}},
+       {{"nvidia.com/gpumem", 1000}}},
+      {"vGPU all zero", {{"nvidia.com/gpumem", 0}, {"nvidia.com/gpucores", 0}}, {}},
+      {"vcuda memory",
+       {{"tencent.com/vcuda-core", 30}, {"tencent.com/vcuda-memory", 0}},
+       {{"tencent.com/vcuda-core", 30}}},
+      {"vcuda core",
+       {{"tencent.com/vcuda-core", 0}, {"tencent.com/vcuda-memory", 16}},
+       {{"tencent.com/vcuda-memory", 16}}},
+      {"vcuda all zero", {{"tencent.com/vcuda-core", 0}}, {}},
+      {"gpushare", {{"aliyun.com/gpu-mem", 0}}, {}},
+  };
+  for (const Case& c : cases) EXPECT_EQ(parse(c.with_zero), parse(c.left_out)) << c.name;
+  // What "left out" means: no memory is the whole memory of each GPU; no resource, no GPU.
+  PodRequest whole = parse({{"nvidia.com/gpu", 1}, {"nvidia.com/gpumem", 0}});
+  ASSERT_EQ(whole.containers.size(), 1u);
+  EXPECT_EQ(whole.containers[0].gpu.memory_mib, 0u);
+  EXPECT_EQ(whole.containers[0].gpu.memory_percent, 100);
+  EXPECT_TRUE(parse({{"tencent.com/vcuda-core", 0}}).empty());
 }
 
 TEST(Dialect, LimitsAndRequests) {

@@ -78,7 +78,16 @@ Result<json> Webhook::Review(const json& review, bool mutate) const {
         {"code", 403}, {"reason", "Forbidden"}, {"message", "Tessera: " + denial}};
     return out;
   }
-  if (!mutate || parsed->empty()) return out;
+  if (!mutate) {
+    // Only /validate warns: both webhooks see every pod, and one warning is enough.
+    if (std::optional<std::string> why = state_.WhyNoNodeCouldFit(*parsed)) {
+      out["response"]["warnings"] = json::array(
+          {"Tessera: no GPU node of the cluster could hold this pod, it will stay Pending: " +
+           *why});
+    }
+    return out;
+  }
+  if (parsed->empty()) return out;
   if (StringAt(*pod, "spec", "schedulerName") == scheduler_name_) return out;
   json patch =
       json::array({{{"op", "add"}, {"path", "/spec/schedulerName"}, {"value", scheduler_name_}}});

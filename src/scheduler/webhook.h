@@ -4,7 +4,9 @@
 // a JSONPatch; /validate only checks. Both deny an invalid request with a message that says what
 // is allowed: the dialect rules (dialect.h), and more GPUs in one container than the largest
 // known node has. Pods labelled tessera.io/webhook=ignore pass untouched, as do other kinds and
-// DELETE operations. A review of the wrong shape is InvalidArgument (HTTP 400). Thread-safe.
+// DELETE operations. /validate adds an admission warning (kubectl prints it) when the request is
+// valid but no known GPU node could ever hold it, even empty. A review of the wrong shape is
+// InvalidArgument (HTTP 400). Thread-safe.
 #pragma once
 
 #include <string>
