@@ -92,7 +92,8 @@ CUresult cuInit(unsigned int Flags) {
   }
   d.state = *state;
   const char* cvd = getenv("CUDA_VISIBLE_DEVICES");
-  d.visible = VisibleDevices(cvd, d.state->file());
+  d.visible = VisibleDevices(cvd, d.state->file(),
+                             PresentDevices(getenv("SIMGPU_DEV_ROOT"), d.state->file()));
   if (d.visible.empty()) return CUDA_ERROR_NO_DEVICE;
   d.primary.assign(d.visible.size(), Driver::PrimaryContext{});
   d.default_pools.clear();

@@ -1,7 +1,9 @@
 // NVML: init/shutdown, system queries, device handles and device queries.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "clock.h"
 #include "common/strings.h"
@@ -25,8 +27,9 @@ nvmlReturn_t FindDevice(nvmlDevice_t* device, Match match) {
   if (device == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   SharedState* s = NvmlState();
   if (s == nullptr) return NVML_ERROR_UNINITIALIZED;
+  std::vector<int> present = NvmlPresent();
   SharedState::Lock lock(*s);
-  for (int i = 0; i < s->device_count(); ++i) {
+  for (int i : present) {
     const DeviceState& d = s->file().devices[i];
     if (!match(i, d)) continue;
     if (d.removed) return NVML_ERROR_GPU_IS_LOST;
@@ -112,17 +115,16 @@ nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* deviceCount) {
   if (deviceCount == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   SharedState* s = NvmlState();
   if (s == nullptr) return NVML_ERROR_UNINITIALIZED;
-  *deviceCount = static_cast<unsigned>(s->device_count());
+  *deviceCount = static_cast<unsigned>(NvmlPresent().size());
   return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
   SharedState* s = NvmlState();
-  if (s != nullptr && index >= static_cast<unsigned>(s->device_count())) {
-    return NVML_ERROR_INVALID_ARGUMENT;
-  }
-  return FindDevice(device,
-                    [&](int i, const DeviceState&) { return i == static_cast<int>(index); });
+  std::vector<int> present = NvmlPresent();
+  if (s != nullptr && index >= present.size()) return NVML_ERROR_INVALID_ARGUMENT;
+  int physical = s != nullptr ? present[index] : -1;
+  return FindDevice(device, [&](int i, const DeviceState&) { return i == physical; });
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) {
@@ -153,17 +155,26 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int len
   return CopyString(s->file().devices[i].uuid, uuid, length);
 }
 
+// The enumeration index (among the present devices), as real NVML numbers them in a container.
 nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int* index) {
   if (index == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   SharedState* s;
   int i;
   if (nvmlReturn_t r = NvmlResolve(device, &s, &i); r != NVML_SUCCESS) return r;
-  *index = static_cast<unsigned>(i);
+  std::vector<int> present = NvmlPresent();
+  auto it = std::find(present.begin(), present.end(), i);
+  if (it == present.end()) return NVML_ERROR_INVALID_ARGUMENT;
+  *index = static_cast<unsigned>(it - present.begin());
   return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int* minorNumber) {
-  return nvmlDeviceGetIndex(device, minorNumber);  // /dev/nvidia<minor> = /dev/nvidia<index>
+  if (minorNumber == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  SharedState* s;
+  int i;
+  if (nvmlReturn_t r = NvmlResolve(device, &s, &i); r != NVML_SUCCESS) return r;
+  *minorNumber = static_cast<unsigned>(i);  // /dev/nvidia<minor>: the physical index
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {

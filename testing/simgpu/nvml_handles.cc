@@ -1,7 +1,10 @@
 #include "nvml_handles.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
+
+#include "visible_devices.h"
 
 namespace simgpu {
 namespace {
@@ -9,10 +12,16 @@ namespace {
 std::mutex g_mu;
 int g_init_count = 0;            // guarded by g_mu
 SharedState* g_state = nullptr;  // guarded by g_mu
+std::vector<int> g_present;      // guarded by g_mu
 NvmlDevice g_devices[kMaxDevices] = {{0}, {1}, {2},  {3},  {4},  {5},  {6},  {7},
                                      {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}};
 
 }  // namespace
+
+std::vector<int> NvmlPresent() {
+  std::lock_guard<std::mutex> guard(g_mu);
+  return g_init_count > 0 ? g_present : std::vector<int>{};
+}
 
 SharedState* NvmlState() {
   std::lock_guard<std::mutex> guard(g_mu);
@@ -48,6 +57,7 @@ nvmlReturn_t NvmlInit() {
       return NVML_ERROR_DRIVER_NOT_LOADED;
     }
     g_state = *state;
+    g_present = PresentDevices(getenv("SIMGPU_DEV_ROOT"), g_state->file());
   }
   ++g_init_count;
   return NVML_SUCCESS;

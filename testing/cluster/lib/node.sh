@@ -67,6 +67,8 @@ make_node_driver() {
   local node=$1 nd
   nd=$(node_dir "$node")
   local driver=$nd/driver
+  # A reboot makes the nodes again.
+  rm -rf "$driver/dev"
   mkdir -p "$driver/dev" "$driver/lib" "$nd/run/simgpu"
   cp "$tessera_build/lib/simgpu/libcuda.so.1" "$tessera_build/lib/simgpu/libnvidia-ml.so.1" "$driver/lib/"
   local i count
@@ -102,7 +104,8 @@ for name in ("libcuda.so.1", "libnvidia-ml.so.1"):
                            "source": f"{nd}/driver/lib/{name}", "options": ["rbind", "ro"]})
 spec["mounts"].append({"destination": "/run/simgpu", "type": "bind", "source": "/run/simgpu",
                        "options": ["rbind", "rw"]})
-spec["process"].setdefault("env", []).append("SIMGPU_STATE=/run/simgpu")
+# As the kernel module, simgpu shows a container only the GPUs whose device nodes it was given.
+spec["process"].setdefault("env", []).extend(["SIMGPU_STATE=/run/simgpu", "SIMGPU_DEV_ROOT=/"])
 json.dump(spec, open(path, "w"), indent=1)
 PY
 }

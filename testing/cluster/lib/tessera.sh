@@ -91,7 +91,8 @@ start_tessera_kube_scheduler() {
 
 # The node agent with the DaemonSet's flags, which name the node's own /var/lib/kubelet,
 # /var/run/cdi, /var/lib/tessera and /usr/local/lib/tessera; the library is installed there as the
-# DaemonSet's init container does. The driver root and kubelet's cgroup root are this cluster's.
+# DaemonSet's init container does. The driver root and kubelet's cgroup root are this cluster's;
+# housekeeping runs every 2 s instead of 30 s, so that tests see a wrong removal within seconds.
 start_node_agent() {
   local node=$1 nd
   nd=$(node_dir "$node")
@@ -99,13 +100,13 @@ start_node_agent() {
   cp "$tessera_build/lib/libtessera-cuda.so" "$lib/.libtessera-cuda.so.new"
   mv -f "$lib/.libtessera-cuda.so.new" "$lib/libtessera-cuda.so"
   start "$node-tessera-node" --node "$node" --env "NODE_NAME=$node" \
-    --env "SIMGPU_STATE=/run/simgpu" -- "$tessera_build/bin/tessera" node \
+    --env "SIMGPU_STATE=/run/simgpu" --env "SIMGPU_DEV_ROOT=$nd/driver" -- "$tessera_build/bin/tessera" node \
     --kubeconfig "$kubeconfigs/tessera-node.kubeconfig" \
     --kubelet-dir=/var/lib/kubelet --cdi-dir=/var/run/cdi --state-dir=/var/lib/tessera \
     --node.library-path=/usr/local/lib/tessera/libtessera-cuda.so \
     --node.device-split-count=10 --node.metrics-listen=:9394 --log.format=json --log.level=debug \
     --node.nvml-library="$nd/driver/lib/libnvidia-ml.so.1" --node.driver-root="$nd/driver" \
-    --node.kubelet-cgroup-root="/tsr$net-$node"
+    --node.kubelet-cgroup-root="/tsr$net-$node" --node.housekeeping-interval=2s
   wait_for "$node-tessera-node" 60 "GPUs published" node_has_gpus "$node"
   log "ok: $node tessera node agent: $(gpu_count "$node") GPUs, device plugins registered"
 }

@@ -6,9 +6,12 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "abi/cuda_driver.h"
+#include "abi/nvml.h"
 #include "clock.h"
 #include "sim_test_env.h"
 
@@ -163,8 +166,9 @@ TEST(SimgpuMemory, ForkedChildHasItsOwnDriverAndMemory) {
   ASSERT_EQ(cuDevicePrimaryCtxReset(0), CUDA_SUCCESS);
 }
 
-// Runs in a child: cuInit under `cvd` and the names of the devices it sees, comma separated.
-std::string VisibleNames(const char* cvd) {
+// Runs in a child: cuInit under `cvd` (and SIMGPU_DEV_ROOT=`dev_root`) and the names of the
+// devices it sees, comma separated; with `nvml`, NVML's view instead: "<name>:<index>:<minor>".
+std::string VisibleNames(const char* cvd, const char* dev_root = nullptr, bool nvml = false) {
   int fds[2];
   if (pipe(fds) != 0) return "pipe failed";
   pid_t child = Spawn([&] {
@@ -173,9 +177,24 @@ std::string VisibleNames(const char* cvd) {
     } else {
       setenv("CUDA_VISIBLE_DEVICES", cvd, 1);
     }
+    if (dev_root != nullptr) setenv("SIMGPU_DEV_ROOT", dev_root, 1);
     std::string out;
-    CUresult r = cuInit(0);
-    if (r != CUDA_SUCCESS) {
+    CUresult r = nvml ? CUDA_SUCCESS : cuInit(0);
+    if (nvml && nvmlInit_v2() == NVML_SUCCESS) {
+      unsigned n = 0;
+      nvmlDeviceGetCount_v2(&n);
+      for (unsigned i = 0; i < n; ++i) {
+        nvmlDevice_t d = nullptr;
+        char name[64] = "";
+        unsigned index = 99, minor = 99;
+        nvmlDeviceGetHandleByIndex_v2(i, &d);
+        nvmlDeviceGetName(d, name, sizeof(name));
+        nvmlDeviceGetIndex(d, &index);
+        nvmlDeviceGetMinorNumber(d, &minor);
+        out += (i ? "," : "") + std::string(name) + ":" + std::to_string(index) + ":" +
+               std::to_string(minor);
+      }
+    } else if (r != CUDA_SUCCESS) {
       out = "error " + std::to_string(r);
     } else {
       int n = 0;
@@ -209,6 +228,28 @@ TEST(SimgpuVisibleDevices, IndexesAndUuidsInTheGivenOrder) {
   EXPECT_EQ(VisibleNames("1,1"), "B");    // and at a repeated one
   EXPECT_EQ(VisibleNames(""), "error " + std::to_string(CUDA_ERROR_NO_DEVICE));
   EXPECT_EQ(VisibleNames("GPU-nonexistent"), "error " + std::to_string(CUDA_ERROR_NO_DEVICE));
+}
+
+// Regression: a container given one GPU's device node by CDI saw every GPU of the node, so a
+// program on "GPU 0" used a GPU it was not given, with no limit. The real driver shows only the
+// GPUs whose device nodes the process has.
+TEST(SimgpuVisibleDevices, OnlyTheDevicesWhoseNodesTheProcessHas) {
+  PrivateState state("gpu=A:1GiB:10;gpu=B:2GiB:20;gpu=C:3GiB:30");
+  std::string root = state.dir() + "/root";
+  std::filesystem::create_directories(root + "/dev");
+  for (const char* node : {"/dev/nvidia2", "/dev/nvidia0", "/dev/nvidiactl"}) {
+    std::ofstream(root + node).put('\n');
+  }
+  EXPECT_EQ(VisibleNames(nullptr, root.c_str()), "A,C");
+  EXPECT_EQ(VisibleNames("1", root.c_str()), "C");  // ordinals count the present devices
+  std::string uuid_b = state.Stat()["devices"][1]["uuid"];
+  EXPECT_EQ(VisibleNames(uuid_b.c_str(), root.c_str()),
+            "error " + std::to_string(CUDA_ERROR_NO_DEVICE));
+  // NVML numbers them in order; the minor number stays the physical one.
+  EXPECT_EQ(VisibleNames(nullptr, root.c_str(), /*nvml=*/true), "A:0:0,C:1:2");
+  std::filesystem::remove(root + "/dev/nvidia0");
+  std::filesystem::remove(root + "/dev/nvidia2");
+  EXPECT_EQ(VisibleNames(nullptr, root.c_str()), "error " + std::to_string(CUDA_ERROR_NO_DEVICE));
 }
 
 TEST(SimgpuState, ADifferentMachineSpecFailsCuInit) {
