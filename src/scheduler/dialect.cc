@@ -287,11 +287,18 @@ Result<PodRequest> ParsePod(const json& pod, const DialectConfig& dialects) {
   }
 
   Selection& s = out.selection;
-  s.use_types = AnnotationList(annotations, kUseGpuType);
-  Append(s.use_types, AnnotationList(annotations, kGpuModelAnnotation));
+  // Each include list may come from HAMi's annotation, Tessera's, or both; messages name the
+  // ones the pod used.
+  auto include = [&](const char* hami, const char* hami_short, const char* tessera,
+                     std::vector<std::string>& list, std::string& from) {
+    list = AnnotationList(annotations, hami);
+    std::vector<std::string> own = AnnotationList(annotations, tessera);
+    if (!own.empty()) from = list.empty() ? tessera : std::string(hami_short) + "+" + tessera;
+    Append(list, std::move(own));
+  };
+  include(kUseGpuType, "use-gputype", kGpuModelAnnotation, s.use_types, s.use_types_from);
   s.nouse_types = AnnotationList(annotations, kNoUseGpuType);
-  s.use_uuids = AnnotationList(annotations, kUseGpuUuid);
-  Append(s.use_uuids, AnnotationList(annotations, kGpuUuidAnnotation));
+  include(kUseGpuUuid, "use-gpuuuid", kGpuUuidAnnotation, s.use_uuids, s.use_uuids_from);
   s.nouse_uuids = AnnotationList(annotations, kNoUseGpuUuid);
   if (const json* p = annotations ? Member(*annotations, kPolicyAnnotation) : nullptr) {
     std::optional<Policy> policy =

@@ -109,6 +109,27 @@ TEST(NodeFit, SeedObservationsAndReasons) {
   }
 }
 
+// Before, a pod that used tessera.io/gpu-model was told about use-gputype, an annotation it
+// never set.
+TEST(NodeFit, SelectionReasonNamesTheAnnotationThePodUsed) {
+  const std::vector<GpuSlot> rtx3090 = Uniform(1, "SimGPU-3090", 24268);
+  struct Case {
+    std::map<std::string, std::string> annotations;
+    const char* reason;
+  } cases[] = {
+      {{{"tessera.io/gpu-model", "A100"}}, "needs 1 GPU matching tessera.io/gpu-model=A100,"},
+      {{{"nvidia.com/use-gputype", "A100"}}, "needs 1 GPU matching use-gputype=A100,"},
+      {{{"nvidia.com/use-gputype", "A100"}, {"tessera.io/gpu-model", "H200"}},
+       "needs 1 GPU matching use-gputype+tessera.io/gpu-model=A100,H200,"},
+      {{{"tessera.io/gpu-uuid", "GPU-x"}}, "needs 1 GPU matching tessera.io/gpu-uuid=GPU-x,"},
+  };
+  for (const Case& c : cases) {
+    FitCase o = FitPod(Parse(MakePod("p", {{"nvidia.com/gpu", 1}}, c.annotations)), rtx3090);
+    ASSERT_FALSE(o.fits);
+    EXPECT_NE(o.out.reason.find(c.reason), std::string::npos) << o.out.reason;
+  }
+}
+
 TEST(NodeFit, TwoHundredCoresAreTwoWholeDistinctGpus) {
   FitCase o = FitPod(Parse(MakePod("p", {{"tencent.com/vcuda-core", 200}})),
                      Uniform(4, "SimGPU-3090", 24268));

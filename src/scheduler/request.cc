@@ -53,7 +53,7 @@ bool EqualsAny(const std::string& lower_text, const std::vector<std::string>& it
   return false;
 }
 
-void AppendList(std::string& out, const char* name, const std::vector<std::string>& items) {
+void AppendList(std::string& out, const std::string& name, const std::vector<std::string>& items) {
   if (items.empty()) return;
   if (!out.empty()) out += ", ";
   out += name;
@@ -76,9 +76,9 @@ bool Selection::Allows(const std::string& model, const std::string& uuid) const 
 
 std::string Selection::Describe() const {
   std::string out;
-  AppendList(out, "use-gputype", use_types);
+  AppendList(out, use_types_from, use_types);
   AppendList(out, "nouse-gputype", nouse_types);
-  AppendList(out, "use-gpuuuid", use_uuids);
+  AppendList(out, use_uuids_from, use_uuids);
   AppendList(out, "nouse-gpuuuid", nouse_uuids);
   return out;
 }

@@ -55,12 +55,16 @@ struct Selection {
   std::vector<std::string> nouse_types;
   std::vector<std::string> use_uuids;
   std::vector<std::string> nouse_uuids;
+  // The annotations the include lists came from, for messages: "use-gputype",
+  // "tessera.io/gpu-model", or both joined by '+'; likewise for the UUIDs.
+  std::string use_types_from = "use-gputype";
+  std::string use_uuids_from = "use-gpuuuid";
 
   bool Allows(const std::string& model, const std::string& uuid) const;
   bool empty() const {
     return use_types.empty() && nouse_types.empty() && use_uuids.empty() && nouse_uuids.empty();
   }
-  // "use-gputype=A100, nouse-gpuuuid=GPU-1" for messages.
+  // "use-gputype=A100, nouse-gpuuuid=GPU-1" for messages, naming the annotations the pod used.
   std::string Describe() const;
   bool operator==(const Selection&) const = default;
 };
