@@ -3,6 +3,7 @@
 #include "charge.h"
 
 #include "alloc_map.h"
+#include "graph_charge.h"
 #include "log.h"
 #include "pool_charge.h"
 #include "real.h"
@@ -21,7 +22,8 @@ static CUresult reserve(CUdevice dev, uint64_t bytes, int round, struct charge* 
   uint64_t limit = hook_limits()->memory[index];
   int fits = region_charge(index, charged, limit) == 0;
   if (!fits) {
-    pool_refresh_all(); /* pools may hold less since the last synchronisation */
+    pool_refresh_all(); /* pools and graph memory may hold less than was charged */
+    graph_refresh_all();
     fits = region_charge(index, charged, limit) == 0;
   }
   if (!fits) {

@@ -84,6 +84,10 @@ CUresult hook_launch(void* real, CUfunction f);
 CUresult hook_launch_grid(void* real, CUfunction f, int width, int height);
 CUresult hook_launch_grid_async(void* real, CUfunction f, int width, int height, CUstream stream);
 CUresult hook_graph_launch(void* real, CUgraphExec exec, CUstream stream);
+CUresult hook_graph_instantiate(void* real, CUgraphExec* exec, CUgraph graph,
+                                unsigned long long flags);
+CUresult hook_graph_exec_destroy(void* real, CUgraphExec exec);
+CUresult hook_graph_mem_trim(void* real, CUdevice dev);
 
 /* For procaddr.c: the wrapper to hand out for `real`, the driver's answer for `symbol` at
  * `version` (cuGetProcAddress) or for the exact symbol name (version < 0, dlsym). Returns `real`

@@ -10,6 +10,7 @@
 #include "alloc_map.h"
 #include "charge.h"
 #include "context_cost.h"
+#include "graph_charge.h"
 #include "hooks.h"
 #include "log.h"
 #include "pool_charge.h"
@@ -148,6 +149,7 @@ CUresult hook_ctx_destroy(void* real, CUcontext ctx) {
     hook_forget_contexts();
     charge_release_context(key);
     pool_refresh_all();
+    graph_refresh_all();
   }
   return rc;
 }
@@ -203,6 +205,7 @@ static CUresult primary_drop(void* real, CUdevice dev, int reset) {
     charge_release_context(c.context);
   }
   pool_refresh_all();
+  graph_refresh_all();
   return rc;
 }
 

@@ -5,6 +5,7 @@
 #include "os.h"
 
 #include "charge.h"
+#include "graph_charge.h"
 #include "hooks.h"
 #include "pool_charge.h"
 #include "real.h"
@@ -34,7 +35,8 @@ CUresult hook_mem_get_info(void* real, size_t* free_bytes, size_t* total_bytes) 
   if (mode == HOOK_FAILED) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(free_bytes, total_bytes);
   if (rc != CUDA_SUCCESS || mode != HOOK_ACTIVE) return rc;
-  pool_refresh_all(); /* pools may hold less since the last synchronisation */
+  pool_refresh_all(); /* pools and graph memory may hold less than was charged */
+  graph_refresh_all();
   CUdevice dev;
   if (hook_current_device(&dev) != 0) return rc;
   int index = hook_device_index(dev);
@@ -65,6 +67,7 @@ CUresult hook_device_total_mem(void* real, size_t* bytes, CUdevice dev) {
 static void rewrite_nvml(nvmlDevice_t device, unsigned long long* total, unsigned long long* used,
                          unsigned long long* free_bytes, unsigned long long* reserved) {
   pool_refresh_all();
+  graph_refresh_all();
   int index = hook_nvml_device_index(device);
   uint64_t limit = limit_of(index);
   if (limit == 0) return;

@@ -4,6 +4,7 @@
 #include "os.h"
 
 #include "compute.h"
+#include "graph_charge.h"
 #include "hooks.h"
 #include "real.h"
 
@@ -88,7 +89,7 @@ LAUNCH_HOOK hook_launch_grid_async(void* real, CUfunction f, int width, int heig
 /* A graph is charged as one unit: its expected cost is the measured span of the whole graph. */
 LAUNCH_HOOK hook_graph_launch(void* real, CUgraphExec exec, CUstream stream) {
   graph_launch_fn fn = (graph_launch_fn)real;
-  GOVERNED(fn, (int)REAL_cuGraphLaunch_ptsz, exec, stream, fn(exec, stream));
+  GOVERNED(fn, (int)REAL_cuGraphLaunch_ptsz, exec, stream, graph_launch(exec, fn, stream));
 }
 
 HOOK_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,

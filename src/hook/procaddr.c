@@ -106,6 +106,10 @@ WRAPPERS(hook_launch, CUresult, (CUfunction a), (a));
 WRAPPERS(hook_launch_grid, CUresult, (CUfunction a, int b, int c), (a, b, c));
 WRAPPERS(hook_launch_grid_async, CUresult, (CUfunction a, int b, int c, CUstream d), (a, b, c, d));
 WRAPPERS(hook_graph_launch, CUresult, (CUgraphExec a, CUstream b), (a, b));
+WRAPPERS(hook_graph_instantiate, CUresult, (CUgraphExec * a, CUgraph b, unsigned long long c),
+         (a, b, c));
+WRAPPERS(hook_graph_exec_destroy, CUresult, (CUgraphExec a), (a));
+WRAPPERS(hook_graph_mem_trim, CUresult, (CUdevice a), (a));
 
 /* One ABI of one entry point. `proc_name` is the name cuGetProcAddress is asked for (valid from
  * min_version up to, not including, max_version); `symbols` the exported names with this ABI. */
@@ -173,6 +177,12 @@ static const struct family kFamilies[] = {
     FAMILY(hook_launch_grid, "cuLaunchGrid", 0, NO_MAX, "cuLaunchGrid"),
     FAMILY(hook_launch_grid_async, "cuLaunchGridAsync", 0, NO_MAX, "cuLaunchGridAsync"),
     FAMILY(hook_graph_launch, "cuGraphLaunch", 0, NO_MAX, "cuGraphLaunch", "cuGraphLaunch_ptsz"),
+    FAMILY(hook_graph_instantiate, "cuGraphInstantiateWithFlags", 0, NO_MAX,
+           "cuGraphInstantiateWithFlags"),
+    FAMILY(hook_graph_instantiate, "cuGraphInstantiate", 12000, NO_MAX,
+           "cuGraphInstantiateWithFlags"),
+    FAMILY(hook_graph_exec_destroy, "cuGraphExecDestroy", 0, NO_MAX, "cuGraphExecDestroy"),
+    FAMILY(hook_graph_mem_trim, "cuDeviceGraphMemTrim", 0, NO_MAX, "cuDeviceGraphMemTrim"),
     FAMILY(hook_nvml_memory_info, NULL, 0, 0, "nvmlDeviceGetMemoryInfo"),
     FAMILY(hook_nvml_memory_info_v2, NULL, 0, 0, "nvmlDeviceGetMemoryInfo_v2"),
 };

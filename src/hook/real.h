@@ -83,6 +83,13 @@
   X(cuLaunchGrid)                  \
   X(cuLaunchGridAsync)             \
   X(cuGraphLaunch)                 \
+  X(cuGraphInstantiateWithFlags)   \
+  X(cuGraphExecDestroy)            \
+  X(cuGraphGetNodes)               \
+  X(cuGraphNodeGetType)            \
+  X(cuGraphMemAllocNodeGetParams)  \
+  X(cuDeviceGraphMemTrim)          \
+  X(cuDeviceGetGraphMemAttribute)  \
   X(cuGraphLaunch_ptsz)
 
 #define HOOK_REAL_NVML(X)       \

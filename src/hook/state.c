@@ -11,6 +11,7 @@
 
 #include "alloc_map.h"
 #include "compute.h"
+#include "graph_charge.h"
 #include "hooks.h"
 #include "log.h"
 #include "pool_charge.h"
@@ -39,6 +40,7 @@ static void at_fork_child(void) {
   hook_context_reset_in_child();
   hook_vmm_reset_in_child();
   pool_charge_reset_in_child();
+  graph_charge_reset_in_child();
   hook_forget_contexts(); /* the parent's contexts, cached by the forking thread, are not ours */
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_map_mutex = fresh;

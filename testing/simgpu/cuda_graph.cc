@@ -1,7 +1,11 @@
-// Graphs: explicit kernel nodes, stream capture (launches on a capturing stream become kernel
-// nodes), instantiation and launch (every kernel node runs, serially, in the order added).
+// Graphs: explicit kernel and memory nodes, stream capture (launches on a capturing stream become
+// kernel nodes, stream-ordered allocations and frees memory nodes), instantiation and launch
+// (every kernel node runs, serially, in the order added; memory nodes: graph_memory.h).
 // Dependencies between nodes are accepted and, since the nodes run serially, always honoured.
+#include <cstring>
+
 #include "driver_state.h"
+#include "graph_memory.h"
 #include "graph_ops.h"
 #include "launch.h"
 
@@ -73,6 +77,9 @@ CUresult LaunchGraph(CUgraphExec hExec, CUstream h, bool per_thread) {
     if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
     auto* exec = reinterpret_cast<GraphExec*>(hExec);
     if (d.execs.count(exec) == 0) return CUDA_ERROR_INVALID_HANDLE;
+    Stream* s = nullptr;
+    if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+    if (CUresult r = LaunchGraphMemory(d, *exec, s->ctx); r != CUDA_SUCCESS) return r;
     kernels = exec->kernels;
   }
   const unsigned one[3] = {1, 1, 1};
@@ -140,6 +147,85 @@ CUresult cuGraphAddKernelNode_v2(CUgraphNode* phGraphNode, CUgraph hGraph,
   return AddKernelNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams->func);
 }
 
+// Checks a graph and the dependencies of a node to add to it. Needs mu.
+CUresult CheckNewNode(Driver& d, CUgraph hGraph, const CUgraphNode* deps, size_t numDeps,
+                      Graph** graph) {
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (numDeps > 0 && deps == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *graph = reinterpret_cast<Graph*>(hGraph);
+  if (d.graphs.count(*graph) == 0) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < numDeps; ++i) {
+    if (d.nodes.count(reinterpret_cast<KernelNode*>(deps[i])) == 0) return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                const CUgraphNode* dependencies, size_t numDependencies,
+                                CUDA_MEM_ALLOC_NODE_PARAMS* params) {
+  if (phGraphNode == nullptr || params == nullptr ||
+      params->poolProps.allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+      params->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  Graph* g = nullptr;
+  if (CUresult r = CheckNewNode(d, hGraph, dependencies, numDependencies, &g); r != CUDA_SUCCESS) {
+    return r;
+  }
+  KernelNode* node = nullptr;
+  CUresult r =
+      AddMemAllocNode(d, g, params->poolProps.location.id, params->bytesize, &node, &params->dptr);
+  if (r == CUDA_SUCCESS) *phGraphNode = reinterpret_cast<CUgraphNode>(node);
+  return r;
+}
+
+CUresult cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                               const CUgraphNode* dependencies, size_t numDependencies,
+                               CUdeviceptr dptr) {
+  if (phGraphNode == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  Graph* g = nullptr;
+  if (CUresult r = CheckNewNode(d, hGraph, dependencies, numDependencies, &g); r != CUDA_SUCCESS) {
+    return r;
+  }
+  KernelNode* node = nullptr;
+  CUresult r = AddMemFreeNode(d, g, dptr, &node);
+  if (r == CUDA_SUCCESS) *phGraphNode = reinterpret_cast<CUgraphNode>(node);
+  return r;
+}
+
+CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  auto* n = reinterpret_cast<KernelNode*>(hNode);
+  if (d.nodes.count(n) == 0 || n->kind != KernelNode::kMemAlloc) return CUDA_ERROR_INVALID_VALUE;
+  std::memset(params, 0, sizeof(*params));
+  params->poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  params->poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  params->poolProps.location.id = n->ordinal;
+  params->bytesize = n->bytes;
+  params->dptr = n->address;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type) {
+  if (type == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  auto* n = reinterpret_cast<KernelNode*>(hNode);
+  if (d.nodes.count(n) == 0) return CUDA_ERROR_INVALID_VALUE;
+  *type = n->kind == KernelNode::kKernel     ? CU_GRAPH_NODE_TYPE_KERNEL
+          : n->kind == KernelNode::kMemAlloc ? CU_GRAPH_NODE_TYPE_MEM_ALLOC
+                                             : CU_GRAPH_NODE_TYPE_MEM_FREE;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) {
   if (numNodes == nullptr) return CUDA_ERROR_INVALID_VALUE;
   Driver& d = TheDriver();
@@ -164,7 +250,13 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph, u
   auto* g = reinterpret_cast<Graph*>(hGraph);
   if (d.graphs.count(g) == 0) return CUDA_ERROR_INVALID_VALUE;
   auto* exec = new GraphExec();
-  for (const auto& n : g->nodes) exec->kernels.push_back(n->function);
+  for (const auto& n : g->nodes) {
+    if (n->kind == KernelNode::kKernel) {
+      exec->kernels.push_back(n->function);
+    } else {
+      exec->memory.push_back(n.get());
+    }
+  }
   d.execs.insert(exec);
   *phGraphExec = reinterpret_cast<CUgraphExec>(exec);
   return CUDA_SUCCESS;

@@ -98,6 +98,7 @@ CUresult cuInit(unsigned int Flags) {
   d.primary.assign(d.visible.size(), Driver::PrimaryContext{});
   d.default_pools.clear();
   d.current_pools.clear();
+  d.graph_memory.assign(d.visible.size(), GraphMemory{});
   for (size_t i = 0; i < d.visible.size(); ++i) {
     auto pool = std::make_unique<Pool>();
     pool->ordinal = static_cast<int>(i);

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "driver_state.h"
+#include "graph_memory.h"
 #include "memory_ops.h"
 #include "pool_ops.h"
 
@@ -36,13 +37,16 @@ CUresult AllocAsync(CUdeviceptr* dptr, size_t bytes, Pool* pool, CUstream hStrea
   Stream* s = nullptr;
   if (CUresult r = ResolveStream(d, hStream, per_thread, &s); r != CUDA_SUCCESS) return r;
   if (pool != nullptr && d.pools.count(pool) == 0) return CUDA_ERROR_INVALID_VALUE;
-  if (s->capture != nullptr) {
-    // Memory nodes in captured graphs are not simulated.
-    s->capture_invalidated = true;
-    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-  }
   Context* ctx = s->ctx;
   if (pool == nullptr) pool = d.current_pools[static_cast<size_t>(ctx->ordinal)];
+  if (s->capture != nullptr) {  // an allocation node of the graph being captured
+    if (pool->host) {
+      s->capture_invalidated = true;
+      return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    KernelNode* node = nullptr;
+    return AddMemAllocNode(d, s->capture, pool->ordinal, bytes, &node, dptr);
+  }
   if (!pool->host && pool->ordinal != ctx->ordinal) {
     // Allocate on the pool's device, owned by that device's primary context when there is one.
     Context* owner = d.primary[pool->ordinal].ctx;
@@ -57,9 +61,11 @@ CUresult FreeAsync(CUdeviceptr dptr, CUstream hStream, bool per_thread) {
   std::lock_guard<std::mutex> guard(d.mu);
   Stream* s = nullptr;
   if (CUresult r = ResolveStream(d, hStream, per_thread, &s); r != CUDA_SUCCESS) return r;
-  if (s->capture != nullptr) {
-    s->capture_invalidated = true;
-    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  if (s->capture != nullptr) {  // a free node of the graph being captured
+    KernelNode* node = nullptr;
+    CUresult r = AddMemFreeNode(d, s->capture, dptr, &node);
+    if (r != CUDA_SUCCESS) s->capture_invalidated = true;
+    return r;
   }
   // Back to its pool, which keeps it until the next synchronisation (pool_ops.h).
   return FreePointer(d, dptr);

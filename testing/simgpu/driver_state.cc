@@ -1,5 +1,6 @@
 #include "driver_state.h"
 
+#include "graph_memory.h"
 #include "pool_ops.h"
 
 #include <pthread.h>
@@ -121,6 +122,7 @@ CUresult CheckDevice(Driver& d, int device) {
 void FreeAllocation(Driver& d, std::map<uint64_t, Allocation>::iterator it) {
   Allocation& a = it->second;
   if (a.pool != nullptr) return PoolFree(d, it);
+  if (a.graph_ordinal >= 0) return GraphMemoryFree(d, it);
   {
     SharedState::Lock lock(*d.state);
     d.state->Uncharge(lock, a.device, a.charged);

@@ -81,8 +81,9 @@ struct Allocation {
   uint64_t size = 0;     // as requested
   uint64_t charged = 0;  // rounded to the granule (0 for a pool's: its chunk is charged)
   Context* ctx = nullptr;
-  void* host = nullptr;  // managed memory: host mapping of `charged` bytes
-  Pool* pool = nullptr;  // stream-ordered: the pool and chunk it was carved from, and how much
+  void* host = nullptr;    // managed memory: host mapping of `charged` bytes
+  int graph_ordinal = -1;  // a graph allocation: the device whose graph memory backs it
+  Pool* pool = nullptr;    // stream-ordered: the pool and chunk it was carved from, and how much
   PoolChunk* chunk = nullptr;
   uint64_t pool_bytes = 0;
 };
@@ -93,8 +94,15 @@ struct Event {
   uint64_t time_ns = 0;
 };
 
+// A graph node: a kernel, or a memory node (graph_memory.h): an allocation of `bytes` at
+// `address` (reserved when the node is made, backed while the graph's allocation is live) or the
+// free of `address`.
 struct KernelNode {
+  enum Kind { kKernel, kMemAlloc, kMemFree } kind = kKernel;
   Function* function = nullptr;
+  uint64_t address = 0;
+  uint64_t bytes = 0;  // rounded to the granule
+  int ordinal = 0;
 };
 
 struct Graph {
@@ -103,6 +111,14 @@ struct Graph {
 
 struct GraphExec {
   std::vector<Function*> kernels;
+  std::vector<const KernelNode*> memory;  // its allocation and free nodes, in order
+};
+
+// What the device keeps for graph allocations (CU_GRAPH_MEM_ATTR_*): memory stays reserved after
+// a graph allocation is freed, for the next launch, until cuDeviceGraphMemTrim.
+struct GraphMemory {
+  uint64_t reserved = 0, reserved_high = 0;
+  uint64_t used = 0, used_high = 0;
 };
 
 // Memory a pool reserved from its device (or the host): 2 MiB for small allocations, which share
@@ -161,6 +177,7 @@ struct Driver {
   std::vector<PrimaryContext> primary;               // by ordinal
   std::vector<std::unique_ptr<Pool>> default_pools;  // by ordinal
   std::vector<Pool*> current_pools;                  // by ordinal: cuDeviceSetMemPool's choice
+  std::vector<GraphMemory> graph_memory;             // by ordinal
 
   std::set<Context*> contexts;
   std::set<Stream*> streams;

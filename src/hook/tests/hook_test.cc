@@ -86,6 +86,15 @@ TEST_P(RouteTest, DeviceHeapIsCharged) {
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
+// Regression (issue 15): graph memory nodes (cuGraphAddMemAllocNode, allocations captured into a
+// graph) were not charged at all.
+TEST_P(RouteTest, GraphMemoryIsCharged) {
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "256m";
+  RunResult r = Probe({"graphs", Bytes(256 * kMiB)}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
 TEST_P(RouteTest, InfoReportsTheLimit) {
   Env env = hook.ProbeEnv();
   env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";

@@ -665,6 +665,62 @@ int Heap(uint64_t limit) {
   return failures ? 1 : 0;
 }
 
+// graphs <limit>: a graph's allocation nodes are charged when a launch backs them, stay charged
+// while the device keeps the memory for graphs (after the free too) until cuDeviceGraphMemTrim,
+// and a launch whose allocations do not fit is refused; captured allocations likewise.
+int Graphs(uint64_t limit) {
+  Open();
+  const uint64_t base = Used();
+  CUstream stream = nullptr;
+  CHECK_RC(api.StreamCreate(&stream, 1 /* CU_STREAM_NON_BLOCKING */), CUDA_SUCCESS);
+  auto with_allocation = [&](uint64_t bytes, CUgraph* graph, CUgraphExec* exec) {
+    CUDA_MEM_ALLOC_NODE_PARAMS params;
+    std::memset(&params, 0, sizeof(params));
+    params.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    params.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    params.bytesize = bytes;
+    CUgraphNode node = nullptr;
+    CHECK_RC(api.GraphCreate(graph, 0), CUDA_SUCCESS);
+    CHECK_RC(api.GraphAddMemAllocNode(&node, *graph, nullptr, 0, &params), CUDA_SUCCESS);
+    CHECK_RC(api.GraphInstantiate(exec, *graph, 0), CUDA_SUCCESS);
+    return params.dptr;
+  };
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  CUdeviceptr p = with_allocation(64 * kMiB, &graph, &exec), q = 0;
+  CHECK_THAT(Used() == base, "instantiated: used %llu", (unsigned long long)Used());
+  CHECK_RC(api.GraphLaunch(exec, stream), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base + 64 * kMiB, "launched: used %llu, want %llu",
+             (unsigned long long)Used(), (unsigned long long)(base + 64 * kMiB));
+  CHECK_RC(api.MemFree(p), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base + 64 * kMiB, "freed, kept for graphs: used %llu",
+             (unsigned long long)Used());
+  CHECK_RC(api.MemAlloc(&q, limit - base - 64 * kMiB + 1), CUDA_ERROR_OUT_OF_MEMORY);
+  CHECK_RC(api.DeviceGraphMemTrim(0), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base, "trimmed: used %llu", (unsigned long long)Used());
+  CHECK_RC(api.GraphExecDestroy(exec), CUDA_SUCCESS);
+  CHECK_RC(api.GraphDestroy(graph), CUDA_SUCCESS);
+  with_allocation(limit - base + kGranule, &graph, &exec);
+  CHECK_RC(api.GraphLaunch(exec, stream), CUDA_ERROR_OUT_OF_MEMORY);
+  CHECK_THAT(Used() == base, "a refused launch: used %llu", (unsigned long long)Used());
+  CHECK_RC(api.GraphExecDestroy(exec), CUDA_SUCCESS);
+  CHECK_RC(api.GraphDestroy(graph), CUDA_SUCCESS);
+  CHECK_RC(api.StreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  CHECK_RC(api.MemAllocAsync(&p, 32 * kMiB, stream), CUDA_SUCCESS);
+  CHECK_RC(api.MemFreeAsync(p, stream), CUDA_SUCCESS);
+  CHECK_RC(api.StreamEndCapture(stream, &graph), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base, "captured: used %llu", (unsigned long long)Used());
+  CHECK_RC(api.GraphInstantiate(&exec, graph, 0), CUDA_SUCCESS);
+  CHECK_RC(api.GraphLaunch(exec, stream), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base + 32 * kMiB, "captured and launched: used %llu, want %llu",
+             (unsigned long long)Used(), (unsigned long long)(base + 32 * kMiB));
+  CHECK_RC(api.DeviceGraphMemTrim(0), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base, "trimmed again: used %llu", (unsigned long long)Used());
+  CHECK_RC(api.GraphExecDestroy(exec), CUDA_SUCCESS);
+  CHECK_RC(api.GraphDestroy(graph), CUDA_SUCCESS);
+  return failures ? 1 : 0;
+}
+
 // Waits (up to 60 s) for `path` to exist.
 void WaitForFile(const char* path) {
   for (int i = 0; i < 60000 && access(path, F_OK) != 0; ++i) {
@@ -782,6 +838,7 @@ int main(int argc, char** argv) {
   if (command == "vmm") return Vmm(Arg(argv, argc, 3));
   if (command == "pools") return Pools(Arg(argv, argc, 3));
   if (command == "heap") return Heap(Arg(argv, argc, 3));
+  if (command == "graphs") return Graphs(Arg(argv, argc, 3));
   if (command == "pool-device-hold") return PoolDeviceHold(Arg(argv, argc, 3));
   if (command == "free-later") {
     if (argc < 6) return 2;

@@ -51,7 +51,17 @@ namespace tessera::hooktest {
   X(ArrayDestroy, cuArrayDestroy, "cuArrayDestroy", 2000)                                   \
   X(MipmappedArrayCreate, cuMipmappedArrayCreate, "cuMipmappedArrayCreate", 5000)           \
   X(MipmappedArrayDestroy, cuMipmappedArrayDestroy, "cuMipmappedArrayDestroy", 5000)        \
-  X(StreamSynchronize, cuStreamSynchronize, "cuStreamSynchronize", 2000)
+  X(StreamSynchronize, cuStreamSynchronize, "cuStreamSynchronize", 2000)                    \
+  X(StreamCreate, cuStreamCreate, "cuStreamCreate", 2000)                                   \
+  X(StreamBeginCapture, cuStreamBeginCapture_v2, "cuStreamBeginCapture", 10010)             \
+  X(StreamEndCapture, cuStreamEndCapture, "cuStreamEndCapture", 10000)                      \
+  X(GraphCreate, cuGraphCreate, "cuGraphCreate", 10000)                                     \
+  X(GraphDestroy, cuGraphDestroy, "cuGraphDestroy", 10000)                                  \
+  X(GraphAddMemAllocNode, cuGraphAddMemAllocNode, "cuGraphAddMemAllocNode", 11040)          \
+  X(GraphInstantiate, cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", 11040)    \
+  X(GraphExecDestroy, cuGraphExecDestroy, "cuGraphExecDestroy", 10000)                      \
+  X(GraphLaunch, cuGraphLaunch, "cuGraphLaunch", 10000)                                     \
+  X(DeviceGraphMemTrim, cuDeviceGraphMemTrim, "cuDeviceGraphMemTrim", 11040)
 
 #define PROBE_NVML_API(X)                                                              \
   X(NvmlInit, nvmlInit_v2, "nvmlInit_v2")                                              \

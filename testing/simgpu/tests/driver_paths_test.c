@@ -219,6 +219,57 @@ static void TestAllocations(void) {
   CHECK_OK(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 8 * MiB));
   EXPECT_TRUE(FreeBytes() == start);
 
+  /* Graph memory nodes: backed at launch, kept for graphs after the free, until trimmed. */
+  {
+    CUgraph graph = NULL;
+    CUgraphNode node = NULL;
+    CUgraphExec exec = NULL;
+    CUstream gs = NULL;
+    CUDA_MEM_ALLOC_NODE_PARAMS alloc;
+    memset(&alloc, 0, sizeof(alloc));
+    alloc.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    alloc.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    alloc.bytesize = 16 * MiB;
+    CHECK_OK(cuStreamCreate(&gs, CU_STREAM_NON_BLOCKING));
+    CHECK_OK(cuGraphCreate(&graph, 0));
+    CHECK_OK(cuGraphAddMemAllocNode(&node, graph, NULL, 0, &alloc));
+    EXPECT_TRUE(alloc.dptr != 0);
+    CUgraphNodeType type = CU_GRAPH_NODE_TYPE_KERNEL;
+    CHECK_OK(cuGraphNodeGetType(node, &type));
+    EXPECT_TRUE(type == CU_GRAPH_NODE_TYPE_MEM_ALLOC);
+    CHECK_OK(cuGraphInstantiate(&exec, graph, 0));
+    EXPECT_TRUE(FreeBytes() == start);
+    CHECK_OK(cuGraphLaunch(exec, gs));
+    EXPECT_TRUE(start - FreeBytes() == 16 * MiB);
+    EXPECT_RESULT(CUDA_ERROR_INVALID_VALUE, cuGraphLaunch(exec, gs)); /* still allocated */
+    CHECK_OK(cuMemFree(alloc.dptr));
+    EXPECT_TRUE(start - FreeBytes() == 16 * MiB); /* kept for graphs */
+    CHECK_OK(cuGraphLaunch(exec, gs));
+    EXPECT_TRUE(start - FreeBytes() == 16 * MiB); /* reused */
+    CHECK_OK(cuMemFree(alloc.dptr));
+    CHECK_OK(cuDeviceGraphMemTrim(0));
+    EXPECT_TRUE(FreeBytes() == start);
+    CHECK_OK(cuGraphExecDestroy(exec));
+    CHECK_OK(cuGraphDestroy(graph));
+    /* Captured: an allocation and its free become nodes; the launch backs and frees it. */
+    CUdeviceptr q = 0;
+    uint64_t reserved = 0;
+    CHECK_OK(cuStreamBeginCapture(gs, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK_OK(cuMemAllocAsync(&q, 8 * MiB, gs));
+    CHECK_OK(cuMemFreeAsync(q, gs));
+    CHECK_OK(cuStreamEndCapture(gs, &graph));
+    EXPECT_TRUE(FreeBytes() == start);
+    CHECK_OK(cuGraphInstantiate(&exec, graph, 0));
+    CHECK_OK(cuGraphLaunch(exec, gs));
+    CHECK_OK(cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &reserved));
+    EXPECT_TRUE(reserved == 8 * MiB && start - FreeBytes() == 8 * MiB);
+    CHECK_OK(cuDeviceGraphMemTrim(0));
+    EXPECT_TRUE(FreeBytes() == start);
+    CHECK_OK(cuGraphExecDestroy(exec));
+    CHECK_OK(cuGraphDestroy(graph));
+    CHECK_OK(cuStreamDestroy(gs));
+  }
+
   /* Host memory costs no device memory. */
   void* host = NULL;
   CHECK_OK(cuMemAllocHost(&host, 1 << 20));
