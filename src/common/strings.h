@@ -10,6 +10,8 @@
 namespace tessera {
 
 std::vector<std::string> Split(std::string_view text, char sep, bool skip_empty = true);
+// The items with `sep` between them: Join({"a", "b"}, ",") is "a,b".
+std::string Join(const std::vector<std::string>& items, std::string_view sep);
 std::string_view Trim(std::string_view text);
 std::string ToLower(std::string_view text);
 std::string ToUpper(std::string_view text);

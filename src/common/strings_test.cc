@@ -35,5 +35,11 @@ TEST(Strings, PrometheusLabelValueEscapesBackslashQuoteAndNewline) {
   EXPECT_EQ(PrometheusLabelValue("GPU-1"), "GPU-1");
 }
 
+TEST(Strings, Join) {
+  EXPECT_EQ(Join({}, ","), "");
+  EXPECT_EQ(Join({"a"}, ","), "a");
+  EXPECT_EQ(Join({"a", "b", "c"}, ", "), "a, b, c");
+}
+
 }  // namespace
 }  // namespace tessera

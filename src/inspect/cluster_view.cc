@@ -46,11 +46,11 @@ NodeView& ClusterView::AddNode(const std::string& name,
 void ClusterView::AddAllocation(const std::string& pod, const scheduler::Allocation& allocation) {
   NodeView& node = FindOrAddNode(nodes, allocation.node);
   for (const scheduler::GpuCharge& charge : scheduler::ChargesOf(allocation)) {
-    std::string containers;
+    std::vector<std::string> containers;
     for (const scheduler::ContainerAllocation& c : allocation.containers) {
       for (const scheduler::DeviceAllocation& d : c.devices) {
         if (d.uuid != charge.uuid) continue;
-        containers += (containers.empty() ? "" : ",") + c.name;
+        containers.push_back(c.name);
         break;
       }
     }

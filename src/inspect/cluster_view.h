@@ -23,8 +23,8 @@ namespace tessera::inspect {
 
 // One pod's share of one GPU (its charge: init peak against app sum, as the scheduler counts).
 struct PodShare {
-  std::string pod;         // namespace/name
-  std::string containers;  // the pod's containers on this GPU, comma separated
+  std::string pod;                      // namespace/name
+  std::vector<std::string> containers;  // the pod's containers on this GPU
   uint64_t memory_mib = 0;
   int cores = 0;
   bool exclusive = false;

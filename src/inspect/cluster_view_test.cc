@@ -39,8 +39,24 @@ TEST(ClusterView, ChargesInitPeakAgainstAppSumPerGpu) {
   EXPECT_EQ(a.used_mib, 6000u);  // init peak 6000 > app sum 5000
   EXPECT_EQ(a.used_cores, 50);   // app sum 50 > init peak 10
   ASSERT_EQ(a.pods.size(), 1u);
-  EXPECT_EQ(a.pods[0].containers, "init,x,y");
+  EXPECT_EQ(a.pods[0].containers, (std::vector<std::string>{"init", "x", "y"}));
   EXPECT_EQ(view.nodes[0].gpus[1].used_mib, 0u);
+}
+
+// Before, -o json gave "containers" as one joined string ("init,x").
+TEST(ClusterView, JsonContainersAreAnArray) {
+  ClusterView view;
+  view.AddNode("n1", TwoGpus());
+  view.AddAllocation(
+      "default/p",
+      Allocation{
+          .node = "n1",
+          .containers = {
+              ContainerAllocation{.name = "a,b", .devices = {DeviceAllocation{"GPU-a", 1000, 0}}},
+              ContainerAllocation{.name = "c", .devices = {DeviceAllocation{"GPU-a", 1000, 0}}}}});
+  view.Finish();
+  nlohmann::json pod = view.ToJson()["nodes"][0]["gpus"][0]["pods"][0];
+  EXPECT_EQ(pod["containers"], nlohmann::json({"a,b", "c"}));
 }
 
 TEST(ClusterView, UsageOnAGpuOutsideTheInventoryIsShownNotDropped) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/strings.h"
+
 namespace tessera::inspect {
 namespace {
 
@@ -91,7 +93,7 @@ std::string RenderText(const ClusterView& view, const RenderOptions& options) {
       }
       if (options.details) {
         for (const PodShare& p : g.pods) {
-          table.AddLineAfter("    " + p.pod + " (" + p.containers +
+          table.AddLineAfter("    " + p.pod + " (" + Join(p.containers, ",") +
                              "): " + std::to_string(p.memory_mib) + " MiB, " +
                              (p.cores > 0 ? std::to_string(p.cores) + "% cores"
                                           : std::string("no compute limit")) +
