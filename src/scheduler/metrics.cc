@@ -66,10 +66,13 @@ std::string Metrics::Render(const StateSnapshot& state) const {
     std::string (*value)(const GpuSlot&);
   };
   const Gauge gauges[] = {
-      {"tessera_gpu_memory_total_mib", "GPU memory in the node's inventory",
-       [](const GpuSlot& g) { return std::to_string(g.info.memory_mib); }},
-      {"tessera_gpu_memory_allocated_mib", "GPU memory allocated to pods",
-       [](const GpuSlot& g) { return std::to_string(g.used_mib); }},
+      // Bytes, as Prometheus advises and as the node agent reports. "inventory", not "total":
+      // the node agent's tessera_gpu_memory_total_bytes has other labels, and one name for both
+      // would mix them in every sum.
+      {"tessera_gpu_memory_inventory_bytes", "GPU memory in the node's inventory, in bytes",
+       [](const GpuSlot& g) { return std::to_string(g.info.memory_mib << 20); }},
+      {"tessera_gpu_memory_allocated_bytes", "GPU memory allocated to pods, in bytes",
+       [](const GpuSlot& g) { return std::to_string(g.used_mib << 20); }},
       {"tessera_gpu_cores_total_percent", "GPU compute, in percent of the GPU",
        [](const GpuSlot&) { return std::string("100"); }},
       {"tessera_gpu_cores_allocated_percent", "GPU compute allocated to pods, in percent",

@@ -430,8 +430,10 @@ TEST(SchedulerHttp, InspectMetricsHealth) {
   std::string metrics = d.Get("/metrics", &status).get<std::string>();
   EXPECT_EQ(status, 200);
   for (const char* line :
-       {"tessera_gpu_memory_allocated_mib{node=\"n\",gpu=\"0\",uuid=\"n-gpu0\",model=\"T4\"} 1000",
-        "tessera_gpu_memory_total_mib{node=\"n\",gpu=\"0\",uuid=\"n-gpu0\",model=\"T4\"} 15360",
+       {"tessera_gpu_memory_allocated_bytes{node=\"n\",gpu=\"0\",uuid=\"n-gpu0\",model=\"T4\"} "
+        "1048576000",
+        "tessera_gpu_memory_inventory_bytes{node=\"n\",gpu=\"0\",uuid=\"n-gpu0\",model=\"T4\"} "
+        "16106127360",
         "tessera_gpu_cores_allocated_percent{node=\"n\",gpu=\"0\",uuid=\"n-gpu0\",model=\"T4\"} 20",
         "tessera_scheduler_filter_seconds_count 1", "tessera_scheduler_bind_seconds_count 1",
         "tessera_scheduler_decisions_total{outcome=\"bound\"} 1"}) {

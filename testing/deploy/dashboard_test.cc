@@ -52,7 +52,8 @@ void CollectExpressions(const nlohmann::json& node, std::vector<std::string>& ou
 
 TEST(Dashboard, QueriesOnlyMetricsTheCodeExports) {
   std::set<std::string> exported = ExportedNames(scheduler::Metrics{}.Render({}));
-  ASSERT_TRUE(exported.count("tessera_gpu_memory_total_mib")) << "the scheduler's names changed";
+  ASSERT_TRUE(exported.count("tessera_gpu_memory_inventory_bytes"))
+      << "the scheduler's names changed";
   std::string state_dir = (std::filesystem::temp_directory_path() / "dashboard_test.XXXXXX");
   ASSERT_NE(mkdtemp(state_dir.data()), nullptr);
   std::set<std::string> node_names =
@@ -81,11 +82,32 @@ TEST(Dashboard, QueriesOnlyMetricsTheCodeExports) {
   }
   // Every GPU gauge and every histogram is on the dashboard.
   for (const char* name :
-       {"tessera_gpu_memory_total_mib", "tessera_gpu_memory_allocated_mib",
+       {"tessera_gpu_memory_inventory_bytes", "tessera_gpu_memory_allocated_bytes",
         "tessera_gpu_cores_allocated_percent", "tessera_gpu_pods",
         "tessera_scheduler_filter_seconds_bucket", "tessera_scheduler_bind_seconds_bucket",
         "tessera_scheduler_decisions_total"}) {
     EXPECT_TRUE(used.count(name)) << name << " is not shown";
+  }
+}
+
+// Before, the scheduler reported memory in MiB and the node agent in bytes.
+TEST(Dashboard, EveryMemoryMetricIsInBytesAndNoNameMeansTwoThings) {
+  std::set<std::string> scheduler_names = ExportedNames(scheduler::Metrics{}.Render({}));
+  std::string state_dir = (std::filesystem::temp_directory_path() / "dashboard_test.XXXXXX");
+  ASSERT_NE(mkdtemp(state_dir.data()), nullptr);
+  std::set<std::string> node_names =
+      ExportedNames(node::RenderMetrics(state_dir, {node::GpuInfo{.uuid = "GPU-1"}}));
+  std::filesystem::remove_all(state_dir);
+  for (const std::set<std::string>* names : {&scheduler_names, &node_names}) {
+    for (const std::string& name : *names) {
+      if (name.find("memory") == std::string::npos) continue;
+      EXPECT_TRUE(name.size() > 6 && name.compare(name.size() - 6, 6, "_bytes") == 0)
+          << name << " is a memory metric not in bytes";
+    }
+  }
+  for (const std::string& name : scheduler_names) {
+    EXPECT_FALSE(node_names.count(name))
+        << name << " is exported by both the scheduler and the node agent, with other labels";
   }
 }
 
