@@ -2,8 +2,9 @@
  * liveness and tiny self-contained helpers that are safe before main() and inside any process.
  *
  * Every source file of the library includes this header first. The .symver pins bind the dl* and
- * pthread_* calls to their GLIBC_2.2.5 / 2.12 versions (x86-64), so the library loads on glibc
- * 2.17 where these live in libdl.so.2 / libpthread.so.0 (both listed as NEEDED at link time).
+ * pthread_* calls to their GLIBC_2.2.5 / 2.12 versions (x86-64) or GLIBC_2.17 (aarch64), so the
+ * library loads on glibc 2.17 where these live in libdl.so.2 / libpthread.so.0 (both listed as
+ * NEEDED at link time).
  *
  * Thread-safety: all functions are thread-safe and async-signal-unsafe. */
 #ifndef TESSERA_HOOK_OS_H_
@@ -38,6 +39,29 @@ __asm__(".symver pthread_attr_init,pthread_attr_init@GLIBC_2.2.5");
 __asm__(".symver pthread_attr_destroy,pthread_attr_destroy@GLIBC_2.2.5");
 #elif defined(__aarch64__)
 #define TESSERA_GLIBC_BASE "GLIBC_2.17"
+/* aarch64 starts at glibc 2.17: every symbol has that version there, and glibc 2.34+ adds new
+ * default versions of the dl* and pthread_* calls that 2.17 lacks. */
+__asm__(".symver dlvsym,dlvsym@GLIBC_2.17");
+__asm__(".symver dlopen,dlopen@GLIBC_2.17");
+__asm__(".symver dlclose,dlclose@GLIBC_2.17");
+__asm__(".symver dladdr,dladdr@GLIBC_2.17");
+__asm__(".symver dladdr1,dladdr1@GLIBC_2.17");
+__asm__(".symver pthread_create,pthread_create@GLIBC_2.17");
+__asm__(".symver pthread_once,pthread_once@GLIBC_2.17");
+__asm__(".symver pthread_sigmask,pthread_sigmask@GLIBC_2.17");
+__asm__(".symver pthread_mutex_consistent,pthread_mutex_consistent@GLIBC_2.17");
+__asm__(".symver pthread_mutexattr_setrobust,pthread_mutexattr_setrobust@GLIBC_2.17");
+__asm__(".symver pthread_mutexattr_setpshared,pthread_mutexattr_setpshared@GLIBC_2.17");
+__asm__(".symver pthread_mutexattr_init,pthread_mutexattr_init@GLIBC_2.17");
+__asm__(".symver pthread_mutexattr_destroy,pthread_mutexattr_destroy@GLIBC_2.17");
+__asm__(".symver pthread_mutex_init,pthread_mutex_init@GLIBC_2.17");
+__asm__(".symver pthread_mutex_lock,pthread_mutex_lock@GLIBC_2.17");
+__asm__(".symver pthread_mutex_unlock,pthread_mutex_unlock@GLIBC_2.17");
+__asm__(".symver pthread_mutex_trylock,pthread_mutex_trylock@GLIBC_2.17");
+__asm__(".symver pthread_mutex_timedlock,pthread_mutex_timedlock@GLIBC_2.17");
+__asm__(".symver pthread_detach,pthread_detach@GLIBC_2.17");
+__asm__(".symver pthread_attr_init,pthread_attr_init@GLIBC_2.17");
+__asm__(".symver pthread_attr_destroy,pthread_attr_destroy@GLIBC_2.17");
 #else
 #error "libtessera-cuda.so supports x86-64 and aarch64"
 #endif

@@ -78,8 +78,9 @@ void Open(int ordinal = 0) {
     std::exit(1);
   }
   primary = ctx;
-  CUdevice current = -1;  // cuCtxGetDevice is fetched at version 13000 on the runtime route
-  if (api.CtxGetDevice(&current) != CUDA_SUCCESS || current != dev) {
+  // cuCtxGetDevice at version 13000 is the _v2 ABI (a context argument; NULL: the current one).
+  CUdevice current = -1;
+  if (api.CtxGetDevice(&current, nullptr) != CUDA_SUCCESS || current != dev) {
     std::fprintf(stderr, "probe: cuCtxGetDevice does not give device %d\n", ordinal);
     std::exit(1);
   }

@@ -26,7 +26,7 @@ namespace tessera::hooktest {
   X(CtxSetCurrent, cuCtxSetCurrent, "cuCtxSetCurrent", 4000)                                \
   X(CtxCreate, cuCtxCreate_v2, "cuCtxCreate", 3020)                                         \
   X(CtxDestroy, cuCtxDestroy_v2, "cuCtxDestroy", 4000)                                      \
-  X(CtxGetDevice, cuCtxGetDevice, "cuCtxGetDevice", 13000)                                  \
+  X(CtxGetDevice, cuCtxGetDevice_v2, "cuCtxGetDevice", 13000)                               \
   X(CtxSetLimit, cuCtxSetLimit, "cuCtxSetLimit", 3010)                                      \
   X(MemGetInfo, cuMemGetInfo_v2, "cuMemGetInfo", 3020)                                      \
   X(MemAlloc, cuMemAlloc_v2, "cuMemAlloc", 3020)                                            \
