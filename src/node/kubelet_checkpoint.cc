@@ -13,6 +13,7 @@
 #include "common/strings.h"
 #include "deviceplugin_v1beta1.pb.h"
 #include "node/allocation_files.h"
+#include "node/json_slices.h"
 
 namespace tessera::node {
 
@@ -41,42 +42,66 @@ std::string AllocationOfAnswer(const std::string& answer, const std::string& all
 
 }  // namespace
 
+namespace {
+
+Result<DeviceAssignment> ParseEntry(std::string_view text, const std::string& allocations_dir) {
+  json e = json::parse(text, nullptr, false);
+  if (!e.is_object() || !e.contains("PodUID") || !e["PodUID"].is_string() ||
+      !e.contains("ContainerName") || !e["ContainerName"].is_string() ||
+      !e.contains("ResourceName") || !e["ResourceName"].is_string()) {
+    return InvalidArgument("an entry lacks PodUID, ContainerName or ResourceName");
+  }
+  DeviceAssignment a{e["PodUID"], e["ContainerName"], e["ResourceName"], {}, ""};
+  const json& ids = e.value("DeviceIDs", json::object());
+  if (!ids.is_object()) return InvalidArgument("the DeviceIDs of an entry are not a map");
+  for (const auto& [numa, list] : ids.items()) {
+    if (!list.is_array()) return InvalidArgument("the DeviceIDs of an entry are not lists");
+    for (const json& id : list) {
+      if (!id.is_string()) return InvalidArgument("a device ID is not a string");
+      a.device_ids.push_back(id);
+    }
+  }
+  // A device with several NUMA nodes is listed under each of them.
+  std::sort(a.device_ids.begin(), a.device_ids.end());
+  a.device_ids.erase(std::unique(a.device_ids.begin(), a.device_ids.end()), a.device_ids.end());
+  if (e.contains("AllocResp") && e["AllocResp"].is_string()) {
+    std::optional<std::string> answer = Base64Decode(e["AllocResp"].get<std::string>());
+    if (!answer) return InvalidArgument("the AllocResp of an entry is not base64");
+    a.allocation_id = AllocationOfAnswer(*answer, allocations_dir);
+  }
+  return a;
+}
+
+}  // namespace
+
 Result<std::vector<DeviceAssignment>> ParseKubeletCheckpoint(const std::string& text,
-                                                             const std::string& allocations_dir) {
-  json doc = json::parse(text, nullptr, false);
-  if (!doc.is_object() || !doc.contains("Data") || !doc["Data"].is_object()) {
+                                                             const std::string& allocations_dir,
+                                                             EntryMemo* memo) {
+  // Only the entries are read: RegisteredDevices, every device of the node, is skipped unparsed.
+  std::optional<std::string_view> data = JsonMember(text, "Data");
+  if (!data || JsonTrim(*data).empty() || JsonTrim(*data).front() != '{') {
     return InvalidArgument("not a kubelet device manager checkpoint (no \"Data\" object)");
   }
-  const json& entries = doc["Data"].value("PodDeviceEntries", json());
   std::vector<DeviceAssignment> out;
-  if (entries.is_null()) return out;  // kubelet writes null for no entries
-  if (!entries.is_array()) return InvalidArgument("\"PodDeviceEntries\" is not a list");
-  for (const json& e : entries) {
-    if (!e.is_object() || !e.contains("PodUID") || !e["PodUID"].is_string() ||
-        !e.contains("ContainerName") || !e["ContainerName"].is_string() ||
-        !e.contains("ResourceName") || !e["ResourceName"].is_string()) {
-      return InvalidArgument("an entry lacks PodUID, ContainerName or ResourceName");
-    }
-    DeviceAssignment a{e["PodUID"], e["ContainerName"], e["ResourceName"], {}, ""};
-    const json& ids = e.value("DeviceIDs", json::object());
-    if (!ids.is_object()) return InvalidArgument("the DeviceIDs of an entry are not a map");
-    for (const auto& [numa, list] : ids.items()) {
-      if (!list.is_array()) return InvalidArgument("the DeviceIDs of an entry are not lists");
-      for (const json& id : list) {
-        if (!id.is_string()) return InvalidArgument("a device ID is not a string");
-        a.device_ids.push_back(id);
+  std::optional<std::string_view> entries = JsonMember(*data, "PodDeviceEntries");
+  if (!entries || *entries == "null") return out;  // kubelet writes null for no entries
+  std::optional<std::vector<std::string_view>> items = JsonElements(*entries);
+  if (!items) return InvalidArgument("\"PodDeviceEntries\" is not a list");
+  EntryMemo seen;
+  for (std::string_view item : *items) {
+    // Most entries are the same as at the last read: parse only the new ones.
+    if (memo != nullptr) {
+      if (auto it = memo->find(std::string(item)); it != memo->end()) {
+        out.push_back(it->second);
+        seen.emplace(it->first, it->second);
+        continue;
       }
     }
-    // A device with several NUMA nodes is listed under each of them.
-    std::sort(a.device_ids.begin(), a.device_ids.end());
-    a.device_ids.erase(std::unique(a.device_ids.begin(), a.device_ids.end()), a.device_ids.end());
-    if (e.contains("AllocResp") && e["AllocResp"].is_string()) {
-      std::optional<std::string> answer = Base64Decode(e["AllocResp"].get<std::string>());
-      if (!answer) return InvalidArgument("the AllocResp of an entry is not base64");
-      a.allocation_id = AllocationOfAnswer(*answer, allocations_dir);
-    }
+    ASSIGN_OR_RETURN(DeviceAssignment a, ParseEntry(item, allocations_dir));
+    if (memo != nullptr) seen.emplace(std::string(item), a);
     out.push_back(std::move(a));
   }
+  if (memo != nullptr) *memo = std::move(seen);
   return out;
 }
 

@@ -24,6 +24,7 @@
 #include <ctime>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/status.h"
@@ -46,11 +47,16 @@ class DeviceAssignments {
   virtual Result<std::vector<DeviceAssignment>> List() = 0;
 };
 
+// Entries already parsed, by their text.
+using EntryMemo = std::unordered_map<std::string, DeviceAssignment>;
+
 // The entries of a checkpoint file's text. `allocations_dir` is this agent's
 // `<state-dir>/allocations`: an answer's mount of /var/run/tessera from `<allocations_dir>/<id>`
-// names allocation `<id>`.
+// names allocation `<id>`. With `memo`, entries found there are not parsed again, and `memo` is
+// left holding this text's entries.
 Result<std::vector<DeviceAssignment>> ParseKubeletCheckpoint(const std::string& text,
-                                                             const std::string& allocations_dir);
+                                                             const std::string& allocations_dir,
+                                                             EntryMemo* memo = nullptr);
 
 class KubeletCheckpoint : public DeviceAssignments {
  public:
@@ -68,6 +74,7 @@ class KubeletCheckpoint : public DeviceAssignments {
   off_t size_ = -1;
   timespec mtime_{};
   std::vector<DeviceAssignment> cached_;
+  EntryMemo memo_;
 };
 
 }  // namespace tessera::node

@@ -72,6 +72,22 @@ TEST(KubeletCheckpointTest, NoEntriesAndBrokenFiles) {
           .ok());
 }
 
+TEST(KubeletCheckpointTest, KnownEntriesAreTakenFromTheMemo) {
+  std::string entry = R"({"PodUID":"u1","ContainerName":"a","ResourceName":"r",)"
+                      R"("DeviceIDs":{"-1":["0-0"]},"AllocResp":")" +
+                      Answer("/s/allocations/id1") + R"("})";
+  EntryMemo memo;
+  ASSERT_TRUE(ParseKubeletCheckpoint(Checkpoint(entry), "/s/allocations", &memo).ok());
+  ASSERT_EQ(memo.size(), 1u);
+  memo.begin()->second.allocation_id = "from-the-memo";
+  auto again = ParseKubeletCheckpoint(Checkpoint(entry), "/s/allocations", &memo);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)[0].allocation_id, "from-the-memo");
+  // Entries no longer in the file leave the memo.
+  ASSERT_TRUE(ParseKubeletCheckpoint(Checkpoint(""), "/s/allocations", &memo).ok());
+  EXPECT_TRUE(memo.empty());
+}
+
 TEST(KubeletCheckpointTest, FileIsReadAgainWhenKubeletReplacesIt) {
   TempDir dir;
   std::string path = dir.path() + "/kubelet_internal_checkpoint";

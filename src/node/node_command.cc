@@ -11,6 +11,7 @@
 #include "node/agent.h"
 #include "node/config_keys.h"
 #include "node/kube_pod_source.h"
+#include "node/kubelet_version.h"
 #include "node/metrics.h"
 #include "node/metrics_server.h"
 #include "node/nvml_gpu_source.h"
@@ -81,6 +82,13 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
   if (Status s = pods.Start(std::chrono::seconds(60)); !s.ok()) {
     log::Error("cannot start the pod cache", {{"error", s.message()}});
     return 1;
+  }
+  if (Result<nlohmann::json> node = (*client)->Get(kube::kNodes, "", options->allocator.node_name);
+      node.ok()) {
+    std::string version = (*node)["status"]["nodeInfo"].value("kubeletVersion", "");
+    if (std::optional<std::string> warning = CdiVersionWarning(version, options->allocator.cdi)) {
+      log::Warn(*warning, {{"node", options->allocator.node_name}});
+    }
   }
   KubeletCheckpoint kubelet(options->kubelet_dir + "/device-plugins/kubelet_internal_checkpoint",
                             options->allocator.state_dir + "/allocations");

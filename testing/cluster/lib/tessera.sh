@@ -93,13 +93,15 @@ start_tessera_kube_scheduler() {
 # /var/run/cdi, /var/lib/tessera and /usr/local/lib/tessera; the library is installed there as the
 # DaemonSet's init container does. The driver root and kubelet's cgroup root are this cluster's;
 # housekeeping runs every 2 s instead of 30 s, so that tests see a wrong removal within seconds.
+# TESSERA_DEV_AGENT_ENV adds settings to the agent's environment (TESSERA_NODE_CDI=false ...).
 start_node_agent() {
-  local node=$1 nd
+  local node=$1 nd extra=() e
   nd=$(node_dir "$node")
+  for e in ${TESSERA_DEV_AGENT_ENV:-}; do extra+=(--env "$e"); done
   local lib=$nd/usr-local/lib/tessera
   cp "$tessera_build/lib/libtessera-cuda.so" "$lib/.libtessera-cuda.so.new"
   mv -f "$lib/.libtessera-cuda.so.new" "$lib/libtessera-cuda.so"
-  start "$node-tessera-node" --node "$node" --env "NODE_NAME=$node" \
+  start "$node-tessera-node" --node "$node" --env "NODE_NAME=$node" "${extra[@]}" \
     --env "SIMGPU_STATE=/run/simgpu" --env "SIMGPU_DEV_ROOT=$nd/driver" -- "$tessera_build/bin/tessera" node \
     --kubeconfig "$kubeconfigs/tessera-node.kubeconfig" \
     --kubelet-dir=/var/lib/kubelet --cdi-dir=/var/run/cdi --state-dir=/var/lib/tessera \
@@ -111,9 +113,14 @@ start_node_agent() {
   log "ok: $node tessera node agent: $(gpu_count "$node") GPUs, device plugins registered"
 }
 
+# The node's status counts devices of every resource of the agent, and its GPUs are published.
 node_has_gpus() {
   local alloc
-  alloc=$(kubectl_admin get node "$1" -o 'jsonpath={.status.allocatable.tencent\.com/vcuda-core}')
-  [[ -n $alloc && $alloc != 0 ]] &&
+  alloc=$(kubectl_admin get node "$1" -o 'jsonpath={.status.allocatable}')
+  python3 -c '
+import json, sys
+a = json.loads(sys.argv[1] or "{}")
+names = ("nvidia.com/gpu", "tencent.com/vcuda-core", "tencent.com/vcuda-memory", "aliyun.com/gpu-mem")
+sys.exit(0 if all(a.get(n, "0") != "0" for n in names) else 1)' "$alloc" &&
     kubectl_admin get node "$1" -o 'jsonpath={.metadata.annotations.tessera\.io/gpus}' | grep -q uuid
 }

@@ -1,0 +1,113 @@
+#include "node/json_slices.h"
+
+#include <string>
+
+namespace tessera::node {
+
+namespace {
+
+constexpr size_t kBad = std::string_view::npos;
+
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+size_t SkipSpace(std::string_view t, size_t i) {
+  while (i < t.size() && IsSpace(t[i])) ++i;
+  return i;
+}
+
+// The position after the string starting at t[i] == '"', or kBad.
+size_t SkipString(std::string_view t, size_t i) {
+  for (++i; i < t.size(); ++i) {
+    if (t[i] == '\\') {
+      ++i;
+    } else if (t[i] == '"') {
+      return i + 1;
+    }
+  }
+  return kBad;
+}
+
+// The position after the value starting at t[i], or kBad. Containers are matched bracket by
+// bracket (strings skipped); scalars run to the next delimiter.
+size_t SkipValue(std::string_view t, size_t i) {
+  if (i >= t.size()) return kBad;
+  if (t[i] == '"') return SkipString(t, i);
+  if (t[i] != '{' && t[i] != '[') {
+    size_t j = i;
+    while (j < t.size() && !IsSpace(t[j]) && t[j] != ',' && t[j] != '}' && t[j] != ']') ++j;
+    return j > i ? j : kBad;
+  }
+  std::string open;  // the brackets not yet closed
+  for (; i < t.size(); ++i) {
+    char c = t[i];
+    if (c == '"') {
+      i = SkipString(t, i);
+      if (i == kBad) return kBad;
+      --i;
+    } else if (c == '{' || c == '[') {
+      open.push_back(c == '{' ? '}' : ']');
+    } else if (c == '}' || c == ']') {
+      if (open.empty() || open.back() != c) return kBad;
+      open.pop_back();
+      if (open.empty()) return i + 1;
+    }
+  }
+  return kBad;
+}
+
+}  // namespace
+
+std::string_view JsonTrim(std::string_view text) {
+  size_t b = SkipSpace(text, 0);
+  size_t e = text.size();
+  while (e > b && IsSpace(text[e - 1])) --e;
+  return text.substr(b, e - b);
+}
+
+std::optional<std::string_view> JsonMember(std::string_view object, std::string_view key) {
+  std::string_view t = JsonTrim(object);
+  if (t.empty() || t.front() != '{' || t.back() != '}') return std::nullopt;
+  size_t i = SkipSpace(t, 1);
+  if (i < t.size() && t[i] == '}') return std::nullopt;
+  while (i < t.size()) {
+    if (t[i] != '"') return std::nullopt;
+    size_t key_end = SkipString(t, i);
+    if (key_end == kBad) return std::nullopt;
+    std::string_view name = t.substr(i + 1, key_end - i - 2);
+    i = SkipSpace(t, key_end);
+    if (i >= t.size() || t[i] != ':') return std::nullopt;
+    i = SkipSpace(t, i + 1);
+    size_t value_end = SkipValue(t, i);
+    if (value_end == kBad) return std::nullopt;
+    if (name == key) return t.substr(i, value_end - i);
+    i = SkipSpace(t, value_end);
+    if (i >= t.size()) return std::nullopt;
+    if (t[i] == '}') return std::nullopt;
+    if (t[i] != ',') return std::nullopt;
+    i = SkipSpace(t, i + 1);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<std::string_view>> JsonElements(std::string_view array) {
+  std::string_view t = JsonTrim(array);
+  if (t.empty() || t.front() != '[' || t.back() != ']') return std::nullopt;
+  std::vector<std::string_view> out;
+  size_t i = SkipSpace(t, 1);
+  if (i < t.size() && t[i] == ']') return out;
+  while (i < t.size()) {
+    size_t end = SkipValue(t, i);
+    if (end == kBad) return std::nullopt;
+    out.push_back(t.substr(i, end - i));
+    i = SkipSpace(t, end);
+    if (i >= t.size()) return std::nullopt;
+    if (t[i] == ']') return i + 1 == t.size() ? std::optional(out) : std::nullopt;
+    if (t[i] != ',') return std::nullopt;
+    i = SkipSpace(t, i + 1);
+  }
+  return std::nullopt;
+}
+
+}  // namespace tessera::node

@@ -1,0 +1,34 @@
+#include "node/json_slices.h"
+
+#include <gtest/gtest.h>
+
+namespace tessera::node {
+namespace {
+
+TEST(JsonSlicesTest, MembersAndElementsAsWritten) {
+  std::string text = R"( {"a": {"x": "}]\"", "y": [1, {"z": null}]}, "b" : [ {"k":1} , "s", 3 ]} )";
+  EXPECT_EQ(JsonMember(text, "a"), R"({"x": "}]\"", "y": [1, {"z": null}]})");
+  auto b = JsonMember(text, "b");
+  ASSERT_TRUE(b);
+  auto items = JsonElements(*b);
+  ASSERT_TRUE(items);
+  ASSERT_EQ(items->size(), 3u);
+  EXPECT_EQ((*items)[0], R"({"k":1})");
+  EXPECT_EQ((*items)[1], R"("s")");
+  EXPECT_EQ((*items)[2], "3");
+  EXPECT_EQ(JsonMember(*JsonMember(text, "a"), "y"), R"([1, {"z": null}])");
+  EXPECT_FALSE(JsonMember(text, "c"));
+  EXPECT_TRUE(JsonElements("[]")->empty());
+}
+
+TEST(JsonSlicesTest, BrokenTextIsNoSlice) {
+  for (const char* bad : {"", "{", R"({"a":)", R"({"a":[1,2})", R"({"a":"open})", "[1,]x"}) {
+    EXPECT_FALSE(JsonMember(bad, "a")) << bad;
+  }
+  EXPECT_FALSE(JsonElements("[1,2"));
+  EXPECT_FALSE(JsonElements("[1 2]"));
+  EXPECT_FALSE(JsonElements("{}"));
+}
+
+}  // namespace
+}  // namespace tessera::node
