@@ -64,6 +64,13 @@ void AddSchedulerKeys(config::Schema& s) {
          .min = 16,
          .max = 65536});
 
+  s.Add({.path = "scheduler.webhook.trusted-users",
+         .type = Type::kList,
+         .default_value = "system:serviceaccount:tessera-system:tessera-scheduler,"
+                          "system:serviceaccount:tessera-system:tessera-node",
+         .help = "users (as the API server names them) that may set or change "
+                 "tessera.io/allocation, allocated and allocation-failed on pods"});
+
   s.Add({.path = "scheduler.dialects.vgpu.enabled",
          .type = Type::kBool,
          .default_value = "true",

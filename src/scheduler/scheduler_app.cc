@@ -39,6 +39,7 @@ AppOptions AppOptions::FromConfig(const config::Config& cfg) {
   o.dialects = DialectConfig::FromConfig(cfg);
   o.scheduler_name = cfg.GetString("scheduler.name");
   o.engine.scheduler_name = o.scheduler_name;
+  o.trusted_users = cfg.GetList("scheduler.webhook.trusted-users");
   return o;
 }
 
@@ -47,7 +48,7 @@ SchedulerApp::SchedulerApp(kube::Client& client, AppOptions options)
       binder_(client),
       engine_(state_, binder_, options.engine, &metrics_),
       extender_(engine_, state_, metrics_),
-      webhook_(state_, options.scheduler_name),
+      webhook_(state_, options.scheduler_name, options.trusted_users),
       server_(options.server, extender_, webhook_, state_, metrics_),
       nodes_(std::make_unique<kube::Informer>(
           client, kube::kNodes, kube::InformerOptions{.name = "nodes"}, Feed(state_, true))),

@@ -30,6 +30,8 @@ struct AppOptions {
   EngineOptions engine;
   DialectConfig dialects;
   std::string scheduler_name = "tessera";
+  std::vector<std::string> trusted_users =
+      DefaultTrustedUsers();  // scheduler.webhook.trusted-users
 
   // From the scheduler.* keys.
   static AppOptions FromConfig(const config::Config& cfg);

@@ -30,8 +30,9 @@ json Response(const std::string& uid) {
 
 }  // namespace
 
-Webhook::Webhook(const ClusterState& state, std::string scheduler_name)
-    : state_(state), scheduler_name_(std::move(scheduler_name)) {}
+Webhook::Webhook(const ClusterState& state, std::string scheduler_name,
+                 std::vector<std::string> trusted_users)
+    : state_(state), scheduler_name_(std::move(scheduler_name)), guard_(std::move(trusted_users)) {}
 
 std::string Webhook::Check(const PodRequest& request) const {
   int largest = state_.MaxGpusPerNode();
@@ -62,21 +63,34 @@ Result<json> Webhook::Review(const json& review, bool mutate) const {
   std::string operation = op && op->is_string() ? op->get<std::string>() : "";
   if (!pod || (!kind.empty() && kind != "Pod") || operation == "DELETE") return out;
   if (!pod->is_object()) return InvalidArgument("AdmissionReview request.object is not an object");
+  std::string name = StringAt(*pod, "metadata", "name");
+  if (name.empty()) name = StringAt(*pod, "metadata", "generateName") + "*";
+  auto deny = [&](const std::string& why) {
+    log::Info("admission denied", {{"pod", name}, {"operation", operation}, {"reason", why}});
+    out["response"]["allowed"] = false;
+    out["response"]["status"] = {
+        {"code", 403}, {"reason", "Forbidden"}, {"message", "Tessera: " + why}};
+    return out;
+  };
+  if (!mutate) {
+    // Before the opt-out label: the label must not open a way around the guard.
+    std::string refused = guard_.Check(operation, *pod, Field(*request, "oldObject"),
+                                       StringAt(*request, "userInfo", "username"));
+    if (!refused.empty()) return deny(refused);
+  }
+  if (operation != "CREATE") return out;  // a pod's resources cannot change after it is created
   const json* metadata = Field(*pod, "metadata");
   const json* labels = metadata ? Field(*metadata, "labels") : nullptr;
   const json* opt_out = labels ? Field(*labels, kWebhookLabel) : nullptr;
   if (opt_out && opt_out->is_string() && opt_out->get<std::string>() == "ignore") return out;
 
-  std::string name = StringAt(*pod, "metadata", "name");
-  if (name.empty()) name = StringAt(*pod, "metadata", "generateName") + "*";
   Result<PodRequest> parsed = ParsePod(*pod, state_.dialects());
-  std::string denial = parsed.ok() ? Check(*parsed) : parsed.status().message();
-  if (!denial.empty()) {
-    log::Info("admission denied", {{"pod", name}, {"reason", denial}});
-    out["response"]["allowed"] = false;
-    out["response"]["status"] = {
-        {"code", 403}, {"reason", "Forbidden"}, {"message", "Tessera: " + denial}};
-    return out;
+  if (!parsed.ok()) return deny(parsed.status().message());
+  if (std::string denial = Check(*parsed); !denial.empty()) return deny(denial);
+  if (std::string node = StringAt(*pod, "spec", "nodeName"); !parsed->empty() && !node.empty()) {
+    return deny("a pod that asks for a GPU may not set spec.nodeName (\"" + node +
+                "\"): only the Tessera scheduler can place it on GPUs; choose nodes with a "
+                "nodeSelector or node affinity instead");
   }
   if (!mutate) {
     // Only /validate warns: both webhooks see every pod, and one warning is enough.

@@ -4,16 +4,20 @@
 // a JSONPatch; /validate only checks. Both deny an invalid request with a message that says what
 // is allowed: the dialect rules (dialect.h), and more GPUs in one container than the largest
 // known node has. Pods labelled tessera.io/webhook=ignore pass untouched, as do other kinds and
-// DELETE operations. /validate adds an admission warning (kubectl prints it) when the request is
+// DELETE operations. /validate also guards Tessera's annotations on CREATE and UPDATE
+// (annotation_guard.h), before the opt-out label is looked at, and refuses a GPU pod created with
+// spec.nodeName set. /validate adds an admission warning (kubectl prints it) when the request is
 // valid but no known GPU node could ever hold it, even empty. A review of the wrong shape is
 // InvalidArgument (HTTP 400). Thread-safe.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "scheduler/annotation_guard.h"
 #include "scheduler/cluster_state.h"
 
 namespace tessera::scheduler {
@@ -22,7 +26,8 @@ inline constexpr char kWebhookLabel[] = "tessera.io/webhook";  // value "ignore"
 
 class Webhook {
  public:
-  Webhook(const ClusterState& state, std::string scheduler_name);
+  Webhook(const ClusterState& state, std::string scheduler_name,
+          std::vector<std::string> trusted_users = DefaultTrustedUsers());
 
   Result<nlohmann::json> Mutate(const nlohmann::json& review) const { return Review(review, true); }
   Result<nlohmann::json> Validate(const nlohmann::json& review) const {
@@ -36,6 +41,7 @@ class Webhook {
 
   const ClusterState& state_;
   const std::string scheduler_name_;
+  const AnnotationGuard guard_;
 };
 
 }  // namespace tessera::scheduler

@@ -1,0 +1,121 @@
+// Pod owners could bend the accounting through Tessera's annotations; each test is one such
+// attack, sent to /validate as the API server sends it (operation, userInfo, oldObject).
+#include <gtest/gtest.h>
+
+#include "scheduler/test_objects.h"
+#include "scheduler/webhook.h"
+
+namespace tessera::scheduler {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr char kOwner[] = "alice";
+constexpr char kNodeAgent[] = "system:serviceaccount:tessera-system:tessera-node";
+
+json Review(const std::string& operation, const json& pod, const json& old_pod,
+            const std::string& user) {
+  return {{"apiVersion", "admission.k8s.io/v1"},
+          {"kind", "AdmissionReview"},
+          {"request",
+           {{"uid", "review-1"},
+            {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+            {"operation", operation},
+            {"namespace", "default"},
+            {"userInfo", {{"username", user}}},
+            {"object", pod},
+            {"oldObject", old_pod}}}};
+}
+
+// A running pod as the scheduler bound it.
+json RunningPod() {
+  json pod = testing::MakePod("p", {{"nvidia.com/gpumem", 20000}});
+  pod["spec"]["nodeName"] = "n";
+  pod["metadata"]["annotations"]["tessera.io/allocation"] =
+      R"({"version":1,"node":"n","containers":[{"name":"main","mode":"hard","devices":[{"uuid":"GPU-a","memoryMiB":20000,"cores":0}]}]})";
+  pod["status"]["phase"] = "Running";
+  return pod;
+}
+
+class AnnotationGuardTest : public ::testing::Test {
+ protected:
+  json Validate(const json& review) {
+    Result<json> r = webhook_.Validate(review);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? (*r)["response"] : json();
+  }
+  ClusterState state_{DialectConfig{}};
+  Webhook webhook_{state_, "tessera"};
+};
+
+TEST_F(AnnotationGuardTest, OwnerCannotFreeTheirChargeWithAllocationFailed) {
+  json updated = RunningPod();
+  updated["metadata"]["annotations"]["tessera.io/allocation-failed"] = "x";
+  json r = Validate(Review("UPDATE", updated, RunningPod(), kOwner));
+  EXPECT_FALSE(r["allowed"].get<bool>());
+  EXPECT_EQ(r["status"]["message"],
+            "Tessera: user \"alice\" may not set tessera.io/allocation-failed: only Tessera's "
+            "service accounts (scheduler.webhook.trusted-users) write it");
+}
+
+TEST_F(AnnotationGuardTest, OwnerCannotRewriteOrRemoveTheDecision) {
+  json rewritten = RunningPod();
+  rewritten["metadata"]["annotations"]["tessera.io/allocation"] = R"({"version":1})";
+  json r = Validate(Review("UPDATE", rewritten, RunningPod(), kOwner));
+  EXPECT_FALSE(r["allowed"].get<bool>());
+  EXPECT_NE(r["status"]["message"].get<std::string>().find("may not change tessera.io/allocation"),
+            std::string::npos);
+
+  json removed = RunningPod();
+  removed["metadata"]["annotations"].erase("tessera.io/allocation");
+  r = Validate(Review("UPDATE", removed, RunningPod(), kOwner));
+  EXPECT_FALSE(r["allowed"].get<bool>());
+  EXPECT_NE(r["status"]["message"].get<std::string>().find("may not remove"), std::string::npos);
+}
+
+TEST_F(AnnotationGuardTest, OptOutLabelOpensNoWayAround) {
+  json updated = RunningPod();
+  updated["metadata"]["labels"]["tessera.io/webhook"] = "ignore";
+  updated["metadata"]["annotations"]["tessera.io/allocated"] = "{}";
+  json old = RunningPod();
+  old["metadata"]["labels"]["tessera.io/webhook"] = "ignore";
+  EXPECT_FALSE(Validate(Review("UPDATE", updated, old, kOwner))["allowed"].get<bool>());
+}
+
+TEST_F(AnnotationGuardTest, NodeAgentMaySetItsVerdictsAndOthersMayChangeTheRest) {
+  json verdict = RunningPod();
+  verdict["metadata"]["annotations"]["tessera.io/allocated"] = "{}";
+  EXPECT_TRUE(Validate(Review("UPDATE", verdict, RunningPod(), kNodeAgent))["allowed"].get<bool>());
+  json labelled = RunningPod();
+  labelled["metadata"]["labels"]["team"] = "a";
+  EXPECT_TRUE(Validate(Review("UPDATE", labelled, RunningPod(), kOwner))["allowed"].get<bool>());
+}
+
+TEST_F(AnnotationGuardTest, PodCreatedWithAHandWrittenAllocationIsDenied) {
+  json r = Validate(Review("CREATE", RunningPod(), nullptr, kOwner));
+  EXPECT_FALSE(r["allowed"].get<bool>());
+  EXPECT_EQ(r["status"]["message"],
+            "Tessera: a new pod may not carry tessera.io/allocation: Tessera's scheduler and node "
+            "agent write it once the pod is scheduled; remove it from the pod");
+  // Also for a pod that asks for no GPU, whose forged decision would still be charged.
+  json plain = testing::MakePod("q", testing::Resources{});
+  plain["metadata"]["annotations"]["tessera.io/allocation-failed"] = "x";
+  EXPECT_FALSE(Validate(Review("CREATE", plain, nullptr, kOwner))["allowed"].get<bool>());
+}
+
+TEST_F(AnnotationGuardTest, GpuPodCreatedWithSpecNodeNameIsDenied) {
+  json pod = testing::MakePod("p", {{"nvidia.com/gpumem", 20000}});
+  pod["spec"]["nodeName"] = "n";
+  json r = Validate(Review("CREATE", pod, nullptr, kOwner));
+  EXPECT_FALSE(r["allowed"].get<bool>());
+  EXPECT_EQ(r["status"]["message"],
+            "Tessera: a pod that asks for a GPU may not set spec.nodeName (\"n\"): only the "
+            "Tessera scheduler can place it on GPUs; choose nodes with a nodeSelector or node "
+            "affinity instead");
+  json cpu_only = testing::MakePod("c", testing::Resources{});
+  cpu_only["spec"]["nodeName"] = "n";
+  EXPECT_TRUE(Validate(Review("CREATE", cpu_only, nullptr, kOwner))["allowed"].get<bool>());
+}
+
+}  // namespace
+}  // namespace tessera::scheduler
