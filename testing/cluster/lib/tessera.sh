@@ -12,10 +12,16 @@ apply_deploy_objects() {
   done
   local ca
   ca=$(base64 -w0 "$pki/ca.crt")
-  kubectl_admin patch mutatingwebhookconfiguration tessera --type=json \
-    -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$ca\"}]" >>"$logs/setup.log"
-  kubectl_admin patch validatingwebhookconfiguration tessera --type=json \
-    -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$ca\"}]" >>"$logs/setup.log"
+  local kind count patch i
+  for kind in mutatingwebhookconfiguration validatingwebhookconfiguration; do
+    count=$(kubectl_admin get "$kind" tessera -o json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["webhooks"]))')
+    patch=""
+    for ((i = 0; i < count; i++)); do
+      patch+="${patch:+,}{\"op\":\"add\",\"path\":\"/webhooks/$i/clientConfig/caBundle\",\"value\":\"$ca\"}"
+    done
+    kubectl_admin patch "$kind" tessera --type=json -p "[$patch]" >>"$logs/setup.log" ||
+      die "filling the caBundle of $kind tessera failed (log: $logs/setup.log)"
+  done
   # The scheduler runs on the host, not as the Deployment's pod: its Service has no selector and
   # one EndpointSlice that points at the host, so the API server reaches the webhook through the
   # Service (with --enable-aggregator-routing, by endpoint) under the certificate's service name.
@@ -93,11 +99,11 @@ start_tessera_kube_scheduler() {
 # /var/run/cdi, /var/lib/tessera and /usr/local/lib/tessera; the library is installed there as the
 # DaemonSet's init container does. The driver root and kubelet's cgroup root are this cluster's;
 # housekeeping runs every 2 s instead of 30 s, so that tests see a wrong removal within seconds.
-# TESSERA_DEV_AGENT_ENV adds settings to the agent's environment (TESSERA_NODE_CDI=false ...).
+# DEV_CLUSTER_AGENT_ENV adds settings to the agent's environment (TESSERA_NODE_CDI=false ...).
 start_node_agent() {
   local node=$1 nd extra=() e
   nd=$(node_dir "$node")
-  for e in ${TESSERA_DEV_AGENT_ENV:-}; do extra+=(--env "$e"); done
+  for e in ${DEV_CLUSTER_AGENT_ENV:-}; do extra+=(--env "$e"); done
   local lib=$nd/usr-local/lib/tessera
   cp "$tessera_build/lib/libtessera-cuda.so" "$lib/.libtessera-cuda.so.new"
   mv -f "$lib/.libtessera-cuda.so.new" "$lib/libtessera-cuda.so"

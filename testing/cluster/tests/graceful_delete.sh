@@ -6,23 +6,13 @@ source "$(dirname "$0")/lib.sh"
 pod=test-graceful-delete
 
 k delete pod "$pod" --ignore-not-found --wait=true >/dev/null
-k create -f - >/dev/null <<EOT
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $pod
-spec:
-  terminationGracePeriodSeconds: 40
-  containers:
-  - name: main
-    image: tessera.local/workload:dev
-    command: ["sh", "-c", "tessera-demo-workload --nvml-only; exec sleep 3600"]
-    lifecycle:
-      preStop:
-        exec: {command: ["sleep", "15"]}
-    resources:
-      limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 3000}
-EOT
+workload_pod "$pod" '{"terminationGracePeriodSeconds":40}' \
+  main '{"nvidia.com/gpu":1,"nvidia.com/gpumem":3000}' 'tessera-demo-workload --nvml-only; exec sleep 3600' |
+  python3 -c '
+import json, sys
+pod = json.load(sys.stdin)
+pod["spec"]["containers"][0]["lifecycle"] = {"preStop": {"exec": {"command": ["sleep", "15"]}}}
+print(json.dumps(pod))' | k create -f - >/dev/null
 check "the pod runs" k wait --for=condition=Ready "pod/$pod" --timeout=120s
 node=$(k get pod "$pod" -o 'jsonpath={.spec.nodeName}')
 id=$(k get pod "$pod" -o 'jsonpath={.metadata.annotations.tessera\.io/allocated}' |

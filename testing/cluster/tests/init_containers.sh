@@ -7,33 +7,12 @@ source "$(dirname "$0")/lib.sh"
 pod=test-init-containers
 
 k delete pod "$pod" --ignore-not-found --wait=true >/dev/null
-k create -f - >/dev/null <<EOT
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $pod
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 1
-  initContainers:
-  - name: setup
-    image: tessera.local/workload:dev
-    command: ["tessera-demo-workload", "--nvml-only"]
-    resources:
-      limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 1000}
-  - name: sidecar
-    image: tessera.local/workload:dev
-    restartPolicy: Always
-    command: ["sh", "-c", "tessera-demo-workload --nvml-only; exec sleep 3600"]
-    resources:
-      limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 1500}
-  containers:
-  - name: app
-    image: tessera.local/workload:dev
-    command: ["tessera-demo-workload", "--nvml-only"]
-    resources:
-      limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 2000}
-EOT
+workload_pod "$pod" '{"restartPolicy":"Never"}' \
+  init:setup '{"nvidia.com/gpu":1,"nvidia.com/gpumem":1000}' 'tessera-demo-workload --nvml-only' \
+  sidecar:sidecar '{"nvidia.com/gpu":1,"nvidia.com/gpumem":1500}' \
+  'tessera-demo-workload --nvml-only; exec sleep 3600' \
+  app '{"nvidia.com/gpu":1,"nvidia.com/gpumem":2000}' 'tessera-demo-workload --nvml-only' |
+  k create -f - >/dev/null
 phase=$(wait_phase "$pod" 180 Succeeded Failed) || true
 check "the pod ran to completion (phase $phase)" test "$phase" = Succeeded
 [[ $phase == Succeeded ]] || describe_pod "$pod"

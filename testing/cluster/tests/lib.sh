@@ -67,3 +67,25 @@ print(json.dumps(pod))' "$name"
 
 # value KEY TEXT: the value of a key=value line.
 value() { sed -n "s/^$1=//p" <<<"$2" | head -n1; }
+
+# workload_pod NAME SPEC_JSON [init:|sidecar:]CONTAINER LIMITS_JSON COMMAND...: a pod of the
+# cluster's workload image, as JSON for `k create -f -`. SPEC_JSON is merged into the pod's spec
+# (nodeSelector, restartPolicy, ...); then one triple per container: its name (init: a plain init
+# container, sidecar: a restartable one), its resource limits and its shell command.
+workload_pod() {
+  python3 - "$@" <<'PY'
+import json, sys
+name, spec, rest = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3:]
+pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+       "spec": {"terminationGracePeriodSeconds": 1, "containers": []}}
+pod["spec"].update(spec)
+for i in range(0, len(rest), 3):
+    kind, _, cname = rest[i].rpartition(":")
+    c = {"name": cname, "image": "tessera.local/workload:dev", "command": ["sh", "-c", rest[i + 2]],
+         "resources": {"limits": json.loads(rest[i + 1])}}
+    if kind == "sidecar":
+        c["restartPolicy"] = "Always"
+    pod["spec"].setdefault("initContainers" if kind else "containers", []).append(c)
+print(json.dumps(pod))
+PY
+}

@@ -9,24 +9,12 @@ node=node-a
 pod=test-no-cdi
 restore() { "$harness" restart --dir "$cluster_dir" "$node" tessera-node >/dev/null; }
 trap restore EXIT
-TESSERA_DEV_AGENT_ENV=TESSERA_NODE_CDI=false "$harness" restart --dir "$cluster_dir" "$node" tessera-node >/dev/null
+DEV_CLUSTER_AGENT_ENV=TESSERA_NODE_CDI=false "$harness" restart --dir "$cluster_dir" "$node" tessera-node >/dev/null
 
 k delete pod "$pod" --ignore-not-found --wait=true >/dev/null
-k create -f - >/dev/null <<EOT
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $pod
-spec:
-  nodeSelector: {kubernetes.io/hostname: $node}
-  restartPolicy: Never
-  containers:
-  - name: main
-    image: tessera.local/workload:dev
-    command: ["sh", "-c", "ls /dev | grep nvidia; tessera-demo-workload --nvml-only"]
-    resources:
-      limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 2500}
-EOT
+workload_pod "$pod" "{\"nodeSelector\":{\"kubernetes.io/hostname\":\"$node\"},\"restartPolicy\":\"Never\"}" \
+  main '{"nvidia.com/gpu":1,"nvidia.com/gpumem":2500}' 'ls /dev | grep nvidia; tessera-demo-workload --nvml-only' |
+  k create -f - >/dev/null
 phase=$(wait_phase "$pod" 120 Succeeded Failed) || true
 check "the pod ran to completion (phase $phase)" test "$phase" = Succeeded
 [[ $phase == Succeeded ]] || describe_pod "$pod"

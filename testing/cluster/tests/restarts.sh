@@ -10,27 +10,11 @@ node=node-b
 pod=test-restarts
 
 k delete pod "$pod" --ignore-not-found --wait=true >/dev/null
-k create -f - >/dev/null <<EOT
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $pod
-spec:
-  nodeSelector: {kubernetes.io/hostname: $node}
-  terminationGracePeriodSeconds: 1
-  initContainers:
-  - name: setup
-    image: tessera.local/workload:dev
-    command: ["tessera-demo-workload", "--nvml-only"]
-    resources:
-      limits: {aliyun.com/gpu-mem: 3}
-  containers:
-  - name: main
-    image: tessera.local/workload:dev
-    command: ["sh", "-c", "tessera-demo-workload --nvml-only; sleep 15"]
-    resources:
-      limits: {aliyun.com/gpu-mem: 5}
-EOT
+on_node="{\"nodeSelector\":{\"kubernetes.io/hostname\":\"$node\"}}"
+workload_pod "$pod" "$on_node" \
+  init:setup '{"aliyun.com/gpu-mem":3}' 'tessera-demo-workload --nvml-only' \
+  main '{"aliyun.com/gpu-mem":5}' 'tessera-demo-workload --nvml-only; sleep 15' |
+  k create -f - >/dev/null
 check "the pod runs" k wait --for=condition=Ready "pod/$pod" --timeout=120s
 
 started() { k get pod "$pod" -o 'jsonpath={.status.containerStatuses[0].state.running.startedAt}'; }
@@ -60,21 +44,8 @@ restarted() {
 serves() {
   local name=$1 t0=$2
   k delete pod "$name" --ignore-not-found --wait=true >/dev/null
-  k create -f - >/dev/null <<EOT
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $name
-spec:
-  nodeSelector: {kubernetes.io/hostname: $node}
-  restartPolicy: Never
-  containers:
-  - name: main
-    image: tessera.local/workload:dev
-    command: ["tessera-demo-workload", "--nvml-only"]
-    resources:
-      limits: {aliyun.com/gpu-mem: 2}
-EOT
+  workload_pod "$name" "{\"nodeSelector\":{\"kubernetes.io/hostname\":\"$node\"},\"restartPolicy\":\"Never\"}" \
+    main '{"aliyun.com/gpu-mem":2}' 'tessera-demo-workload --nvml-only' | k create -f - >/dev/null
   local phase
   phase=$(wait_phase "$name" 240 Succeeded Failed) || true
   [[ $phase == Succeeded && $(value nvml.total_mib "$(k logs "$name" 2>&1)") == 2048 ]] || return 1
