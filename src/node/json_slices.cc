@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace tessera::node {
 
 namespace {
@@ -66,11 +68,13 @@ std::string_view JsonTrim(std::string_view text) {
   return text.substr(b, e - b);
 }
 
-std::optional<std::string_view> JsonMember(std::string_view object, std::string_view key) {
+std::optional<std::vector<std::pair<std::string_view, std::string_view>>> JsonMembers(
+    std::string_view object) {
   std::string_view t = JsonTrim(object);
   if (t.empty() || t.front() != '{' || t.back() != '}') return std::nullopt;
+  std::vector<std::pair<std::string_view, std::string_view>> out;
   size_t i = SkipSpace(t, 1);
-  if (i < t.size() && t[i] == '}') return std::nullopt;
+  if (i < t.size() && t[i] == '}') return i + 1 == t.size() ? std::optional(out) : std::nullopt;
   while (i < t.size()) {
     if (t[i] != '"') return std::nullopt;
     size_t key_end = SkipString(t, i);
@@ -81,14 +85,33 @@ std::optional<std::string_view> JsonMember(std::string_view object, std::string_
     i = SkipSpace(t, i + 1);
     size_t value_end = SkipValue(t, i);
     if (value_end == kBad) return std::nullopt;
-    if (name == key) return t.substr(i, value_end - i);
+    out.emplace_back(name, t.substr(i, value_end - i));
     i = SkipSpace(t, value_end);
     if (i >= t.size()) return std::nullopt;
-    if (t[i] == '}') return std::nullopt;
+    if (t[i] == '}') return i + 1 == t.size() ? std::optional(out) : std::nullopt;
     if (t[i] != ',') return std::nullopt;
     i = SkipSpace(t, i + 1);
   }
   return std::nullopt;
+}
+
+std::optional<std::string_view> JsonMember(std::string_view object, std::string_view key) {
+  auto members = JsonMembers(object);
+  if (!members) return std::nullopt;
+  for (const auto& [name, value] : *members) {
+    if (name == key) return value;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> JsonString(std::string_view value) {
+  std::string_view t = JsonTrim(value);
+  if (t.size() < 2 || t.front() != '"' || SkipString(t, 0) != t.size()) return std::nullopt;
+  std::string_view inner = t.substr(1, t.size() - 2);
+  if (inner.find('\\') == std::string_view::npos) return std::string(inner);
+  nlohmann::json parsed = nlohmann::json::parse(t, nullptr, false);
+  if (!parsed.is_string()) return std::nullopt;
+  return parsed.get<std::string>();
 }
 
 std::optional<std::vector<std::string_view>> JsonElements(std::string_view array) {

@@ -21,6 +21,18 @@ TEST(JsonSlicesTest, MembersAndElementsAsWritten) {
   EXPECT_TRUE(JsonElements("[]")->empty());
 }
 
+TEST(JsonSlicesTest, StringsWithAndWithoutEscapes) {
+  EXPECT_EQ(JsonString(R"( "plain" )"), "plain");
+  EXPECT_EQ(JsonString(R"("a\"b\u00e9")"), "a\"b\xc3\xa9");
+  EXPECT_FALSE(JsonString("12"));
+  EXPECT_FALSE(JsonString(R"("open)"));
+  auto members = JsonMembers(R"({"k": [1], "j": {}})");
+  ASSERT_TRUE(members);
+  ASSERT_EQ(members->size(), 2u);
+  EXPECT_EQ((*members)[1].first, "j");
+  EXPECT_EQ((*members)[1].second, "{}");
+}
+
 TEST(JsonSlicesTest, BrokenTextIsNoSlice) {
   for (const char* bad : {"", "{", R"({"a":)", R"({"a":[1,2})", R"({"a":"open})", "[1,]x"}) {
     EXPECT_FALSE(JsonMember(bad, "a")) << bad;

@@ -8,16 +8,12 @@
 #include <fstream>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "common/strings.h"
 #include "deviceplugin_v1beta1.pb.h"
 #include "node/allocation_files.h"
 #include "node/json_slices.h"
 
 namespace tessera::node {
-
-using nlohmann::json;
 
 namespace {
 
@@ -44,31 +40,45 @@ std::string AllocationOfAnswer(const std::string& answer, const std::string& all
 
 namespace {
 
+// One entry, read from its text without building a document (a burst of admissions brings
+// dozens of new entries at once).
 Result<DeviceAssignment> ParseEntry(std::string_view text, const std::string& allocations_dir) {
-  json e = json::parse(text, nullptr, false);
-  if (!e.is_object() || !e.contains("PodUID") || !e["PodUID"].is_string() ||
-      !e.contains("ContainerName") || !e["ContainerName"].is_string() ||
-      !e.contains("ResourceName") || !e["ResourceName"].is_string()) {
-    return InvalidArgument("an entry lacks PodUID, ContainerName or ResourceName");
-  }
-  DeviceAssignment a{e["PodUID"], e["ContainerName"], e["ResourceName"], {}, ""};
-  const json& ids = e.value("DeviceIDs", json::object());
-  if (!ids.is_object()) return InvalidArgument("the DeviceIDs of an entry are not a map");
-  for (const auto& [numa, list] : ids.items()) {
-    if (!list.is_array()) return InvalidArgument("the DeviceIDs of an entry are not lists");
-    for (const json& id : list) {
-      if (!id.is_string()) return InvalidArgument("a device ID is not a string");
-      a.device_ids.push_back(id);
+  auto members = JsonMembers(text);
+  if (!members) return InvalidArgument("an entry is not an object");
+  DeviceAssignment a;
+  std::optional<std::string> answer;
+  bool uid = false, container = false, resource = false;
+  for (const auto& [key, value] : *members) {
+    if (key == "PodUID" || key == "ContainerName" || key == "ResourceName") {
+      std::optional<std::string> v = JsonString(value);
+      if (!v) return InvalidArgument("the " + std::string(key) + " of an entry is not a string");
+      (key == "PodUID" ? a.pod_uid : key == "ContainerName" ? a.container : a.resource) = *v;
+      (key == "PodUID" ? uid : key == "ContainerName" ? container : resource) = true;
+    } else if (key == "DeviceIDs") {
+      auto numas = JsonMembers(value);
+      if (!numas) return InvalidArgument("the DeviceIDs of an entry are not a map");
+      for (const auto& [numa, list] : *numas) {
+        auto ids = JsonElements(list);
+        if (!ids) return InvalidArgument("the DeviceIDs of an entry are not lists");
+        for (std::string_view id : *ids) {
+          std::optional<std::string> v = JsonString(id);
+          if (!v) return InvalidArgument("a device ID is not a string");
+          a.device_ids.push_back(std::move(*v));
+        }
+      }
+    } else if (key == "AllocResp" && JsonTrim(value) != "null") {
+      std::optional<std::string> encoded = JsonString(value);
+      answer = encoded ? Base64Decode(*encoded) : std::nullopt;
+      if (!answer) return InvalidArgument("the AllocResp of an entry is not base64");
     }
+  }
+  if (!uid || !container || !resource) {
+    return InvalidArgument("an entry lacks PodUID, ContainerName or ResourceName");
   }
   // A device with several NUMA nodes is listed under each of them.
   std::sort(a.device_ids.begin(), a.device_ids.end());
   a.device_ids.erase(std::unique(a.device_ids.begin(), a.device_ids.end()), a.device_ids.end());
-  if (e.contains("AllocResp") && e["AllocResp"].is_string()) {
-    std::optional<std::string> answer = Base64Decode(e["AllocResp"].get<std::string>());
-    if (!answer) return InvalidArgument("the AllocResp of an entry is not base64");
-    a.allocation_id = AllocationOfAnswer(*answer, allocations_dir);
-  }
+  if (answer) a.allocation_id = AllocationOfAnswer(*answer, allocations_dir);
   return a;
 }
 
