@@ -369,6 +369,57 @@ TEST_F(SchedulerE2E, AdmissionWebhookThroughTheApiServerAllowsDeniesAndPatches) 
   EXPECT_EQ(GetPod("gpu")["spec"]["nodeName"], "n");
 }
 
+// Before, a pod owner could free their own charge by annotating the running pod
+// (allocation-failed=x, a rewritten allocation), and create a pod with a hand-written decision;
+// the API server now sends those updates to /validate, which refuses them.
+TEST_F(SchedulerE2E, PodOwnerCannotForgeTesseraAnnotationsThroughTheApiServer) {
+  int port = FreePort();
+  ASSERT_GT(port, 0);
+  StartServer({.admission_webhook = "http://127.0.0.1:" + std::to_string(port)});
+  Create(kube::kNodes, MakeUniformNode("n", 4, "Tesla T4", 15360));
+  StartApp("127.0.0.1:" + std::to_string(port));
+  json gpu = CreatePod(MakePod("gpu", {{"aliyun.com/gpu-mem", 2}}));
+  ASSERT_EQ(Driver(app_->port()).Schedule(gpu, {"n"}), "n");
+  httplib::Client api(server_->url());
+  auto annotate = [&](const std::string& user, const json& annotations) {
+    json body = {{"metadata", {{"annotations", annotations}}}};
+    return api.Patch("/api/v1/namespaces/default/pods/gpu", {{"Impersonate-User", user}},
+                     body.dump(), "application/merge-patch+json");
+  };
+  httplib::Result r = annotate("alice", {{"tessera.io/allocation-failed", "x"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 403) << r->body;
+  EXPECT_NE(json::parse(r->body)["message"].get<std::string>().find(
+                "admission webhook \"validate.tessera.io\" denied the request: Tessera: "
+                "user \"alice\" may not set tessera.io/allocation-failed"),
+            std::string::npos)
+      << r->body;
+  r = annotate("alice", {{"tessera.io/allocation", R"({"version":1,"containers":[]})"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 403) << r->body;
+  EXPECT_FALSE(GetPod("gpu")["metadata"]["annotations"].contains("tessera.io/allocation-failed"));
+
+  // The node agent may record its verdict; the owner may change everything else.
+  r = annotate("system:serviceaccount:tessera-system:tessera-node",
+               {{"tessera.io/allocated", "{}"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  r = annotate("alice", {{"team", "a"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+
+  json forged = MakePod("forged", {{"aliyun.com/gpu-mem", 2}});
+  forged["metadata"].erase("uid");
+  forged["metadata"]["annotations"]["tessera.io/allocation"] =
+      GetPod("gpu")["metadata"]["annotations"]["tessera.io/allocation"];
+  Result<json> created = client_->Create(kube::kPods, "default", forged);
+  ASSERT_FALSE(created.ok());
+  EXPECT_NE(kube::ErrorDetails(created.status())
+                .message.find("a new pod may not carry tessera.io/allocation"),
+            std::string::npos)
+      << created.status().message();
+}
+
 // kube-scheduler keeps its connections to the extender: answers on a reused connection must not
 // wait for the client's delayed ACK (~40 ms each without TCP_NODELAY), or every filter would.
 TEST_F(SchedulerE2E, KeepAliveAnswersDoNotWaitForDelayedAcks) {

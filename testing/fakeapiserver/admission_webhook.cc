@@ -23,8 +23,9 @@ std::string NewUid() {
 AdmissionWebhook::AdmissionWebhook(std::string base_url, std::string domain)
     : base_url_(std::move(base_url)), domain_(std::move(domain)) {}
 
-ApiResult<json> AdmissionWebhook::Review(const std::string& verb, const json& pod,
-                                         const std::string& ns) const {
+ApiResult<json> AdmissionWebhook::Review(const std::string& verb, const std::string& operation,
+                                         const json& pod, const json& old_pod,
+                                         const std::string& ns, const std::string& user) const {
   std::string uid = NewUid();
   json review = {{"apiVersion", "admission.k8s.io/v1"},
                  {"kind", "AdmissionReview"},
@@ -36,10 +37,10 @@ ApiResult<json> AdmissionWebhook::Review(const std::string& verb, const json& po
                    {"requestResource", {{"group", ""}, {"version", "v1"}, {"resource", "pods"}}},
                    {"name", pod["metadata"].value("name", "")},
                    {"namespace", ns},
-                   {"operation", "CREATE"},
-                   {"userInfo", {{"username", "fake-apiserver"}}},
+                   {"operation", operation},
+                   {"userInfo", {{"username", user.empty() ? "fake-apiserver" : user}}},
                    {"object", pod},
-                   {"oldObject", nullptr},
+                   {"oldObject", old_pod},
                    {"dryRun", false}}}};
   std::string failed = "failed calling webhook \"" + verb + "." + domain_ + "\": ";
   // Split "http://host:port/prefix" into the client's base and the path prefix.
@@ -63,20 +64,25 @@ ApiResult<json> AdmissionWebhook::Review(const std::string& verb, const json& po
   return answer["response"];
 }
 
-ApiResult<json> AdmissionWebhook::Admit(const json& pod, const std::string& ns) const {
+ApiResult<json> AdmissionWebhook::Allowed(const std::string& verb, ApiResult<json> response,
+                                          const json& pod) const {
+  if (!response.ok()) return response.error();
+  if (response->value("allowed", false)) return pod;
+  json status = response->value("status", json::object());
+  int code = status.value("code", 400);
+  std::string message = status.value("message", "");
+  return ErrorForCode(code < 400 ? 400 : code,
+                      "admission webhook \"" + verb + "." + domain_ + "\" denied the request" +
+                          (message.empty() ? " without explanation" : ": " + message));
+}
+
+ApiResult<json> AdmissionWebhook::Admit(const json& pod, const std::string& ns,
+                                        const std::string& user) const {
   json current = pod;
   for (const char* verb : {"mutate", "validate"}) {
-    ApiResult<json> response = Review(verb, current, ns);
-    if (!response.ok()) return response.error();
-    if (!response->value("allowed", false)) {
-      json status = response->value("status", json::object());
-      int code = status.value("code", 400);
-      std::string message = status.value("message", "");
-      return ErrorForCode(code < 400 ? 400 : code,
-                          "admission webhook \"" + std::string(verb) + "." + domain_ +
-                              "\" denied the request" +
-                              (message.empty() ? " without explanation" : ": " + message));
-    }
+    ApiResult<json> response = Review(verb, "CREATE", current, nullptr, ns, user);
+    ApiResult<json> allowed = Allowed(verb, response, current);
+    if (!allowed.ok()) return allowed.error();
     if (std::string(verb) == "mutate" && response->contains("patch")) {
       std::optional<std::string> patch = Base64Decode((*response)["patch"].get<std::string>());
       if (!patch) {
@@ -93,6 +99,12 @@ ApiResult<json> AdmissionWebhook::Admit(const json& pod, const std::string& ns) 
     }
   }
   return current;
+}
+
+ApiResult<json> AdmissionWebhook::AdmitUpdate(const json& old_pod, const json& pod,
+                                              const std::string& ns,
+                                              const std::string& user) const {
+  return Allowed("validate", Review("validate", "UPDATE", pod, old_pod, ns, user), pod);
 }
 
 }  // namespace tessera::testing

@@ -253,7 +253,8 @@ void ApiHandler::Create(const RequestPath& path, const httplib::Request& req,
   ApiResult<json> object = DecodeObject(req.body, *path.type, path);
   if (!object.ok()) return SendError(res, object.error());
   if (path.type->plural == "pods" && webhook_ != nullptr) {
-    ApiResult<json> admitted = webhook_->Admit(*object, path.ns);
+    ApiResult<json> admitted =
+        webhook_->Admit(*object, path.ns, req.get_header_value("Impersonate-User"));
     if (!admitted.ok()) return SendError(res, admitted.error());
     object = std::move(*admitted);
   }
@@ -283,10 +284,16 @@ void ApiHandler::Replace(const RequestPath& path, const httplib::Request& req,
         } else if (keep_status) {
           next["status"] = current.value("status", json::object());
         }
-        return next;
+        return AdmitUpdate(path, req, current, std::move(next));
       });
   if (!updated.ok()) return SendError(res, updated.error());
   SendJson(res, 200, **updated);
+}
+
+ApiResult<json> ApiHandler::AdmitUpdate(const RequestPath& path, const httplib::Request& req,
+                                        const json& current, json next) const {
+  if (path.type->plural != "pods" || !path.subresource.empty() || webhook_ == nullptr) return next;
+  return webhook_->AdmitUpdate(current, next, path.ns, req.get_header_value("Impersonate-User"));
 }
 
 void ApiHandler::Patch(const RequestPath& path, const httplib::Request& req,
@@ -309,7 +316,7 @@ void ApiHandler::Patch(const RequestPath& path, const httplib::Request& req,
           return next;
         }
         if (keep_status) (*patched)["status"] = current.value("status", json::object());
-        return patched;
+        return AdmitUpdate(path, req, current, std::move(*patched));
       });
   if (!updated.ok()) return SendError(res, updated.error());
   SendJson(res, 200, **updated);

@@ -42,6 +42,9 @@ class ApiHandler {
   void Create(const RequestPath& path, const httplib::Request& req, httplib::Response& res);
   void Replace(const RequestPath& path, const httplib::Request& req, httplib::Response& res);
   void Patch(const RequestPath& path, const httplib::Request& req, httplib::Response& res);
+  // A pod update through the admission webhook (when there is one); `next` when allowed.
+  ApiResult<nlohmann::json> AdmitUpdate(const RequestPath& path, const httplib::Request& req,
+                                        const nlohmann::json& current, nlohmann::json next) const;
   void Delete(const RequestPath& path, const httplib::Request& req, httplib::Response& res);
   void Bind(const RequestPath& path, const httplib::Request& req, httplib::Response& res);
 
