@@ -20,6 +20,7 @@ static pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct graph_exec* g_execs;
 static size_t g_count, g_capacity;
 static uint64_t g_charged[HOOK_MAX_CUDA_DEVICES]; /* per CUDA device: graph memory charged */
+static int g_charged_devices;                     /* how many g_charged[] are not 0 */
 
 static struct graph_exec* find(CUgraphExec exec) {
   for (size_t i = 0; i < g_count; ++i) {
@@ -47,6 +48,8 @@ static void settle(CUdevice dev, uint64_t reserved) {
   } else {
     region_charge(index, reserved - g_charged[dev], 0);
   }
+  int change = (reserved != 0) - (g_charged[dev] != 0);
+  if (change != 0) __atomic_add_fetch(&g_charged_devices, change, __ATOMIC_RELAXED);
   g_charged[dev] = reserved;
 }
 
@@ -142,6 +145,9 @@ CUresult graph_launch(CUgraphExec exec, CUresult (*launch)(CUgraphExec, CUstream
       break;
     }
     grown[dev] = growth;
+    if (growth > 0 && g_charged[dev] == 0) {
+      __atomic_add_fetch(&g_charged_devices, 1, __ATOMIC_RELAXED);
+    }
     g_charged[dev] += growth;
   }
   if (rc == CUDA_SUCCESS) rc = launch(exec, stream);
@@ -159,7 +165,11 @@ CUresult graph_launch(CUgraphExec exec, CUresult (*launch)(CUgraphExec, CUstream
 }
 
 void graph_refresh_all(void) {
-  if (hook_state_init() != HOOK_ACTIVE) return;
+  /* Without graphs with allocation nodes (most processes) this costs one load. */
+  if (hook_state_init() != HOOK_ACTIVE ||
+      __atomic_load_n(&g_charged_devices, __ATOMIC_RELAXED) == 0) {
+    return;
+  }
   pthread_mutex_lock(&g_mutex);
   refresh_locked();
   pthread_mutex_unlock(&g_mutex);
@@ -171,4 +181,5 @@ void graph_charge_reset_in_child(void) {
   g_execs = NULL; /* the parent's, left behind */
   g_count = g_capacity = 0;
   for (int i = 0; i < HOOK_MAX_CUDA_DEVICES; ++i) g_charged[i] = 0;
+  g_charged_devices = 0;
 }

@@ -164,7 +164,8 @@ CUresult pool_alloc(const struct pool_alloc_call* k, CUdevice dev) {
 }
 
 void pool_refresh_all(void) {
-  if (hook_state_init() != HOOK_ACTIVE) return;
+  /* Without pools (most processes) the memory queries pay one load for this. */
+  if (hook_state_init() != HOOK_ACTIVE || __atomic_load_n(&g_count, __ATOMIC_RELAXED) == 0) return;
   pthread_mutex_lock(&g_mutex);
   refresh_locked();
   pthread_mutex_unlock(&g_mutex);
