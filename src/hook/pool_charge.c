@@ -133,11 +133,11 @@ CUresult pool_alloc(const struct pool_alloc_call* k, CUdevice dev) {
   uint64_t aligned = hook_round_up(k->bytes, POOL_ALIGNMENT);
   uint64_t growth = aligned > unused ? hook_round_up(aligned - unused, hook_granularity(dev)) : 0;
   if (growth > 0 && region_charge(e->index, growth, limit) != 0) {
-    refresh_locked(); /* other pools may hold less since the last synchronisation */
-    if (region_charge(e->index, growth, limit) != 0) {
+    refresh_locked();  /* other pools may hold less since the last synchronisation */
+    e = find(k->pool); /* the refresh may have moved entries */
+    if (e == NULL || region_charge(e->index, growth, limit) != 0) {
       pthread_mutex_unlock(&g_mutex);
-      HOOK_LOG(HOOK_LOG_INFO, "refused a pool's growth of %llu bytes on device %d",
-               (unsigned long long)growth, e->index);
+      HOOK_LOG(HOOK_LOG_INFO, "refused a pool's growth of %llu bytes", (unsigned long long)growth);
       return CUDA_ERROR_OUT_OF_MEMORY;
     }
   }
