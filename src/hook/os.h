@@ -37,6 +37,7 @@ __asm__(".symver pthread_mutex_timedlock,pthread_mutex_timedlock@GLIBC_2.2.5");
 __asm__(".symver pthread_detach,pthread_detach@GLIBC_2.2.5");
 __asm__(".symver pthread_attr_init,pthread_attr_init@GLIBC_2.2.5");
 __asm__(".symver pthread_attr_destroy,pthread_attr_destroy@GLIBC_2.2.5");
+__asm__(".symver pthread_attr_setstacksize,pthread_attr_setstacksize@GLIBC_2.2.5");
 #elif defined(__aarch64__)
 #define TESSERA_GLIBC_BASE "GLIBC_2.17"
 /* aarch64 starts at glibc 2.17: every symbol has that version there, and glibc 2.34+ adds new
@@ -62,6 +63,7 @@ __asm__(".symver pthread_mutex_timedlock,pthread_mutex_timedlock@GLIBC_2.17");
 __asm__(".symver pthread_detach,pthread_detach@GLIBC_2.17");
 __asm__(".symver pthread_attr_init,pthread_attr_init@GLIBC_2.17");
 __asm__(".symver pthread_attr_destroy,pthread_attr_destroy@GLIBC_2.17");
+__asm__(".symver pthread_attr_setstacksize,pthread_attr_setstacksize@GLIBC_2.17");
 #else
 #error "libtessera-cuda.so supports x86-64 and aarch64"
 #endif

@@ -19,6 +19,7 @@
 #define SWEEP_PERIOD_NS 200000000ull
 #define SWEEP_MIN_GAP_NS 150000000ull
 #define LOCK_TIMEOUT_NS 1000000000ull /* whole seconds */
+#define REAPER_STACK_BYTES (1u << 20)
 
 static struct tessera_region* g_region;
 static int g_slot = -1;
@@ -230,11 +231,12 @@ static void* reaper_main(void* arg) {
 }
 
 static void start_reaper(void) {
-  /* The default stack (the size of RLIMIT_STACK, 2-8 MiB of address space, touched only as far as
-   * it is used): the compute limiter's NVML poll runs on this thread, and a real libnvidia-ml
-   * needs more than the 64 KiB this once had. */
+  /* 1 MiB of address space, touched only as far as it is used: the compute limiter's NVML poll
+   * runs on this thread, and a real libnvidia-ml needs more than the 64 KiB this once had. Fixed,
+   * not the default, which follows the container's RLIMIT_STACK. */
   pthread_attr_t attr;
   pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, REAPER_STACK_BYTES);
   /* The thread must not take signals meant for the application's threads. */
   sigset_t all, old;
   sigfillset(&all);
