@@ -24,10 +24,10 @@
 #include "fakekubelet/device_checkpoint.h"
 #include "fakekubelet/registry.h"
 #include "log/log.h"
-#include "node/allocator.h"
-#include "node/device_board.h"
-#include "node/memory_pod_store.h"
-#include "node/plugin_manager.h"
+#include "node/allocation/allocator.h"
+#include "node/gpu/device_board.h"
+#include "node/kubelet/plugin_manager.h"
+#include "node/pods/memory_pod_store.h"
 #include "node/test_support.h"
 
 using namespace tessera;

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "log/log.h"
-#include "node/grant.h"
-#include "node/inventory.h"
+#include "node/allocation/grant.h"
+#include "node/gpu/inventory.h"
 
 namespace tessera::node {
 

@@ -11,16 +11,16 @@
 #include <memory>
 #include <thread>
 
-#include "node/allocation_recorder.h"
-#include "node/allocator.h"
-#include "node/device_board.h"
-#include "node/gpu.h"
-#include "node/health_monitor.h"
-#include "node/housekeeper.h"
-#include "node/kubelet_checkpoint.h"
-#include "node/pids_refresher.h"
-#include "node/plugin_manager.h"
-#include "node/pod_source.h"
+#include "node/allocation/allocation_recorder.h"
+#include "node/allocation/allocator.h"
+#include "node/allocation/housekeeper.h"
+#include "node/containers/pids_refresher.h"
+#include "node/gpu/device_board.h"
+#include "node/gpu/gpu.h"
+#include "node/gpu/health_monitor.h"
+#include "node/kubelet/kubelet_checkpoint.h"
+#include "node/kubelet/plugin_manager.h"
+#include "node/pods/pod_source.h"
 
 namespace tessera::node {
 

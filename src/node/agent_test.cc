@@ -1,5 +1,5 @@
 #include "node/agent.h"
-#include "node/kubelet_version.h"
+#include "node/kubelet/kubelet_version.h"
 
 #include <unistd.h>
 
@@ -12,8 +12,8 @@
 
 #include "config/config.h"
 #include "node/config_keys.h"
-#include "node/fake_cgroup_tree.h"
-#include "node/memory_pod_store.h"
+#include "node/containers/fake_cgroup_tree.h"
+#include "node/pods/memory_pod_store.h"
 #include "node/test_support.h"
 
 namespace tessera::node {

@@ -10,13 +10,13 @@
 #include "log/log.h"
 #include "node/agent.h"
 #include "node/config_keys.h"
-#include "node/kube_pod_source.h"
-#include "node/kubelet_version.h"
-#include "node/metrics.h"
-#include "node/metrics_server.h"
-#include "node/nvml_gpu_source.h"
-#include "node/nvml_health_probe.h"
-#include "node/nvml_process_shares.h"
+#include "node/gpu/nvml_gpu_source.h"
+#include "node/gpu/nvml_health_probe.h"
+#include "node/gpu/nvml_process_shares.h"
+#include "node/kubelet/kubelet_version.h"
+#include "node/metrics/metrics.h"
+#include "node/metrics/metrics_server.h"
+#include "node/pods/kube_pod_source.h"
 
 extern char** environ;
 

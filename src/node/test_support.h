@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "node/gpu.h"
-#include "node/kubelet_checkpoint.h"
+#include "node/gpu/gpu.h"
+#include "node/kubelet/kubelet_checkpoint.h"
 
 namespace tessera::node::testing {
 

@@ -16,7 +16,7 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "node/pod_view.h"
+#include "node/allocation/pod_view.h"
 
 extern char** environ;
 

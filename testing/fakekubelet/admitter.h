@@ -1,7 +1,7 @@
 // Admitter: the fake kubelet's pod admission and container start, in kubelet's order. For each
 // container (init containers first) and each registered resource it asks for: choose free healthy
 // device IDs (asking GetPreferredAllocation when the plugin offers it), call Allocate, record the
-// devices and the answer in the device checkpoint (node/kubelet_checkpoint.h). Then, per
+// devices and the answer in the device checkpoint (node/kubelet/kubelet_checkpoint.h). Then, per
 // container, PreStartContainer for each of its resources before "starting" it.
 //
 // Admission is serialised (one pod at a time, as kubelet); starts of different pods may run in

@@ -1,8 +1,8 @@
 // FakeDeviceCheckpoint: kubelet's device manager checkpoint,
 // <dir>/device-plugins/kubelet_internal_checkpoint, written from the records the fake kubelet
-// keeps as it admits pods, in kubelet's format (node/kubelet_checkpoint.h): after every change,
-// as a new file renamed into place. The node agent reads it to tell which container holds which
-// devices.
+// keeps as it admits pods, in kubelet's format (node/kubelet/kubelet_checkpoint.h): after every
+// change, as a new file renamed into place. The node agent reads it to tell which container holds
+// which devices.
 //
 // Thread-safe.
 #pragma once

@@ -1,5 +1,5 @@
-// The fake kubelet's cgroups: laid out where the node agent looks (node/cgroup_paths.h), with the
-// started process's PID in cgroup.procs, and kubelet's QoS rule.
+// The fake kubelet's cgroups: laid out where the node agent looks (node/containers/cgroup_paths.h),
+// with the started process's PID in cgroup.procs, and kubelet's QoS rule.
 #include "fakekubelet/fake_cgroups.h"
 
 #include <fstream>
@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "fakekubelet/admitter.h"
-#include "node/cgroup_paths.h"
+#include "node/containers/cgroup_paths.h"
 #include "node/test_support.h"
 
 namespace tessera::fakekubelet {

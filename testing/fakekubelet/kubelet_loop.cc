@@ -5,7 +5,7 @@
 
 #include "fakekubelet/fake_cgroups.h"
 #include "log/log.h"
-#include "node/pod_view.h"
+#include "node/allocation/pod_view.h"
 
 namespace tessera::fakekubelet {
 

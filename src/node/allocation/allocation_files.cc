@@ -1,4 +1,4 @@
-#include "node/allocation_files.h"
+#include "node/allocation/allocation_files.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

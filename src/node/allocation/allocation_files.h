@@ -3,18 +3,18 @@
 //
 // An allocation is one Allocate answer (one container's devices of one resource), named by an
 // allocation ID drawn at random when kubelet calls Allocate; kubelet's checkpoint later tells
-// which container holds it (node/kubelet_checkpoint.h). Every file is written under a temporary
-// name in its final folder and renamed into place, so a reader sees the old or the new file, never
-// a mix. Pure functions plus file writes; thread-compatible (distinct allocations may be written
-// from different threads; one allocation is written by one thread at a time).
+// which container holds it (node/kubelet/kubelet_checkpoint.h). Every file is written under a
+// temporary name in its final folder and renamed into place, so a reader sees the old or the new
+// file, never a mix. Pure functions plus file writes; thread-compatible (distinct allocations may
+// be written from different threads; one allocation is written by one thread at a time).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "common/status.h"
-#include "node/gpu.h"
-#include "node/grant.h"
+#include "node/allocation/grant.h"
+#include "node/gpu/gpu.h"
 
 namespace tessera::node {
 

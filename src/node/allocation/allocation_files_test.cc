@@ -1,5 +1,5 @@
-#include "node/allocation_files.h"
-#include "node/grant.h"
+#include "node/allocation/allocation_files.h"
+#include "node/allocation/grant.h"
 
 #include <sys/stat.h>
 

@@ -1,9 +1,9 @@
-#include "node/allocation_recorder.h"
+#include "node/allocation/allocation_recorder.h"
 
 #include <algorithm>
 
 #include "log/log.h"
-#include "node/grant.h"
+#include "node/allocation/grant.h"
 
 namespace tessera::node {
 

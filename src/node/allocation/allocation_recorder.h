@@ -21,8 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "node/pod_source.h"
-#include "node/pod_view.h"
+#include "node/allocation/pod_view.h"
+#include "node/pods/pod_source.h"
 
 namespace tessera::node {
 

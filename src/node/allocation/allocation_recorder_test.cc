@@ -1,9 +1,9 @@
-#include "node/allocation_recorder.h"
+#include "node/allocation/allocation_recorder.h"
 
 #include <gtest/gtest.h>
 
-#include "node/grant.h"
-#include "node/memory_pod_store.h"
+#include "node/allocation/grant.h"
+#include "node/pods/memory_pod_store.h"
 #include "node/test_support.h"
 
 namespace tessera::node {

@@ -1,4 +1,4 @@
-#include "node/allocator.h"
+#include "node/allocation/allocator.h"
 
 #include <unistd.h>
 

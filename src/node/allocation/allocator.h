@@ -4,7 +4,7 @@
 // kubelet's calls carry device IDs only. Allocate needs no owner: it draws a new allocation ID,
 // answers with mounts of that allocation's folders (and its CDI device), and writes placeholder
 // files that give no GPU. PreStartContainer, called before every start of a container, finds the
-// containers that hold its device IDs in kubelet's device checkpoint (node/kubelet_checkpoint.h;
+// containers that hold its device IDs in kubelet's device checkpoint (node/kubelet/kubelet_checkpoint.h;
 // several when kubelet handed an init container's devices on to an app container), reads each
 // one's decision (`tessera.io/allocation`) from the pod cache, and rewrites the files of every
 // allocation of that container, so whichever of its answers kubelet applied holds its limits.
@@ -27,14 +27,14 @@
 #include <vector>
 
 #include "common/status.h"
-#include "node/allocation_files.h"
-#include "node/allocation_recorder.h"
-#include "node/gpu.h"
-#include "node/grant.h"
-#include "node/kubelet_checkpoint.h"
-#include "node/pod_source.h"
-#include "node/pod_view.h"
-#include "node/resources.h"
+#include "node/allocation/allocation_files.h"
+#include "node/allocation/allocation_recorder.h"
+#include "node/allocation/grant.h"
+#include "node/allocation/pod_view.h"
+#include "node/gpu/gpu.h"
+#include "node/kubelet/kubelet_checkpoint.h"
+#include "node/kubelet/resources.h"
+#include "node/pods/pod_source.h"
 
 namespace tessera::node {
 

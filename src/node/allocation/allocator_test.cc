@@ -1,4 +1,4 @@
-#include "node/allocator.h"
+#include "node/allocation/allocator.h"
 
 #include <filesystem>
 #include <fstream>
@@ -9,8 +9,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "node/allocation_files.h"
-#include "node/memory_pod_store.h"
+#include "node/allocation/allocation_files.h"
+#include "node/pods/memory_pod_store.h"
 #include "node/test_support.h"
 
 namespace tessera::node {

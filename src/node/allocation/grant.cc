@@ -1,4 +1,4 @@
-#include "node/grant.h"
+#include "node/allocation/grant.h"
 
 namespace tessera::node {
 

@@ -1,10 +1,10 @@
-#include "node/housekeeper.h"
+#include "node/allocation/housekeeper.h"
 
 #include <filesystem>
 #include <fstream>
 
 #include "log/log.h"
-#include "node/pod_view.h"
+#include "node/allocation/pod_view.h"
 
 namespace tessera::node {
 

@@ -11,8 +11,8 @@
 
 #include <chrono>
 
-#include "node/allocator.h"
-#include "node/pod_source.h"
+#include "node/allocation/allocator.h"
+#include "node/pods/pod_source.h"
 
 namespace tessera::node {
 

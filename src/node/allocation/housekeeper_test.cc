@@ -1,11 +1,11 @@
-#include "node/housekeeper.h"
+#include "node/allocation/housekeeper.h"
 
 #include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
 
-#include "node/memory_pod_store.h"
+#include "node/pods/memory_pod_store.h"
 #include "node/test_support.h"
 
 namespace tessera::node {

@@ -1,11 +1,11 @@
-#include "node/pod_view.h"
+#include "node/allocation/pod_view.h"
 
 #include <algorithm>
 #include <charconv>
 #include <optional>
 #include <string_view>
 
-#include "node/grant.h"
+#include "node/allocation/grant.h"
 
 namespace tessera::node {
 

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "node/pod_source.h"
+#include "node/pods/pod_source.h"
 
 namespace tessera::node {
 

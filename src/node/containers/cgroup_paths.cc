@@ -1,4 +1,4 @@
-#include "node/cgroup_paths.h"
+#include "node/containers/cgroup_paths.h"
 
 #include <algorithm>
 #include <cctype>

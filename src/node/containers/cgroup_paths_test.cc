@@ -1,11 +1,11 @@
-#include "node/cgroup_paths.h"
+#include "node/containers/cgroup_paths.h"
 
 #include <filesystem>
 #include <tuple>
 
 #include <gtest/gtest.h>
 
-#include "node/fake_cgroup_tree.h"
+#include "node/containers/fake_cgroup_tree.h"
 #include "node/test_support.h"
 
 namespace tessera::node {

@@ -1,4 +1,4 @@
-#include "node/container_pids.h"
+#include "node/containers/container_pids.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "node/pids_refresher.h"
+#include "node/containers/pids_refresher.h"
 
 #include <filesystem>
 #include <fstream>
@@ -6,10 +6,10 @@
 
 #include "abi/host_pids.h"
 #include "log/log.h"
-#include "node/allocation_files.h"
-#include "node/cgroup_paths.h"
-#include "node/container_pids.h"
-#include "node/pod_view.h"
+#include "node/allocation/allocation_files.h"
+#include "node/allocation/pod_view.h"
+#include "node/containers/cgroup_paths.h"
+#include "node/containers/container_pids.h"
 
 namespace tessera::node {
 

@@ -16,7 +16,7 @@
 #include <map>
 #include <string>
 
-#include "node/pod_source.h"
+#include "node/pods/pod_source.h"
 
 namespace tessera::node {
 

@@ -1,4 +1,4 @@
-#include "node/pids_refresher.h"
+#include "node/containers/pids_refresher.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,8 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "abi/host_pids.h"
-#include "node/fake_cgroup_tree.h"
-#include "node/memory_pod_store.h"
+#include "node/containers/fake_cgroup_tree.h"
+#include "node/pods/memory_pod_store.h"
 #include "node/test_support.h"
 
 namespace tessera::node {

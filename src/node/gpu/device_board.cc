@@ -1,4 +1,4 @@
-#include "node/device_board.h"
+#include "node/gpu/device_board.h"
 
 namespace tessera::node {
 

@@ -10,7 +10,7 @@
 #include <mutex>
 #include <vector>
 
-#include "node/gpu.h"
+#include "node/gpu/gpu.h"
 
 namespace tessera::node {
 

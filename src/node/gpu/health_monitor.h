@@ -15,7 +15,7 @@
 #include <string>
 #include <thread>
 
-#include "node/device_board.h"
+#include "node/gpu/device_board.h"
 
 namespace tessera::node {
 

@@ -1,4 +1,4 @@
-#include "node/health_monitor.h"
+#include "node/gpu/health_monitor.h"
 
 #include <mutex>
 #include <set>

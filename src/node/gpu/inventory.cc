@@ -1,4 +1,4 @@
-#include "node/inventory.h"
+#include "node/gpu/inventory.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "node/nvml_gpu_source.h"
+#include "node/gpu/nvml_gpu_source.h"
 
 namespace tessera::node {
 

@@ -4,8 +4,8 @@
 // Thread-safe (NVML is); the library must outlive the source.
 #pragma once
 
-#include "node/gpu.h"
-#include "node/nvml_library.h"
+#include "node/gpu/gpu.h"
+#include "node/gpu/nvml_library.h"
 
 namespace tessera::node {
 

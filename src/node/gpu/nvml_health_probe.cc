@@ -1,4 +1,4 @@
-#include "node/nvml_health_probe.h"
+#include "node/gpu/nvml_health_probe.h"
 
 #include <thread>
 

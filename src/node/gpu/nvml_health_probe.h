@@ -8,9 +8,9 @@
 #include <mutex>
 #include <vector>
 
-#include "node/gpu.h"
-#include "node/health_monitor.h"
-#include "node/nvml_library.h"
+#include "node/gpu/gpu.h"
+#include "node/gpu/health_monitor.h"
+#include "node/gpu/nvml_library.h"
 
 namespace tessera::node {
 

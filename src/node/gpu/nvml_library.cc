@@ -1,4 +1,4 @@
-#include "node/nvml_library.h"
+#include "node/gpu/nvml_library.h"
 
 #include <dlfcn.h>
 

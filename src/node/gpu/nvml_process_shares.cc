@@ -1,4 +1,4 @@
-#include "node/nvml_process_shares.h"
+#include "node/gpu/nvml_process_shares.h"
 
 #include <algorithm>
 #include <chrono>

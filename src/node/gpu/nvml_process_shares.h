@@ -8,9 +8,9 @@
 
 #include <vector>
 
-#include "node/gpu.h"
-#include "node/metrics.h"
-#include "node/nvml_library.h"
+#include "node/gpu/gpu.h"
+#include "node/gpu/nvml_library.h"
+#include "node/metrics/metrics.h"
 
 namespace tessera::node {
 

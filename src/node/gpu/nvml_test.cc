@@ -12,11 +12,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "node/device_board.h"
-#include "node/health_monitor.h"
-#include "node/nvml_gpu_source.h"
-#include "node/nvml_health_probe.h"
-#include "node/nvml_process_shares.h"
+#include "node/gpu/device_board.h"
+#include "node/gpu/health_monitor.h"
+#include "node/gpu/nvml_gpu_source.h"
+#include "node/gpu/nvml_health_probe.h"
+#include "node/gpu/nvml_process_shares.h"
 #include "node/test_support.h"
 
 namespace tessera::node {

@@ -1,4 +1,4 @@
-#include "node/device_plugin_service.h"
+#include "node/kubelet/device_plugin_service.h"
 
 #include <time.h>
 

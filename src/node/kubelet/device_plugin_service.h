@@ -7,9 +7,9 @@
 #include <atomic>
 
 #include "deviceplugin_v1beta1.grpc.pb.h"
-#include "node/allocator.h"
-#include "node/device_board.h"
-#include "node/resources.h"
+#include "node/allocation/allocator.h"
+#include "node/gpu/device_board.h"
+#include "node/kubelet/resources.h"
 
 namespace tessera::node {
 

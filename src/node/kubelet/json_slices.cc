@@ -1,4 +1,4 @@
-#include "node/json_slices.h"
+#include "node/kubelet/json_slices.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "node/kubelet_checkpoint.h"
+#include "node/kubelet/kubelet_checkpoint.h"
 
 #include <sys/stat.h>
 
@@ -10,8 +10,8 @@
 
 #include "common/strings.h"
 #include "deviceplugin_v1beta1.pb.h"
-#include "node/allocation_files.h"
-#include "node/json_slices.h"
+#include "node/allocation/allocation_files.h"
+#include "node/kubelet/json_slices.h"
 
 namespace tessera::node {
 

@@ -1,4 +1,4 @@
-#include "node/kubelet_checkpoint.h"
+#include "node/kubelet/kubelet_checkpoint.h"
 
 #include <filesystem>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "node/kubelet_version.h"
+#include "node/kubelet/kubelet_version.h"
 
 #include <cstdio>
 

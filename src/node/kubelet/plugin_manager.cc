@@ -1,4 +1,4 @@
-#include "node/plugin_manager.h"
+#include "node/kubelet/plugin_manager.h"
 
 #include <poll.h>
 #include <sys/inotify.h>
@@ -13,7 +13,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "log/log.h"
-#include "node/device_plugin_service.h"
+#include "node/kubelet/device_plugin_service.h"
 
 namespace tessera::node {
 

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "common/status.h"
-#include "node/allocator.h"
-#include "node/device_board.h"
-#include "node/resources.h"
+#include "node/allocation/allocator.h"
+#include "node/gpu/device_board.h"
+#include "node/kubelet/resources.h"
 
 namespace grpc {
 class Server;

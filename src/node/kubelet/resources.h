@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "node/gpu.h"
+#include "node/gpu/gpu.h"
 
 namespace tessera::node {
 

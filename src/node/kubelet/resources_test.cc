@@ -1,4 +1,4 @@
-#include "node/resources.h"
+#include "node/kubelet/resources.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "node/metrics.h"
+#include "node/metrics/metrics.h"
 
 #include <fcntl.h>
 #include <unistd.h>

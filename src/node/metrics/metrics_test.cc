@@ -1,4 +1,4 @@
-#include "node/metrics.h"
+#include "node/metrics/metrics.h"
 
 #include <cstring>
 #include <filesystem>
@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "abi/shared_region.h"
-#include "node/allocation_files.h"
+#include "node/allocation/allocation_files.h"
 #include "node/test_support.h"
 
 namespace tessera::node {

@@ -1,4 +1,4 @@
-#include "node/kube_pod_source.h"
+#include "node/pods/kube_pod_source.h"
 
 namespace tessera::node {
 

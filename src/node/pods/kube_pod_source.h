@@ -12,7 +12,7 @@
 
 #include "kube/client.h"
 #include "kube/informer.h"
-#include "node/pod_source.h"
+#include "node/pods/pod_source.h"
 
 namespace tessera::node {
 

@@ -1,4 +1,4 @@
-#include "node/memory_pod_store.h"
+#include "node/pods/memory_pod_store.h"
 
 namespace tessera::node {
 

@@ -8,7 +8,7 @@
 #include <map>
 #include <mutex>
 
-#include "node/pod_source.h"
+#include "node/pods/pod_source.h"
 
 namespace tessera::node {
 
