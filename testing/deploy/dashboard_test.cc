@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "node/metrics.h"
+#include "node/metrics/metrics.h"
 #include "scheduler/metrics.h"
 
 namespace tessera::deploy_test {

@@ -257,9 +257,9 @@ TEST_F(DeployTest, NodeAgentArgsAreAcceptedAndItsHostPathsAreMounted) {
   std::string kubelet_dir = FlagValue(args, "--kubelet-dir");
   std::string library = FlagValue(args, "--node.library-path");
   for (const std::string& path :
-       {kubelet_dir + "/device-plugins", kubelet_dir + "/pod-resources",
-        FlagValue(args, "--cdi-dir"), FlagValue(args, "--state-dir"),
-        library.substr(0, library.rfind('/')), std::string("/sys/fs/cgroup")}) {
+       {kubelet_dir + "/device-plugins", FlagValue(args, "--cdi-dir"),
+        FlagValue(args, "--state-dir"), library.substr(0, library.rfind('/')),
+        std::string("/sys/fs/cgroup")}) {
     EXPECT_TRUE(mounted.count(path)) << path << " is not mounted";
   }
   EXPECT_TRUE(mounted["/sys/fs/cgroup"]) << "/sys/fs/cgroup must be read-only";
