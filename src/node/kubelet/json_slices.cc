@@ -21,12 +21,12 @@ size_t SkipSpace(std::string_view t, size_t i) {
 
 // The position after the string starting at t[i] == '"', or kBad.
 size_t SkipString(std::string_view t, size_t i) {
-  for (++i; i < t.size(); ++i) {
-    if (t[i] == '\\') {
-      ++i;
-    } else if (t[i] == '"') {
-      return i + 1;
-    }
+  const char* p = t.data() + i + 1;
+  const char* end = t.data() + t.size();
+  while (p < end) {
+    char c = *p;
+    if (c == '"') return static_cast<size_t>(p - t.data()) + 1;
+    p += c == '\\' ? 2 : 1;  // an escape and the character after it
   }
   return kBad;
 }
@@ -41,7 +41,8 @@ size_t SkipValue(std::string_view t, size_t i) {
     while (j < t.size() && !IsSpace(t[j]) && t[j] != ',' && t[j] != '}' && t[j] != ']') ++j;
     return j > i ? j : kBad;
   }
-  std::string open;  // the brackets not yet closed
+  char open[64];  // the closing brackets still awaited; kubelet's JSON is a few levels deep
+  size_t depth = 0;
   for (; i < t.size(); ++i) {
     char c = t[i];
     if (c == '"') {
@@ -49,11 +50,11 @@ size_t SkipValue(std::string_view t, size_t i) {
       if (i == kBad) return kBad;
       --i;
     } else if (c == '{' || c == '[') {
-      open.push_back(c == '{' ? '}' : ']');
+      if (depth == sizeof(open)) return kBad;
+      open[depth++] = c == '{' ? '}' : ']';
     } else if (c == '}' || c == ']') {
-      if (open.empty() || open.back() != c) return kBad;
-      open.pop_back();
-      if (open.empty()) return i + 1;
+      if (depth == 0 || open[depth - 1] != c) return kBad;
+      if (--depth == 0) return i + 1;
     }
   }
   return kBad;

@@ -101,9 +101,9 @@ Result<std::vector<DeviceAssignment>> ParseKubeletCheckpoint(const std::string& 
   for (std::string_view item : *items) {
     // Most entries are the same as at the last read: parse only the new ones.
     if (memo != nullptr) {
-      if (auto it = memo->find(std::string(item)); it != memo->end()) {
+      if (auto it = memo->find(item); it != memo->end()) {
         out.push_back(it->second);
-        seen.emplace(it->first, it->second);
+        seen.insert(memo->extract(it));
         continue;
       }
     }
@@ -134,7 +134,7 @@ Result<std::vector<DeviceAssignment>> KubeletCheckpoint::List() {
   std::stringstream text;
   text << in.rdbuf();
   Result<std::vector<DeviceAssignment>> parsed =
-      ParseKubeletCheckpoint(text.str(), allocations_dir_);
+      ParseKubeletCheckpoint(text.str(), allocations_dir_, &memo_);
   if (!parsed.ok()) {
     return parsed.status().WithContext("kubelet's device checkpoint " + path_);
   }

@@ -22,8 +22,10 @@
 #include <sys/types.h>
 
 #include <ctime>
+#include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -47,8 +49,12 @@ class DeviceAssignments {
   virtual Result<std::vector<DeviceAssignment>> List() = 0;
 };
 
-// Entries already parsed, by their text.
-using EntryMemo = std::unordered_map<std::string, DeviceAssignment>;
+// Entries already parsed, by their text (looked up without copying it).
+struct TextHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+};
+using EntryMemo = std::unordered_map<std::string, DeviceAssignment, TextHash, std::equal_to<>>;
 
 // The entries of a checkpoint file's text. `allocations_dir` is this agent's
 // `<state-dir>/allocations`: an answer's mount of /var/run/tessera from `<allocations_dir>/<id>`
