@@ -85,7 +85,11 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
   }
   if (Result<nlohmann::json> node = (*client)->Get(kube::kNodes, "", options->allocator.node_name);
       node.ok()) {
-    std::string version = (*node)["status"]["nodeInfo"].value("kubeletVersion", "");
+    // A Node without status.nodeInfo (kubelet has not reported yet) gives no version.
+    const nlohmann::json::json_pointer where("/status/nodeInfo/kubeletVersion");
+    std::string version = node->contains(where) && node->at(where).is_string()
+                              ? node->at(where).get<std::string>()
+                              : "";
     if (std::optional<std::string> warning = CdiVersionWarning(version, options->allocator.cdi)) {
       log::Warn(*warning, {{"node", options->allocator.node_name}});
     }

@@ -39,15 +39,19 @@ remove_node_cgroups() {
   return 0
 }
 
-# Every process that lives in the node's mount namespace (containerd, its runc shims, which
-# outlive containerd by design, anything a component left).
+# Every process that lives in the node's mount or network namespace (containerd, its runc shims,
+# which outlive containerd by design, anything a component left; a shim may have a mount
+# namespace of its own, never a network namespace of its own).
 kill_node_namespace() {
-  local ns ino p
-  ns=$(node_mountns "$1")
-  [[ -e $ns ]] || return 0
-  ino=$(stat -Lc %i "$ns" 2>/dev/null) || return 0
+  local mnt="" net="" p
+  [[ -e $(node_mountns "$1") ]] && mnt=$(stat -Lc %i "$(node_mountns "$1")" 2>/dev/null)
+  [[ -e /run/netns/$(node_netns "$1") ]] && net=$(stat -Lc %i "/run/netns/$(node_netns "$1")" 2>/dev/null)
+  [[ -n $mnt || -n $net ]] || return 0
   for p in /proc/[0-9]*; do
-    [[ $(stat -Lc %i "$p/ns/mnt" 2>/dev/null) == "$ino" ]] && kill -KILL "${p#/proc/}" 2>/dev/null
+    if [[ -n $mnt && $(stat -Lc %i "$p/ns/mnt" 2>/dev/null) == "$mnt" ]] ||
+      [[ -n $net && $(stat -Lc %i "$p/ns/net" 2>/dev/null) == "$net" ]]; then
+      kill -KILL "${p#/proc/}" 2>/dev/null
+    fi
   done
   return 0
 }
