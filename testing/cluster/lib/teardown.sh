@@ -44,13 +44,13 @@ remove_node_cgroups() {
 # namespace of its own, never a network namespace of its own).
 kill_node_namespace() {
   local mnt="" net="" p
-  [[ -e $(node_mountns "$1") ]] && mnt=$(stat -Lc %i "$(node_mountns "$1")" 2>/dev/null)
-  [[ -e /run/netns/$(node_netns "$1") ]] && net=$(stat -Lc %i "/run/netns/$(node_netns "$1")" 2>/dev/null)
+  mnt=$(stat -Lc %i "$(node_mountns "$1")" 2>/dev/null) || mnt=""
+  net=$(stat -Lc %i "/run/netns/$(node_netns "$1")" 2>/dev/null) || net=""
   [[ -n $mnt || -n $net ]] || return 0
   for p in /proc/[0-9]*; do
     if [[ -n $mnt && $(stat -Lc %i "$p/ns/mnt" 2>/dev/null) == "$mnt" ]] ||
       [[ -n $net && $(stat -Lc %i "$p/ns/net" 2>/dev/null) == "$net" ]]; then
-      kill -KILL "${p#/proc/}" 2>/dev/null
+      kill -KILL "${p#/proc/}" 2>/dev/null || true  # it may have exited since
     fi
   done
   return 0
