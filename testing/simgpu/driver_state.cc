@@ -4,6 +4,7 @@
 #include "pool_ops.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -101,8 +102,15 @@ CUresult ResolveStream(Driver& d, CUstream handle, bool per_thread, Stream** out
   return CUDA_SUCCESS;
 }
 
+// A real driver's synchronisation under the default scheduling (CU_CTX_SCHED_AUTO) spins or
+// yields until the work is done, and so returns within microseconds of it. A plain sleep returns
+// up to the thread's timer slack (50 us by default) plus a wake-up late, gaps a GPU does not
+// have: the device then idled between a program's batches of short kernels. So sleep until shortly
+// before `t` and yield from there.
 void WaitUntil(uint64_t t) {
-  if (t > NowNs()) SleepUntilNs(t);
+  constexpr uint64_t kYieldNs = 150'000;
+  if (t > NowNs() + kYieldNs) SleepUntilNs(t - kYieldNs);
+  while (NowNs() < t) sched_yield();
 }
 
 uint64_t HeapCharge(const Context& ctx) {

@@ -29,6 +29,9 @@ make_network() {
 remove_network() {
   local node
   for node in "${nodes[@]}"; do
+    # The veth pair goes now: with the namespace alone it would go when the kernel frees the
+    # namespace, which it does later and asynchronously (a next `up` found tsrNh1 still there).
+    ip link del "tsr${net}h$(node_index "$node")" 2>/dev/null || true
     ip netns del "$(node_netns "$node")" 2>/dev/null || true
   done
   ip link del "$bridge" 2>/dev/null || true

@@ -108,6 +108,7 @@ leftovers() {
   ps -eo pid=,args= | grep -F -- "$dir/" | grep -v -e grep -e "tessera-dev-cluster" | sed 's/^/process: /'
   findmnt -rn -o TARGET | grep -F "$dir/" | sed 's/^/mount: /'
   ip link show "$bridge" >/dev/null 2>&1 && echo "network device: $bridge"
+  ip -o link show | grep -o "tsr${net}h[0-9]*" | sed 's/^/network device: /'
   for node in "${nodes[@]}"; do
     [[ -e /run/netns/$(node_netns "$node") ]] && echo "network namespace: $(node_netns "$node")"
     local d
