@@ -16,6 +16,7 @@
 #define BACK_TO_BACK_NS 50000ull        /* a launch this soon after the last one is preferred */
 #define SAMPLE_OVERDUE_NS 4000000ull    /* then any launch is timed */
 #define CREDIT_NS 10000000ull           /* virtual time a container may fall behind and catch up */
+#define LEAD_NS 100000ull               /* hard: how early a launch may queue before its slot */
 #define WINDOW_SAMPLES 64               /* the estimate is the minimum over this many samples */
 #define CONTENTION_HOLD_NS 500000000ull /* elastic: contended for this long after evidence */
 #define EVIDENCE_SPAN_NS 200000000ull   /* two inflated samples this close make evidence */
@@ -206,8 +207,9 @@ static inline int charge_and_wait(int index, uint64_t cost, uint64_t scale, uint
     base = old + CREDIT_NS < now ? now - CREDIT_NS : old;
   } while (!__atomic_compare_exchange_n(&d->compute_tat_ns, &old, base + add, 1, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED));
-  if (__builtin_expect(base <= now, 1)) return 0;
-  os_sleep_ns(base - now);
+  uint64_t lead = g_elastic ? 0 : LEAD_NS;
+  if (__builtin_expect(base <= now + lead, 1)) return 0;
+  os_sleep_ns(base - now - lead);
   return 1;
 }
 

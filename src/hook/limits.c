@@ -294,9 +294,14 @@ int hook_limits_parse_file(const char* text, const char* name, struct hook_limit
   if (seen_devices) {
     for (int i = out->device_count; i < TESSERA_MAX_DEVICES; ++i) {
       if (seen_memory[i] || seen_cores[i] || seen_ceiling[i] || out->has_uuid[i]) {
-        char index_text[16];
-        snprintf(index_text, sizeof(index_text), "%d", i);
-        return fail(out, "%s: device %s is beyond devices=%s", name, index_text, "the count given");
+        char what[96];
+        if (out->device_count == 0) {
+          snprintf(what, sizeof(what), "%d is given but devices=0 (no device is visible)", i);
+        } else {
+          snprintf(what, sizeof(what), "%d is beyond devices=%d (allowed indexes: 0 to %d)", i,
+                   out->device_count, out->device_count - 1);
+        }
+        return fail(out, "%s: device %s%s", name, what, "");
       }
     }
   }

@@ -214,6 +214,15 @@ Result<std::optional<GpuRequest>> ParseContainer(const json& container, bool ini
        {&d.vgpu_count, &d.vgpu_memory, &d.vgpu_memory_percent, &d.vgpu_cores});
   note(d.vcuda_enabled, "vcuda", {&d.vcuda_core, &d.vcuda_memory});
   note(d.gpushare_enabled, "gpushare", {&d.gpushare_memory});
+  // Refused rather than dropped: the pod would run without the priority its owner asked for, and
+  // kube-scheduler would otherwise wait for a node that advertises the resource.
+  if (d.vgpu_enabled && q.Has(kHamiPriorityResource)) {
+    return q.Error(kHamiPriorityResource,
+                   "HAMi's task priority has no counterpart in Tessera: containers that share a "
+                   "GPU have no priority over each other, each is held to its own compute share "
+                   "(" +
+                       d.vgpu_cores + "); remove " + kHamiPriorityResource);
+  }
   if (used.size() > 1) {
     return InvalidArgument(q.context() + " mixes dialects " + used[0].name + " (" +
                            used[0].example + ") and " + used[1].name + " (" + used[1].example +
@@ -239,6 +248,20 @@ std::vector<std::string> AnnotationList(const json* annotations, const char* key
 
 void Append(std::vector<std::string>& to, std::vector<std::string> from) {
   to.insert(to.end(), from.begin(), from.end());
+}
+
+// A policy annotation: absent, binpack or spread. HAMi's GPU policy also knows topology-aware
+// (NVLink placement), which Tessera does not have: refused rather than placed otherwise.
+Result<std::optional<Policy>> PolicyAnnotation(const json* annotations, const char* name) {
+  const json* p = annotations ? Member(*annotations, name) : nullptr;
+  if (p == nullptr) return std::optional<Policy>();
+  std::optional<Policy> policy = p->is_string() ? ParsePolicy(p->get<std::string>()) : std::nullopt;
+  if (policy) return policy;
+  std::string why = p->is_string() && ToLower(Trim(p->get<std::string>())) == "topology-aware"
+                        ? " is not supported: Tessera places GPUs by memory and compute only, "
+                          "without NVLink topology; use binpack or spread"
+                        : " is not allowed: use binpack or spread";
+  return InvalidArgument(std::string("annotation ") + name + ": " + p->dump() + why);
 }
 
 }  // namespace
@@ -300,14 +323,19 @@ Result<PodRequest> ParsePod(const json& pod, const DialectConfig& dialects) {
   s.nouse_types = AnnotationList(annotations, kNoUseGpuType);
   include(kUseGpuUuid, "use-gpuuuid", kGpuUuidAnnotation, s.use_uuids, s.use_uuids_from);
   s.nouse_uuids = AnnotationList(annotations, kNoUseGpuUuid);
-  if (const json* p = annotations ? Member(*annotations, kPolicyAnnotation) : nullptr) {
-    std::optional<Policy> policy =
-        p->is_string() ? ParsePolicy(p->get<std::string>()) : std::nullopt;
-    if (!policy) {
-      return InvalidArgument(std::string("annotation ") + kPolicyAnnotation + ": " + p->dump() +
-                             " is not allowed: use binpack or spread");
+  ASSIGN_OR_RETURN(std::optional<Policy> both, PolicyAnnotation(annotations, kPolicyAnnotation));
+  ASSIGN_OR_RETURN(out.node_policy, PolicyAnnotation(annotations, kHamiNodePolicyAnnotation));
+  ASSIGN_OR_RETURN(out.gpu_policy, PolicyAnnotation(annotations, kHamiGpuPolicyAnnotation));
+  if (both) {
+    for (auto [own, name] : {std::pair{&out.node_policy, kHamiNodePolicyAnnotation},
+                             std::pair{&out.gpu_policy, kHamiGpuPolicyAnnotation}}) {
+      if (*own && **own != *both) {
+        return InvalidArgument(std::string("annotations ") + kPolicyAnnotation + ": " +
+                               PolicyName(*both) + " and " + name + ": " + PolicyName(**own) +
+                               " disagree: give one of them, or the same policy in both");
+      }
+      *own = both;
     }
-    out.policy = policy;
   }
   return out;
 }

@@ -53,6 +53,10 @@ inline constexpr char kNoUseGpuUuid[] = "nvidia.com/nouse-gpuuuid";
 inline constexpr char kGpuModelAnnotation[] = "tessera.io/gpu-model";
 inline constexpr char kGpuUuidAnnotation[] = "tessera.io/gpu-uuid";
 inline constexpr char kPolicyAnnotation[] = "tessera.io/policy";
+inline constexpr char kHamiNodePolicyAnnotation[] = "hami.io/node-scheduler-policy";
+inline constexpr char kHamiGpuPolicyAnnotation[] = "hami.io/gpu-scheduler-policy";
+// HAMi's task priority (0 high, 1 low), a resource of the vGPU dialect that Tessera refuses.
+inline constexpr char kHamiPriorityResource[] = "nvidia.com/priority";
 
 // The request of `pod` (a v1 Pod as JSON). An empty request means the pod asks for no Tessera
 // resource. InvalidArgument for an invalid request, with a message a user can act on.

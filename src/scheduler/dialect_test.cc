@@ -226,7 +226,8 @@ TEST(Dialect, SelectionAndPolicyAnnotations) {
   EXPECT_EQ(r->selection.use_types, (std::vector<std::string>{"A100", "H100", "H200"}));
   EXPECT_EQ(r->selection.nouse_types, (std::vector<std::string>{"MIG"}));
   EXPECT_EQ(r->selection.use_uuids, (std::vector<std::string>{"GPU-1", "GPU-2"}));
-  EXPECT_EQ(r->policy, Policy::kSpread);
+  EXPECT_EQ(r->node_policy, Policy::kSpread);
+  EXPECT_EQ(r->gpu_policy, Policy::kSpread);
   EXPECT_TRUE(r->selection.Allows("NVIDIA A100-SXM4-80GB", "gpu-1"));
   EXPECT_FALSE(r->selection.Allows("NVIDIA A100 MIG 1g.10gb", "GPU-1"));
   EXPECT_FALSE(r->selection.Allows("NVIDIA A100", "GPU-3"));
@@ -236,6 +237,51 @@ TEST(Dialect, SelectionAndPolicyAnnotations) {
                DialectConfig{});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("use binpack or spread"), std::string::npos);
+}
+
+// HAMi's pods name their policies per level; before, both annotations were silently ignored.
+TEST(Dialect, HamiPolicyAnnotationsSetEachLevel) {
+  auto parse = [](const std::map<std::string, std::string>& annotations) {
+    return ParsePod(MakePod("p", {{"nvidia.com/gpu", 1}}, annotations), DialectConfig{});
+  };
+  Result<PodRequest> r = parse({{"hami.io/node-scheduler-policy", "spread"}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->node_policy, Policy::kSpread);
+  EXPECT_EQ(r->gpu_policy, std::nullopt) << "the scheduler's GPU policy stays";
+
+  r = parse(
+      {{"hami.io/gpu-scheduler-policy", "binpack"}, {"hami.io/node-scheduler-policy", "spread"}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->node_policy, Policy::kSpread);
+  EXPECT_EQ(r->gpu_policy, Policy::kBinpack);
+
+  r = parse({{"hami.io/gpu-scheduler-policy", "spread"}, {"tessera.io/policy", "spread"}});
+  ASSERT_TRUE(r.ok()) << "the same policy twice is no conflict";
+  EXPECT_EQ(r->node_policy, Policy::kSpread);
+
+  r = parse({{"hami.io/gpu-scheduler-policy", "binpack"}, {"tessera.io/policy", "spread"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("tessera.io/policy: spread and "
+                                      "hami.io/gpu-scheduler-policy: binpack disagree"),
+            std::string::npos)
+      << r.status().message();
+
+  r = parse({{"hami.io/gpu-scheduler-policy", "topology-aware"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("without NVLink topology; use binpack or spread"),
+            std::string::npos)
+      << r.status().message();
+  r = ParsePod(MakePod("p", {{"nvidia.com/gpu", 1}, {"nvidia.com/priority", 0}}), DialectConfig{});
+  ASSERT_FALSE(r.ok()) << "HAMi's task priority was silently ignored";
+  EXPECT_NE(r.status().message().find("container \"main\": nvidia.com/priority: HAMi's task "
+                                      "priority has no counterpart in Tessera"),
+            std::string::npos)
+      << r.status().message();
+  r = parse({{"hami.io/node-scheduler-policy", "least"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("hami.io/node-scheduler-policy: \"least\" is not allowed"),
+            std::string::npos)
+      << r.status().message();
 }
 
 TEST(Dialect, PodWithoutGpuIsEmptyAndBadShapesAreErrors) {

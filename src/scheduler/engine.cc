@@ -68,7 +68,7 @@ std::vector<std::pair<std::string, int>> Engine::Prioritize(
   std::vector<std::pair<std::string, int>> scores;
   scores.reserve(names.size());
   FitScratch& scratch = ThreadScratch();
-  const Policy policy = request.policy.value_or(options_.node_policy);
+  const Policy policy = request.node_policy.value_or(options_.node_policy);
   std::vector<const NodeState*>& nodes = ThreadNodes();
   state_.FindAll(names, nodes);
   for (size_t i = 0; i < names.size(); ++i) {

@@ -68,7 +68,7 @@ TEST_F(EngineTest, PrioritizeByPolicy) {
   // binpack: the small node ends up fuller.
   EXPECT_EQ(scores,
             (std::vector<std::pair<std::string, int>>{{"small", 8}, {"big", 1}, {"ghost", 0}}));
-  req.policy = Policy::kSpread;
+  req.node_policy = Policy::kSpread;
   scores = engine_.Prioritize(req, names_);
   EXPECT_EQ(scores,
             (std::vector<std::pair<std::string, int>>{{"small", 2}, {"big", 9}, {"ghost", 0}}));

@@ -57,7 +57,7 @@ class Fitter {
   }
 
  private:
-  Policy policy() const { return req_.policy.value_or(opt_.gpu_policy); }
+  Policy policy() const { return req_.gpu_policy.value_or(opt_.gpu_policy); }
 
   // App containers, the hardest to place first.
   void SortHardestFirst() {

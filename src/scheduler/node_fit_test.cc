@@ -167,7 +167,7 @@ TEST(NodeFit, PoliciesPickGpus) {
     EXPECT_EQ(Uuids(o.out.allocation), std::vector<std::string>{c.want}) << PolicyName(c.policy);
   }
   // The pod's own tessera.io/policy wins over the configured one.
-  req.policy = Policy::kSpread;
+  req.gpu_policy = Policy::kSpread;
   EXPECT_EQ(Uuids(FitPod(req, gpus, Policy::kBinpack).out.allocation),
             std::vector<std::string>{"GPU-2"});
 }

@@ -72,7 +72,10 @@ struct Selection {
 struct PodRequest {
   std::vector<ContainerRequest> containers;  // only the containers that use GPUs
   Selection selection;
-  std::optional<Policy> policy;  // tessera.io/policy: overrides the node and GPU policy
+  // The pod's own policies, over the scheduler's: tessera.io/policy sets both, HAMi's
+  // hami.io/node-scheduler-policy and hami.io/gpu-scheduler-policy one each.
+  std::optional<Policy> node_policy;
+  std::optional<Policy> gpu_policy;
 
   bool empty() const { return containers.empty(); }
   bool operator==(const PodRequest&) const = default;

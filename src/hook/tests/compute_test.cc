@@ -3,10 +3,12 @@
 // its own limit, all sharing one simulated GPU. Shares come from `simgpu stat`'s busy_ns_by_pid.
 // Bounds are the ones issue 4 states. The tests are timing tests: CTest runs them RUN_SERIAL.
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -46,27 +48,63 @@ struct Container {
 struct Shares {
   std::vector<double> first_second;  // busy fraction of each container over the first second
   std::vector<double> whole;         // over the whole run
-  double device_whole = 0;
 };
+
+// CPU time the hypervisor took from this machine so far (steal, /proc/stat), in ms; 0 when
+// unknown.
+uint64_t StolenMs() {
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  uint64_t v[8] = {};
+  stat >> cpu;
+  for (uint64_t& x : v) stat >> x;
+  return v[7] * 1000 / static_cast<uint64_t>(sysconf(_SC_CLK_TCK));
+}
+
+// A run during which the host took this much CPU from the machine measured the host, not the
+// limiter (a process that gets no CPU launches nothing, and its share of the device's time is
+// lost): it is measured again, at most twice, and the least disturbed run is checked.
+constexpr uint64_t kStolenLimitMs = 50;
 
 class ComputeTest : public ::testing::Test {
  protected:
   // Runs the containers for `seconds` with `kernel_us` kernels and returns their shares.
   Shares Run(const std::vector<Container>& containers, int kernel_us, double seconds) {
+    Shares best;
+    uint64_t least = UINT64_MAX;
+    for (int attempt = 0; attempt < 3 && least >= kStolenLimitMs; ++attempt) {
+      uint64_t before = StolenMs();
+      Shares shares = RunOnce(containers, kernel_us, seconds, attempt);
+      uint64_t stolen = StolenMs() - before;
+      if (stolen >= kStolenLimitMs) {
+        std::printf("the host took %llu ms of CPU from this machine during the run (steal)\n",
+                    static_cast<unsigned long long>(stolen));
+      }
+      if (stolen < least) {
+        least = stolen;
+        best = std::move(shares);
+      }
+    }
+    return best;  // the run the host disturbed least
+  }
+
+  // One run; `attempt` names its regions and limits files (a new run starts from fresh ones).
+  Shares RunOnce(const std::vector<Container>& containers, int kernel_us, double seconds,
+                 int attempt) {
     const int sync_every = kernel_us >= 1000 ? 4 : 16;
     const int64_t start = RealtimeMs() + 2500;
     std::vector<std::unique_ptr<Child>> children;
     std::vector<int> owner;
     for (size_t c = 0; c < containers.size(); ++c) {
       Env env = hook.ProbeEnv();
-      env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] = hook.dir() + "/region-" + std::to_string(c);
+      const std::string name = std::to_string(attempt) + "-" + std::to_string(c);
+      env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] = hook.dir() + "/region-" + name;
       if (containers[c].ceiling > 0) {  // only the limits file has ceilings
-        env["TESSERA_LIMITS_FILE"] =
-            hook.WriteLimits("limits-" + std::to_string(c),
-                             "version=2\nmode=" + containers[c].mode + "\ndevices=1\nmemory.0=0" +
-                                 "\ncores.0=" + std::to_string(containers[c].percent) +
-                                 "\nceiling.0=" + std::to_string(containers[c].ceiling) +
-                                 "\nregion=" + env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] + "\n");
+        env["TESSERA_LIMITS_FILE"] = hook.WriteLimits(
+            "limits-" + name, "version=2\nmode=" + containers[c].mode + "\ndevices=1\nmemory.0=0" +
+                                  "\ncores.0=" + std::to_string(containers[c].percent) +
+                                  "\nceiling.0=" + std::to_string(containers[c].ceiling) +
+                                  "\nregion=" + env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] + "\n");
       } else if (containers[c].percent > 0) {
         env["CUDA_DEVICE_SM_LIMIT"] = std::to_string(containers[c].percent);
         env["TESSERA_CORE_MODE"] = containers[c].mode;
@@ -111,7 +149,6 @@ class ComputeTest : public ::testing::Test {
         shares.whole[owner[i]] += by_pid_last[pid].get<double>() / 1e9 / seconds;
       }
     }
-    shares.device_whole = last["devices"][0]["busy_ns"].get<double>() / 1e9 / seconds;
     for (size_t c = 0; c < containers.size(); ++c) {
       std::printf("container %zu (%d%% %s, %s x%d): first second %.1f%%, whole run %.1f%%\n", c,
                   containers[c].percent, containers[c].mode.c_str(), containers[c].path.c_str(),
