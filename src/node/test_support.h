@@ -80,10 +80,10 @@ class FakeDeviceAssignments : public DeviceAssignments {
     list_.push_back({pod_uid, container, resource, std::move(device_ids), allocation_id});
   }
   void Fail(bool fail) { fail_ = fail; }
-  Result<std::vector<DeviceAssignment>> List() override {
+  Result<AssignmentList> List() override {
     if (fail_) return Unavailable("the checkpoint cannot be read (test)");
     std::lock_guard lock(mu_);
-    return list_;
+    return std::make_shared<const std::vector<DeviceAssignment>>(list_);
   }
 
  private:

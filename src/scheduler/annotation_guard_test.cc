@@ -13,20 +13,6 @@ using json = nlohmann::json;
 constexpr char kOwner[] = "alice";
 constexpr char kNodeAgent[] = "system:serviceaccount:tessera-system:tessera-node";
 
-json Review(const std::string& operation, const json& pod, const json& old_pod,
-            const std::string& user) {
-  return {{"apiVersion", "admission.k8s.io/v1"},
-          {"kind", "AdmissionReview"},
-          {"request",
-           {{"uid", "review-1"},
-            {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
-            {"operation", operation},
-            {"namespace", "default"},
-            {"userInfo", {{"username", user}}},
-            {"object", pod},
-            {"oldObject", old_pod}}}};
-}
-
 // A running pod as the scheduler bound it.
 json RunningPod() {
   json pod = testing::MakePod("p", {{"nvidia.com/gpumem", 20000}});
@@ -51,7 +37,7 @@ class AnnotationGuardTest : public ::testing::Test {
 TEST_F(AnnotationGuardTest, OwnerCannotFreeTheirChargeWithAllocationFailed) {
   json updated = RunningPod();
   updated["metadata"]["annotations"]["tessera.io/allocation-failed"] = "x";
-  json r = Validate(Review("UPDATE", updated, RunningPod(), kOwner));
+  json r = Validate(testing::MakeReview(updated, "UPDATE", RunningPod(), kOwner));
   EXPECT_FALSE(r["allowed"].get<bool>());
   EXPECT_EQ(r["status"]["message"],
             "Tessera: user \"alice\" may not set tessera.io/allocation-failed: only Tessera's "
@@ -61,14 +47,14 @@ TEST_F(AnnotationGuardTest, OwnerCannotFreeTheirChargeWithAllocationFailed) {
 TEST_F(AnnotationGuardTest, OwnerCannotRewriteOrRemoveTheDecision) {
   json rewritten = RunningPod();
   rewritten["metadata"]["annotations"]["tessera.io/allocation"] = R"({"version":1})";
-  json r = Validate(Review("UPDATE", rewritten, RunningPod(), kOwner));
+  json r = Validate(testing::MakeReview(rewritten, "UPDATE", RunningPod(), kOwner));
   EXPECT_FALSE(r["allowed"].get<bool>());
   EXPECT_NE(r["status"]["message"].get<std::string>().find("may not change tessera.io/allocation"),
             std::string::npos);
 
   json removed = RunningPod();
   removed["metadata"]["annotations"].erase("tessera.io/allocation");
-  r = Validate(Review("UPDATE", removed, RunningPod(), kOwner));
+  r = Validate(testing::MakeReview(removed, "UPDATE", RunningPod(), kOwner));
   EXPECT_FALSE(r["allowed"].get<bool>());
   EXPECT_NE(r["status"]["message"].get<std::string>().find("may not remove"), std::string::npos);
 }
@@ -79,20 +65,23 @@ TEST_F(AnnotationGuardTest, OptOutLabelOpensNoWayAround) {
   updated["metadata"]["annotations"]["tessera.io/allocated"] = "{}";
   json old = RunningPod();
   old["metadata"]["labels"]["tessera.io/webhook"] = "ignore";
-  EXPECT_FALSE(Validate(Review("UPDATE", updated, old, kOwner))["allowed"].get<bool>());
+  EXPECT_FALSE(
+      Validate(testing::MakeReview(updated, "UPDATE", old, kOwner))["allowed"].get<bool>());
 }
 
 TEST_F(AnnotationGuardTest, NodeAgentMaySetItsVerdictsAndOthersMayChangeTheRest) {
   json verdict = RunningPod();
   verdict["metadata"]["annotations"]["tessera.io/allocated"] = "{}";
-  EXPECT_TRUE(Validate(Review("UPDATE", verdict, RunningPod(), kNodeAgent))["allowed"].get<bool>());
+  EXPECT_TRUE(Validate(testing::MakeReview(verdict, "UPDATE", RunningPod(), kNodeAgent))["allowed"]
+                  .get<bool>());
   json labelled = RunningPod();
   labelled["metadata"]["labels"]["team"] = "a";
-  EXPECT_TRUE(Validate(Review("UPDATE", labelled, RunningPod(), kOwner))["allowed"].get<bool>());
+  EXPECT_TRUE(Validate(testing::MakeReview(labelled, "UPDATE", RunningPod(), kOwner))["allowed"]
+                  .get<bool>());
 }
 
 TEST_F(AnnotationGuardTest, PodCreatedWithAHandWrittenAllocationIsDenied) {
-  json r = Validate(Review("CREATE", RunningPod(), nullptr, kOwner));
+  json r = Validate(testing::MakeReview(RunningPod(), "CREATE", nullptr, kOwner));
   EXPECT_FALSE(r["allowed"].get<bool>());
   EXPECT_EQ(r["status"]["message"],
             "Tessera: a new pod may not carry tessera.io/allocation: Tessera's scheduler and node "
@@ -100,13 +89,14 @@ TEST_F(AnnotationGuardTest, PodCreatedWithAHandWrittenAllocationIsDenied) {
   // Also for a pod that asks for no GPU, whose forged decision would still be charged.
   json plain = testing::MakePod("q", testing::Resources{});
   plain["metadata"]["annotations"]["tessera.io/allocation-failed"] = "x";
-  EXPECT_FALSE(Validate(Review("CREATE", plain, nullptr, kOwner))["allowed"].get<bool>());
+  EXPECT_FALSE(
+      Validate(testing::MakeReview(plain, "CREATE", nullptr, kOwner))["allowed"].get<bool>());
 }
 
 TEST_F(AnnotationGuardTest, GpuPodCreatedWithSpecNodeNameIsDenied) {
   json pod = testing::MakePod("p", {{"nvidia.com/gpumem", 20000}});
   pod["spec"]["nodeName"] = "n";
-  json r = Validate(Review("CREATE", pod, nullptr, kOwner));
+  json r = Validate(testing::MakeReview(pod, "CREATE", nullptr, kOwner));
   EXPECT_FALSE(r["allowed"].get<bool>());
   EXPECT_EQ(r["status"]["message"],
             "Tessera: a pod that asks for a GPU may not set spec.nodeName (\"n\"): only the "
@@ -114,7 +104,8 @@ TEST_F(AnnotationGuardTest, GpuPodCreatedWithSpecNodeNameIsDenied) {
             "affinity instead");
   json cpu_only = testing::MakePod("c", testing::Resources{});
   cpu_only["spec"]["nodeName"] = "n";
-  EXPECT_TRUE(Validate(Review("CREATE", cpu_only, nullptr, kOwner))["allowed"].get<bool>());
+  EXPECT_TRUE(
+      Validate(testing::MakeReview(cpu_only, "CREATE", nullptr, kOwner))["allowed"].get<bool>());
 }
 
 }  // namespace

@@ -89,17 +89,6 @@ json FilterArgs() {
           {"NodeNames", {"n"}}};
 }
 
-json Review() {
-  return {{"apiVersion", "admission.k8s.io/v1"},
-          {"kind", "AdmissionReview"},
-          {"request",
-           {{"uid", "review-1"},
-            {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
-            {"operation", "CREATE"},
-            {"namespace", "default"},
-            {"object", testing::MakePod("p", {{"nvidia.com/gpumem", 1024}})}}}};
-}
-
 // Sends /healthz, /filter and /validate on fresh connections; every one must answer 200 within
 // 100 ms.
 template <typename ClientT>
@@ -111,8 +100,10 @@ void ExpectEveryEndpointAnswersQuickly(ClientT& client) {
       const char* path;
       std::string body;
     };
-    for (const Call& c : {Call{"/healthz", ""}, Call{"/filter", FilterArgs().dump()},
-                          Call{"/validate", Review().dump()}}) {
+    for (const Call& c :
+         {Call{"/healthz", ""}, Call{"/filter", FilterArgs().dump()},
+          Call{"/validate",
+               testing::MakeReview(testing::MakePod("p", {{"nvidia.com/gpumem", 1024}})).dump()}}) {
       Clock::time_point start = Clock::now();
       httplib::Result r =
           c.body.empty() ? client.Get(c.path) : client.Post(c.path, c.body, "application/json");

@@ -341,24 +341,13 @@ TEST(SchedulerHttp, BadRequestsGet400AndChangeNothing) {
   EXPECT_EQ(status, 200) << "still serving";
 }
 
-json Review(const json& pod, const std::string& operation = "CREATE") {
-  return {{"apiVersion", "admission.k8s.io/v1"},
-          {"kind", "AdmissionReview"},
-          {"request",
-           {{"uid", "review-1"},
-            {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
-            {"operation", operation},
-            {"namespace", "default"},
-            {"object", pod}}}};
-}
-
 TEST(SchedulerHttp, WebhookAllowsDeniesAndPatches) {
   FakeApi api;
   api.AddNode(MakeUniformNode("n", 4, "T4", 15360));
   SchedulerProcess process(api);
   Driver d(process.port());
 
-  json r = d.Post("/mutate", Review(MakePod("p", {{"aliyun.com/gpu-mem", 2}})).dump());
+  json r = d.Post("/mutate", testing::MakeReview(MakePod("p", {{"aliyun.com/gpu-mem", 2}})).dump());
   EXPECT_EQ(r["response"]["uid"], "review-1");
   EXPECT_TRUE(r["response"]["allowed"].get<bool>());
   EXPECT_EQ(r["response"]["patchType"], "JSONPatch");
@@ -378,7 +367,7 @@ TEST(SchedulerHttp, WebhookAllowsDeniesAndPatches) {
   };
   for (const Deny& c : denials) {
     for (const char* path : {"/mutate", "/validate"}) {
-      r = d.Post(path, Review(MakePod("p", c.limits)).dump());
+      r = d.Post(path, testing::MakeReview(MakePod("p", c.limits)).dump());
       EXPECT_FALSE(r["response"]["allowed"].get<bool>()) << c.message;
       std::string message = r["response"]["status"]["message"];
       EXPECT_NE(message.find(c.message), std::string::npos) << message;
@@ -386,7 +375,8 @@ TEST(SchedulerHttp, WebhookAllowsDeniesAndPatches) {
     }
   }
   // vcuda-core 150 in words the user can act on.
-  r = d.Post("/validate", Review(MakePod("p", {{"tencent.com/vcuda-core", 150}})).dump());
+  r = d.Post("/validate",
+             testing::MakeReview(MakePod("p", {{"tencent.com/vcuda-core", 150}})).dump());
   EXPECT_NE(r["response"]["status"]["message"].get<std::string>().find(
                 "use a value below 100 (that share of one GPU) or a multiple of 100"),
             std::string::npos);
@@ -397,8 +387,8 @@ TEST(SchedulerHttp, WebhookAllowsDeniesAndPatches) {
   json plain = MakePod("p", {{"cpu", "1"}});
   json already = MakePod("p", {{"aliyun.com/gpu-mem", 2}});
   already["spec"]["schedulerName"] = "tessera";
-  for (const json& review :
-       {Review(opted), Review(plain), Review(already), Review(opted, "DELETE")}) {
+  for (const json& review : {testing::MakeReview(opted), testing::MakeReview(plain),
+                             testing::MakeReview(already), testing::MakeReview(opted, "DELETE")}) {
     r = d.Post("/mutate", review.dump());
     EXPECT_TRUE(r["response"]["allowed"].get<bool>());
     EXPECT_FALSE(r["response"].contains("patch"));

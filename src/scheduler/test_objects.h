@@ -76,4 +76,19 @@ inline nlohmann::json BoundPod(nlohmann::json pod, const std::string& node,
   return pod;
 }
 
+// An AdmissionReview of `pod` as the API server sends it to a webhook; `old_pod` (UPDATE) and
+// `user` (userInfo) only when given.
+inline nlohmann::json MakeReview(const nlohmann::json& pod, const std::string& operation = "CREATE",
+                                 const nlohmann::json& old_pod = nullptr,
+                                 const std::string& user = "") {
+  nlohmann::json request = {{"uid", "review-1"},
+                            {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+                            {"operation", operation},
+                            {"namespace", "default"},
+                            {"object", pod}};
+  if (!old_pod.is_null()) request["oldObject"] = old_pod;
+  if (!user.empty()) request["userInfo"] = {{"username", user}};
+  return {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"request", request}};
+}
+
 }  // namespace tessera::scheduler::testing

@@ -10,17 +10,6 @@ namespace {
 
 using json = nlohmann::json;
 
-json Review(const json& pod) {
-  return {{"apiVersion", "admission.k8s.io/v1"},
-          {"kind", "AdmissionReview"},
-          {"request",
-           {{"uid", "review-1"},
-            {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
-            {"operation", "CREATE"},
-            {"namespace", "default"},
-            {"object", pod}}}};
-}
-
 TEST(WebhookWarning, RequestNoGpuOfTheClusterCouldHoldIsWarnedAbout) {
   ClusterState state{DialectConfig{}};
   ASSERT_TRUE(
@@ -29,7 +18,8 @@ TEST(WebhookWarning, RequestNoGpuOfTheClusterCouldHoldIsWarnedAbout) {
       state.OnNode(EventType::kAdded, testing::MakeUniformNode("big", 2, "H200", 144384)).ok());
   Webhook webhook(state, "tessera");
 
-  Result<json> r = webhook.Validate(Review(testing::MakePod("p", {{"nvidia.com/gpumem", 500000}})));
+  Result<json> r =
+      webhook.Validate(testing::MakeReview(testing::MakePod("p", {{"nvidia.com/gpumem", 500000}})));
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE((*r)["response"]["allowed"].get<bool>());
   ASSERT_EQ((*r)["response"]["warnings"].size(), 1u) << r->dump();
@@ -38,18 +28,18 @@ TEST(WebhookWarning, RequestNoGpuOfTheClusterCouldHoldIsWarnedAbout) {
             "node big (the most GPU memory), even empty: insufficient GPU memory: need 500000 MiB "
             "on 1 GPU, largest free 144384 MiB (GPU 0, H200)");
 
-  Result<json> model = webhook.Validate(Review(
+  Result<json> model = webhook.Validate(testing::MakeReview(
       testing::MakePod("p", {{"nvidia.com/gpumem", 1000}}, {{"tessera.io/gpu-model", "A100"}})));
   ASSERT_TRUE(model.ok());
   EXPECT_EQ((*model)["response"]["warnings"].size(), 1u) << model->dump();
 
   Result<json> fits =
-      webhook.Validate(Review(testing::MakePod("p", {{"nvidia.com/gpumem", 20000}})));
+      webhook.Validate(testing::MakeReview(testing::MakePod("p", {{"nvidia.com/gpumem", 20000}})));
   ASSERT_TRUE(fits.ok());
   EXPECT_FALSE((*fits)["response"].contains("warnings")) << fits->dump();
 
   Result<json> mutated =
-      webhook.Mutate(Review(testing::MakePod("p", {{"nvidia.com/gpumem", 500000}})));
+      webhook.Mutate(testing::MakeReview(testing::MakePod("p", {{"nvidia.com/gpumem", 500000}})));
   ASSERT_TRUE(mutated.ok());
   EXPECT_FALSE((*mutated)["response"].contains("warnings")) << "only /validate warns";
 }
@@ -57,7 +47,8 @@ TEST(WebhookWarning, RequestNoGpuOfTheClusterCouldHoldIsWarnedAbout) {
 TEST(WebhookWarning, NoWarningBeforeAnyGpuNodeIsKnown) {
   ClusterState state{DialectConfig{}};
   Webhook webhook(state, "tessera");
-  Result<json> r = webhook.Validate(Review(testing::MakePod("p", {{"nvidia.com/gpumem", 500000}})));
+  Result<json> r =
+      webhook.Validate(testing::MakeReview(testing::MakePod("p", {{"nvidia.com/gpumem", 500000}})));
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE((*r)["response"].contains("warnings"));
 }

@@ -58,8 +58,9 @@ const ResourceSpec* Allocator::FindResource(const std::string& name) const {
 
 namespace {
 
-// The grant of a pod that has no decision: the whole GPUs behind the device IDs, by index (kubelet
-// passes the IDs in random order; the container's device order must not change between calls).
+// The whole GPUs behind device IDs, by index: the grant of a pod that has no decision, and the
+// device nodes without CDI (kubelet passes the IDs in random order; the container's device order
+// must not change between calls).
 Result<Grant> WholeGpus(const std::vector<std::string>& device_ids,
                         const std::vector<GpuInfo>& gpus) {
   std::set<int> indexes;
@@ -107,19 +108,6 @@ PodRef PodWithUid(const std::vector<PodRef>& pods, const std::string& uid) {
     if (PodUid(*p) == uid) return p;
   }
   return nullptr;
-}
-
-// The GPUs behind device IDs, by UUID (an ID of an unknown GPU is left out).
-std::set<std::string> GpusOfIds(const std::vector<std::string>& ids,
-                                const std::vector<GpuInfo>& gpus) {
-  std::set<std::string> out;
-  for (const std::string& id : ids) {
-    std::optional<int> index = GpuIndexOfDevice(id);
-    for (const GpuInfo& g : gpus) {
-      if (index && g.index == *index) out.insert(g.uuid);
-    }
-  }
-  return out;
 }
 
 std::string Join(const std::vector<std::string>& items) {
@@ -177,8 +165,8 @@ std::vector<std::string> Allocator::Preferred(const std::string& resource,
   std::vector<GpuInfo> gpus = Gpus();
   std::vector<PodRef> pods = pods_.NodePods();
   std::set<std::pair<std::string, std::string>> held;  // (pod UID, container) with this resource
-  if (Result<std::vector<DeviceAssignment>> listed = kubelet_.List(); listed.ok()) {
-    for (const DeviceAssignment& a : *listed) {
+  if (Result<AssignmentList> listed = kubelet_.List(); listed.ok()) {
+    for (const DeviceAssignment& a : **listed) {
       if (a.resource == resource) held.insert({a.pod_uid, a.container});
     }
   }
@@ -244,8 +232,8 @@ Result<AllocateAnswer> Allocator::Allocate(const std::string& resource,
     answer.cdi_device = CdiDeviceName(id);
   } else {
     // Without CDI the device nodes are fixed now: those of the GPUs behind the device IDs.
-    std::set<std::string> behind = GpusOfIds(device_ids, gpus);
-    std::vector<std::string> uuids(behind.begin(), behind.end());
+    ASSIGN_OR_RETURN(Grant behind, WholeGpus(device_ids, gpus));
+    std::vector<std::string> uuids = Uuids(behind);
     ASSIGN_OR_RETURN(answer.devices, DeviceNodesOf(uuids, gpus, options_.driver_root));
     answer.envs["NVIDIA_VISIBLE_DEVICES"] = uuids.empty() ? "void" : Join(uuids);
   }
@@ -268,13 +256,13 @@ Status Allocator::PreStart(const std::string& resource,
     log::Error("prestart refused", {{"resource", resource}, {"reason", message}});
     return FailedPrecondition(message);
   };
-  Result<std::vector<DeviceAssignment>> listed = kubelet_.List();
+  Result<AssignmentList> listed = kubelet_.List();
   if (!listed.ok()) return refuse(listed.status().message());
 
   // The containers holding exactly these devices (several when kubelet handed an init
   // container's devices on), and every allocation of this agent's each of them holds.
   std::vector<std::pair<std::string, std::string>> owners;  // (pod UID, container)
-  for (const DeviceAssignment& a : *listed) {
+  for (const DeviceAssignment& a : **listed) {
     if (a.resource != resource || a.device_ids != wanted || a.allocation_id.empty()) continue;
     std::pair<std::string, std::string> key{a.pod_uid, a.container};
     if (std::find(owners.begin(), owners.end(), key) == owners.end()) owners.push_back(key);
@@ -295,7 +283,7 @@ Status Allocator::PreStart(const std::string& resource,
     const json& meta = (*pod)["metadata"];
     ContainerRef owner{meta.value("namespace", ""), meta.value("name", ""), uid, container};
     std::vector<DeviceAssignment> held;
-    for (const DeviceAssignment& a : *listed) {
+    for (const DeviceAssignment& a : **listed) {
       if (a.pod_uid == uid && a.container == container && !a.allocation_id.empty() &&
           FindResource(a.resource) != nullptr) {
         held.push_back(a);
@@ -319,11 +307,13 @@ Status Allocator::Prepare(const json& pod, const ContainerRef& owner,
   if (!options_.cdi) {
     // The device nodes were fixed at Allocate from the device IDs kubelet chose.
     for (const DeviceAssignment& a : held) {
-      std::set<std::string> behind = GpusOfIds(a.device_ids, gpus);
-      if (behind != std::set<std::string>(uuids.begin(), uuids.end())) {
+      Result<Grant> behind = WholeGpus(a.device_ids, gpus);
+      if (!behind.ok()) return Fail(owner, behind.status().message());
+      std::vector<std::string> fixed = Uuids(*behind);
+      if (std::set<std::string>(fixed.begin(), fixed.end()) !=
+          std::set<std::string>(uuids.begin(), uuids.end())) {
         return Fail(owner, "the GPUs of " + a.resource + " devices " + Join(a.device_ids) +
-                               " are \"" + Join({behind.begin(), behind.end()}) +
-                               "\" but the decision is \"" + Join(uuids) +
+                               " are \"" + Join(fixed) + "\" but the decision is \"" + Join(uuids) +
                                "\"; without CDI the device nodes are fixed at Allocate (enable "
                                "CDI: node.cdi=true, kubelet 1.29 or later)");
       }

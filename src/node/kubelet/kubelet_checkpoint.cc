@@ -118,11 +118,11 @@ Result<std::vector<DeviceAssignment>> ParseKubeletCheckpoint(const std::string& 
 KubeletCheckpoint::KubeletCheckpoint(std::string path, std::string allocations_dir)
     : path_(std::move(path)), allocations_dir_(std::move(allocations_dir)) {}
 
-Result<std::vector<DeviceAssignment>> KubeletCheckpoint::List() {
+Result<AssignmentList> KubeletCheckpoint::List() {
   std::lock_guard lock(mu_);
   struct stat st {};
   if (::stat(path_.c_str(), &st) != 0) {
-    if (errno == ENOENT) return std::vector<DeviceAssignment>{};
+    if (errno == ENOENT) return std::make_shared<const std::vector<DeviceAssignment>>();
     return Unavailable("kubelet's device checkpoint " + path_ + ": " + std::strerror(errno));
   }
   if (st.st_ino == ino_ && st.st_size == size_ && st.st_mtim.tv_sec == mtime_.tv_sec &&
@@ -141,7 +141,7 @@ Result<std::vector<DeviceAssignment>> KubeletCheckpoint::List() {
   ino_ = st.st_ino;
   size_ = st.st_size;
   mtime_ = st.st_mtim;
-  cached_ = *parsed;
+  cached_ = std::make_shared<const std::vector<DeviceAssignment>>(std::move(*parsed));
   return cached_;
 }
 

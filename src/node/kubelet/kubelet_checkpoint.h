@@ -23,6 +23,7 @@
 
 #include <ctime>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -41,12 +42,16 @@ struct DeviceAssignment {
   std::string allocation_id;
 };
 
+// Shared and immutable: a list that did not change since the last read is handed out again
+// without copying (every Allocate and PreStartContainer reads it).
+using AssignmentList = std::shared_ptr<const std::vector<DeviceAssignment>>;
+
 class DeviceAssignments {
  public:
   virtual ~DeviceAssignments() = default;
   // Every (pod, container, resource) kubelet has allocated devices to. An error when the source
   // cannot be read; an empty list when kubelet has allocated nothing yet.
-  virtual Result<std::vector<DeviceAssignment>> List() = 0;
+  virtual Result<AssignmentList> List() = 0;
 };
 
 // Entries already parsed, by their text (looked up without copying it).
@@ -68,7 +73,7 @@ class KubeletCheckpoint : public DeviceAssignments {
  public:
   KubeletCheckpoint(std::string path, std::string allocations_dir);
   // A missing file is an empty list (kubelet writes it at its first allocation).
-  Result<std::vector<DeviceAssignment>> List() override;
+  Result<AssignmentList> List() override;
   const std::string& path() const { return path_; }
 
  private:
@@ -79,7 +84,7 @@ class KubeletCheckpoint : public DeviceAssignments {
   ino_t ino_ = 0;
   off_t size_ = -1;
   timespec mtime_{};
-  std::vector<DeviceAssignment> cached_;
+  AssignmentList cached_;
   EntryMemo memo_;
 };
 

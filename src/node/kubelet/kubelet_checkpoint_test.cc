@@ -94,7 +94,7 @@ TEST(KubeletCheckpointTest, FileIsReadAgainWhenKubeletReplacesIt) {
   KubeletCheckpoint checkpoint(path, dir.path() + "/allocations");
   auto none = checkpoint.List();
   ASSERT_TRUE(none.ok());  // kubelet has allocated nothing yet
-  EXPECT_TRUE(none->empty());
+  EXPECT_TRUE((*none)->empty());
   auto write = [&](const std::string& text) {  // as kubelet does: a new file, renamed
     std::ofstream(path + ".tmp") << text;
     std::filesystem::rename(path + ".tmp", path);
@@ -102,15 +102,15 @@ TEST(KubeletCheckpointTest, FileIsReadAgainWhenKubeletReplacesIt) {
   write(Checkpoint(R"({"PodUID":"u1","ContainerName":"a","ResourceName":"r",)"
                    R"("DeviceIDs":{"-1":["0-0"]},"AllocResp":")" +
                    Answer(dir.path() + "/allocations/id1") + R"("})"));
-  ASSERT_EQ(checkpoint.List()->size(), 1u);
-  EXPECT_EQ((*checkpoint.List())[0].allocation_id, "id1");
+  ASSERT_EQ((*checkpoint.List())->size(), 1u);
+  EXPECT_EQ((**checkpoint.List())[0].allocation_id, "id1");
   write(Checkpoint(R"({"PodUID":"u1","ContainerName":"a","ResourceName":"r",)"
                    R"("DeviceIDs":{"-1":["0-0"]},"AllocResp":")" +
                    Answer(dir.path() + "/allocations/id1") +
                    R"("},{"PodUID":"u2","ContainerName":"b","ResourceName":"r",)"
                    R"("DeviceIDs":{"-1":["0-1"]},"AllocResp":")" +
                    Answer(dir.path() + "/allocations/id2") + R"("})"));
-  EXPECT_EQ(checkpoint.List()->size(), 2u);
+  EXPECT_EQ((*checkpoint.List())->size(), 2u);
   write("garbage");
   EXPECT_THAT(checkpoint.List().status().message(), HasSubstr(path));
 }

@@ -21,9 +21,7 @@ if ! out=$(example_pod "$example" "$pod" | k create -f - 2>&1); then
 fi
 check "the webhook gave the pod to the tessera scheduler" \
   test "$(k get pod "$pod" -o 'jsonpath={.spec.schedulerName}')" = tessera
-phase=$(wait_phase "$pod" 180 Succeeded Failed) || true
-check "the pod ran to completion (phase $phase)" test "$phase" = Succeeded
-[[ $phase == Succeeded ]] || describe_pod "$pod"
+check_completes "$pod" 180
 
 node=$(k get pod "$pod" -o 'jsonpath={.spec.nodeName}')
 scheduler=$(k get events --field-selector "involvedObject.name=$pod,reason=Scheduled" \

@@ -13,14 +13,8 @@ workload_pod "$pod" '{"restartPolicy":"Never"}' \
   'tessera-demo-workload --nvml-only; exec sleep 3600' \
   app '{"nvidia.com/gpu":1,"nvidia.com/gpumem":2000}' 'tessera-demo-workload --nvml-only' |
   k create -f - >/dev/null
-phase=$(wait_phase "$pod" 180 Succeeded Failed) || true
-check "the pod ran to completion (phase $phase)" test "$phase" = Succeeded
-[[ $phase == Succeeded ]] || describe_pod "$pod"
-for c in setup:1000 sidecar:1500 app:2000; do
-  name=${c%%:*} mib=${c#*:}
-  total=$(value nvml.total_mib "$(k logs "$pod" -c "$name" 2>&1)")
-  check "container $name sees its own $mib MiB (NVML: ${total:-nothing})" test "$total" = "$mib"
-done
+check_completes "$pod" 180
+for c in setup:1000 sidecar:1500 app:2000; do check_nvml_total "$pod" "${c%%:*}" "${c#*:}"; done
 # What kubelet recorded, for the reader: the plain init container's device went on to the sidecar.
 node=$(k get pod "$pod" -o 'jsonpath={.spec.nodeName}')
 uid=$(k get pod "$pod" -o 'jsonpath={.metadata.uid}')

@@ -45,6 +45,22 @@ describe_pod() {
   k describe pod "$1" | tail -n 30 || true
 }
 
+# check_nvml_total POD CONTAINER MIB: the container's program saw MIB as its GPU's total memory.
+check_nvml_total() {
+  local total
+  total=$(value nvml.total_mib "$(k logs "$1" -c "$2" 2>&1)")
+  check "container $2 sees its own $3 MiB (NVML: ${total:-nothing})" test "$total" = "$3"
+}
+
+# check_completes POD SECONDS: waits for the pod to end, checks that it Succeeded (and shows what
+# to read when it did not).
+check_completes() {
+  local phase
+  phase=$(wait_phase "$1" "$2" Succeeded Failed) || true
+  check "the pod ran to completion (phase $phase)" test "$phase" = Succeeded
+  [[ $phase == Succeeded ]] || describe_pod "$1"
+}
+
 # A pod of examples/ as the cluster can run it: the same GPU requests and annotations; the image is
 # the cluster's workload image and the command its GPU program; cpu and memory requests are left
 # out (the examples ask for 4 CPUs and 32 GiB, more than this machine has).

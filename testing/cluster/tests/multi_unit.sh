@@ -13,15 +13,8 @@ workload_pod "$pod" '{"nodeSelector":{"kubernetes.io/hostname":"node-b"},"restar
   vcuda '{"tencent.com/vcuda-core":30,"tencent.com/vcuda-memory":12}' 'tessera-demo-workload --nvml-only' \
   gpushare '{"aliyun.com/gpu-mem":3}' 'tessera-demo-workload --nvml-only' |
   k create -f - >/dev/null
-phase=$(wait_phase "$pod" 120 Succeeded Failed) || true
-check "the pod ran to completion (phase $phase)" test "$phase" = Succeeded
-[[ $phase == Succeeded ]] || describe_pod "$pod"
-for c in vgpu:3000 vcuda:3072 gpushare:3072; do
-  name=${c%%:*} mib=${c#*:}
-  logs=$(k logs "$pod" -c "$name" 2>&1)
-  check "container $name sees its own $mib MiB (NVML: $(value nvml.total_mib "$logs"))" \
-    test "$(value nvml.total_mib "$logs")" = "$mib"
-done
+check_completes "$pod" 120
+for c in vgpu:3000 vcuda:3072 gpushare:3072; do check_nvml_total "$pod" "${c%%:*}" "${c#*:}"; done
 check "the vgpu container has the device nodes of its two GPUs" \
   test "$(k logs "$pod" -c vgpu | tail -n1)" = 2
 k delete pod "$pod" --wait=true >/dev/null

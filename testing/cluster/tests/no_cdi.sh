@@ -15,9 +15,7 @@ k delete pod "$pod" --ignore-not-found --wait=true >/dev/null
 workload_pod "$pod" "{\"nodeSelector\":{\"kubernetes.io/hostname\":\"$node\"},\"restartPolicy\":\"Never\"}" \
   main '{"nvidia.com/gpu":1,"nvidia.com/gpumem":2500}' 'ls /dev | grep nvidia; tessera-demo-workload --nvml-only' |
   k create -f - >/dev/null
-phase=$(wait_phase "$pod" 120 Succeeded Failed) || true
-check "the pod ran to completion (phase $phase)" test "$phase" = Succeeded
-[[ $phase == Succeeded ]] || describe_pod "$pod"
+check_completes "$pod" 120
 logs=$(k logs "$pod" 2>&1 || true)
 echo "$logs" | sed 's/^/  | /'
 id=$(k get pod "$pod" -o 'jsonpath={.metadata.annotations.tessera\.io/allocated}' |
