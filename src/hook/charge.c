@@ -14,6 +14,11 @@ int charge_failed_mode(void) {
   return hook_state_init() == HOOK_FAILED;
 }
 
+void charge_refresh_held(void) {
+  pool_refresh_all();
+  graph_refresh_all();
+}
+
 /* charge_reserve once the library is known to be active. */
 static CUresult reserve(CUdevice dev, uint64_t bytes, int round, struct charge* c) {
   int index = hook_device_index(dev);
@@ -22,8 +27,7 @@ static CUresult reserve(CUdevice dev, uint64_t bytes, int round, struct charge* 
   uint64_t limit = hook_limits()->memory[index];
   int fits = region_charge(index, charged, limit) == 0;
   if (!fits) {
-    pool_refresh_all(); /* pools and graph memory may hold less than was charged */
-    graph_refresh_all();
+    charge_refresh_held();
     fits = region_charge(index, charged, limit) == 0;
   }
   if (!fits) {

@@ -26,6 +26,10 @@ CUresult charge_reserve(CUdevice dev, uint64_t bytes, int round, struct charge* 
  * without a current context. */
 CUresult charge_reserve_current(uint64_t bytes, int round, struct charge* c);
 
+/* Brings the charges of stream-ordered pools and graph memory down to what they hold now (they
+ * may hold less than was charged). */
+void charge_refresh_held(void);
+
 /* Releases every allocation the driver freed with `context` (destroyed or reset). */
 void charge_release_context(uint64_t context);
 

@@ -10,10 +10,8 @@
 #include "alloc_map.h"
 #include "charge.h"
 #include "context_cost.h"
-#include "graph_charge.h"
 #include "hooks.h"
 #include "log.h"
-#include "pool_charge.h"
 #include "real.h"
 #include "state.h"
 
@@ -148,8 +146,7 @@ CUresult hook_ctx_destroy(void* real, CUcontext ctx) {
   if (rc == CUDA_SUCCESS) {
     hook_forget_contexts();
     charge_release_context(key);
-    pool_refresh_all();
-    graph_refresh_all();
+    charge_refresh_held();
   }
   return rc;
 }
@@ -204,8 +201,7 @@ static CUresult primary_drop(void* real, CUdevice dev, int reset) {
     charge_release(CUDA_SUCCESS, &c, 0, 0);
     charge_release_context(c.context);
   }
-  pool_refresh_all();
-  graph_refresh_all();
+  charge_refresh_held();
   return rc;
 }
 

@@ -5,9 +5,7 @@
 #include "os.h"
 
 #include "charge.h"
-#include "graph_charge.h"
 #include "hooks.h"
-#include "pool_charge.h"
 #include "real.h"
 #include "region.h"
 #include "state.h"
@@ -35,8 +33,7 @@ CUresult hook_mem_get_info(void* real, size_t* free_bytes, size_t* total_bytes) 
   if (mode == HOOK_FAILED) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(free_bytes, total_bytes);
   if (rc != CUDA_SUCCESS || mode != HOOK_ACTIVE) return rc;
-  pool_refresh_all(); /* pools and graph memory may hold less than was charged */
-  graph_refresh_all();
+  charge_refresh_held();
   CUdevice dev;
   if (hook_current_device(&dev) != 0) return rc;
   int index = hook_device_index(dev);
@@ -66,8 +63,7 @@ CUresult hook_device_total_mem(void* real, size_t* bytes, CUdevice dev) {
 /* Rewrites total/used/free for the container; `reserved` may be NULL (v1 struct). */
 static void rewrite_nvml(nvmlDevice_t device, unsigned long long* total, unsigned long long* used,
                          unsigned long long* free_bytes, unsigned long long* reserved) {
-  pool_refresh_all();
-  graph_refresh_all();
+  charge_refresh_held();
   int index = hook_nvml_device_index(device);
   uint64_t limit = limit_of(index);
   if (limit == 0) return;
