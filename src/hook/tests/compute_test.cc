@@ -48,10 +48,12 @@ struct Container {
 struct Shares {
   std::vector<double> first_second;  // busy fraction of each container over the first second
   std::vector<double> whole;         // over the whole run
+  double stolen_first_second = 0;    // fraction of the machine's CPU time the host took then
+  double stolen_whole = 0;
 };
 
-// CPU time the hypervisor took from this machine so far (steal, /proc/stat), in ms; 0 when
-// unknown.
+// CPU time the hypervisor took from this machine so far (steal, /proc/stat, all CPUs), in ms; 0
+// when unknown.
 uint64_t StolenMs() {
   std::ifstream stat("/proc/stat");
   std::string cpu;
@@ -61,10 +63,34 @@ uint64_t StolenMs() {
   return v[7] * 1000 / static_cast<uint64_t>(sysconf(_SC_CLK_TCK));
 }
 
+// Steal over a window of `ms` as a fraction of the CPU time the machine had in it.
+double StolenFraction(uint64_t stolen_ms, double ms) {
+  return static_cast<double>(stolen_ms) / (ms * static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)));
+}
+
 // A run during which the host took this much CPU from the machine measured the host, not the
 // limiter (a process that gets no CPU launches nothing, and its share of the device's time is
 // lost): it is measured again, at most twice, and the least disturbed run is checked.
 constexpr uint64_t kStolenLimitMs = 50;
+
+// A share's bounds, in percent. The ceiling is `want + tolerance` whatever happened. The floor
+// is `want - tolerance`, lowered by the share of the machine's CPU the host took during the
+// window (in percent): while a process has no CPU it launches nothing, and when the containers
+// book the whole device (hard 30 + 70) the device's time lost then is lost to them for good.
+// On an undisturbed run the floor is the issue's.
+void ExpectAtLeast(double share, double floor, double stolen, const char* window) {
+  EXPECT_GE(100 * share, floor - 100 * stolen)
+      << window << ": at least " << floor << "%, less the " << 100 * stolen
+      << "% of the machine's CPU time the host took in the window";
+}
+
+void ExpectShare(double share, double want, double tolerance, double stolen, const char* window) {
+  EXPECT_LE(100 * share, want + tolerance) << window;
+  ExpectAtLeast(share, want - tolerance, stolen, window);
+}
+
+constexpr const char* kWhole = "over the whole run";
+constexpr const char* kFirst = "over the first second";
 
 class ComputeTest : public ::testing::Test {
  protected:
@@ -73,12 +99,12 @@ class ComputeTest : public ::testing::Test {
     Shares best;
     uint64_t least = UINT64_MAX;
     for (int attempt = 0; attempt < 3 && least >= kStolenLimitMs; ++attempt) {
-      uint64_t before = StolenMs();
-      Shares shares = RunOnce(containers, kernel_us, seconds, attempt);
-      uint64_t stolen = StolenMs() - before;
+      uint64_t stolen = 0;
+      Shares shares = RunOnce(containers, kernel_us, seconds, attempt, &stolen);
       if (stolen >= kStolenLimitMs) {
-        std::printf("the host took %llu ms of CPU from this machine during the run (steal)\n",
-                    static_cast<unsigned long long>(stolen));
+        std::printf(
+            "the host took %llu ms of CPU from this machine during the run (steal, %.1f%%)\n",
+            static_cast<unsigned long long>(stolen), 100 * shares.stolen_whole);
       }
       if (stolen < least) {
         least = stolen;
@@ -89,8 +115,9 @@ class ComputeTest : public ::testing::Test {
   }
 
   // One run; `attempt` names its regions and limits files (a new run starts from fresh ones).
+  // `stolen` receives the steal over the measured window, in ms.
   Shares RunOnce(const std::vector<Container>& containers, int kernel_us, double seconds,
-                 int attempt) {
+                 int attempt, uint64_t* stolen) {
     const int sync_every = kernel_us >= 1000 ? 4 : 16;
     const int64_t start = RealtimeMs() + 2500;
     std::vector<std::unique_ptr<Child>> children;
@@ -126,16 +153,23 @@ class ComputeTest : public ::testing::Test {
     }
     EXPECT_LT(RealtimeMs(), start) << "the loads took over 2.5 s to start";
 
+    SleepUntilMs(start);
+    const uint64_t stolen_at_start = StolenMs();
     SleepUntilMs(start + 1000);
     int64_t before = RealtimeMs();
     nlohmann::json first = hook.Stat();
+    const uint64_t stolen_at_first = StolenMs();
     double first_window_s = ((before + RealtimeMs()) / 2.0 - start) / 1000.0;
     for (auto& child : children) {
       EXPECT_EQ(child->Wait(milliseconds(static_cast<int64_t>(seconds * 1000) + 30000)), 0);
     }
     nlohmann::json last = hook.Stat();
+    *stolen = StolenMs() - stolen_at_start;
 
     Shares shares;
+    shares.stolen_first_second =
+        StolenFraction(stolen_at_first - stolen_at_start, first_window_s * 1000);
+    shares.stolen_whole = StolenFraction(*stolen, seconds * 1000);
     shares.first_second.assign(containers.size(), 0);
     shares.whole.assign(containers.size(), 0);
     for (size_t i = 0; i < children.size(); ++i) {
@@ -169,8 +203,8 @@ class HardAlone : public ComputeTest, public ::testing::WithParamInterface<std::
 TEST_P(HardAlone, BusyFractionTracksTheLimit) {
   auto [percent, kernel_us] = GetParam();
   Shares s = Run({{.percent = percent}}, kernel_us, kRun);
-  EXPECT_NEAR(100 * s.whole[0], percent, 3.0) << "over the whole 4 s run";
-  EXPECT_NEAR(100 * s.first_second[0], percent, 5.0) << "over the first second";
+  ExpectShare(s.whole[0], percent, 3.0, s.stolen_whole, kWhole);
+  ExpectShare(s.first_second[0], percent, 5.0, s.stolen_first_second, kFirst);
 }
 
 INSTANTIATE_TEST_SUITE_P(Limits, HardAlone,
@@ -191,19 +225,19 @@ std::string KernelName(const ::testing::TestParamInfo<int>& info) {
 
 TEST_P(Kernels, HardThirtyAgainstHardSeventy) {
   Shares s = Run({{.percent = 30}, {.percent = 70}}, GetParam(), kRun);
-  EXPECT_NEAR(100 * s.whole[0], 30, 3.0);
-  EXPECT_NEAR(100 * s.whole[1], 70, 3.0);
+  ExpectShare(s.whole[0], 30, 3.0, s.stolen_whole, kWhole);
+  ExpectShare(s.whole[1], 70, 3.0, s.stolen_whole, kWhole);
 }
 
 TEST_P(Kernels, ElasticThirtyAloneUsesTheIdleDevice) {
   Shares s = Run({{.percent = 30, .mode = "elastic"}}, GetParam(), kRun);
-  EXPECT_GE(100 * s.whole[0], 90);
+  ExpectAtLeast(s.whole[0], 90, s.stolen_whole, kWhole);
 }
 
 // vcuda's tencent.com/vcuda-core-limit: elastic, but never above the ceiling.
 TEST_P(Kernels, ElasticThirtyAloneStopsAtItsCeiling) {
   Shares s = Run({{.percent = 30, .mode = "elastic", .ceiling = 60}}, GetParam(), kRun);
-  EXPECT_NEAR(100 * s.whole[0], 60, 3.0);
+  ExpectShare(s.whole[0], 60, 3.0, s.stolen_whole, kWhole);
 }
 
 // Each container's first launch is timed behind whatever the other queued first, so one of them
@@ -213,15 +247,15 @@ TEST_P(Kernels, ElasticThirtyAloneStopsAtItsCeiling) {
 TEST_P(Kernels, ElasticThirtyAgainstElasticSeventy) {
   Shares s = Run({{.percent = 30, .mode = "elastic"}, {.percent = 70, .mode = "elastic"}},
                  GetParam(), kRun);
-  EXPECT_NEAR(100 * s.whole[0], 30, 5.0);
-  EXPECT_NEAR(100 * s.whole[1], 70, 5.0);
-  EXPECT_NEAR(100 * s.first_second[0], 30, 10.0) << "over the first second";
-  EXPECT_NEAR(100 * s.first_second[1], 70, 10.0) << "over the first second";
+  ExpectShare(s.whole[0], 30, 5.0, s.stolen_whole, kWhole);
+  ExpectShare(s.whole[1], 70, 5.0, s.stolen_whole, kWhole);
+  ExpectShare(s.first_second[0], 30, 10.0, s.stolen_first_second, kFirst);
+  ExpectShare(s.first_second[1], 70, 10.0, s.stolen_first_second, kFirst);
 }
 
 TEST_P(Kernels, ElasticThirtyAgainstAnUnlimitedNeighbour) {
   Shares s = Run({{.percent = 30, .mode = "elastic"}, {.percent = 0}}, GetParam(), kRun);
-  EXPECT_GE(100 * s.whole[0], 27);
+  ExpectAtLeast(s.whole[0], 27, s.stolen_whole, kWhole);
 }
 
 // The neighbour's queue is full from the container's first launch on: no span the library times
@@ -232,32 +266,33 @@ TEST_P(Kernels, ElasticThirtyAgainstANeighbourSaturatingFromItsFirstLaunch) {
   Shares s =
       Run({{.percent = 30, .mode = "elastic"}, {.percent = 0, .lead_ms = 500}}, GetParam(), kRun);
   double after_first_second = (s.whole[0] * kRun - s.first_second[0]) / (kRun - 1);
-  EXPECT_GE(100 * after_first_second, 27);
+  double stolen_after = (s.stolen_whole * kRun - s.stolen_first_second) / (kRun - 1);
+  ExpectAtLeast(after_first_second, 27, stolen_after, "from the second second on");
 }
 
 // Hard limits are not corrected (the spans only overestimate): whatever the neighbour does, the
 // container never gets more than its percent.
 TEST_P(Kernels, HardThirtyAgainstANeighbourSaturatingFromItsFirstLaunchNeverExceeds) {
   Shares s = Run({{.percent = 30}, {.percent = 0, .lead_ms = 500}}, GetParam(), kRun);
-  EXPECT_LE(100 * s.whole[0], 33.0);
-  EXPECT_LE(100 * s.first_second[0], 35.0);
+  EXPECT_LE(100 * s.whole[0], 33.0) << kWhole;
+  EXPECT_LE(100 * s.first_second[0], 35.0) << kFirst;
 }
 
 TEST_P(Kernels, AllGraphWorkObeysTheHardLimit) {
   Shares s = Run({{.percent = 25, .path = "graph"}}, GetParam(), kRun);
-  EXPECT_NEAR(100 * s.whole[0], 25, 3.0);
-  EXPECT_NEAR(100 * s.first_second[0], 25, 5.0);
+  ExpectShare(s.whole[0], 25, 3.0, s.stolen_whole, kWhole);
+  ExpectShare(s.first_second[0], 25, 5.0, s.stolen_first_second, kFirst);
 }
 
 TEST_P(Kernels, AllGraphWorkAgainstAHardNeighbour) {
   Shares s = Run({{.percent = 30, .path = "graph"}, {.percent = 70}}, GetParam(), kRun);
-  EXPECT_NEAR(100 * s.whole[0], 30, 3.0);
-  EXPECT_NEAR(100 * s.whole[1], 70, 3.0);
+  ExpectShare(s.whole[0], 30, 3.0, s.stolen_whole, kWhole);
+  ExpectShare(s.whole[1], 70, 3.0, s.stolen_whole, kWhole);
 }
 
 TEST_P(Kernels, FourProcessesShareOneBudget) {
   Shares s = Run({{.percent = 40, .processes = 4}}, GetParam(), kRun);
-  EXPECT_NEAR(100 * s.whole[0], 40, 3.0);
+  ExpectShare(s.whole[0], 40, 3.0, s.stolen_whole, kWhole);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, Kernels, ::testing::Values(20, 2000), KernelName);
@@ -268,7 +303,7 @@ class LaunchPath : public ComputeTest, public ::testing::WithParamInterface<std:
 
 TEST_P(LaunchPath, IsGoverned) {
   Shares s = Run({{.percent = 50, .path = GetParam()}}, 2000, 2.0);
-  EXPECT_NEAR(100 * s.whole[0], 50, 5.0);
+  ExpectShare(s.whole[0], 50, 5.0, s.stolen_whole, kWhole);
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, LaunchPath,
