@@ -68,8 +68,8 @@ bool PodFinished(const json& pod) {
   return PodTerminal(pod) || !Member(Member(pod, "metadata"), "deletionTimestamp").is_null();
 }
 
-std::string PodUid(const json& pod) {
-  return std::string(StringMember(Member(pod, "metadata"), "uid"));
+std::string_view PodUid(const json& pod) {
+  return StringMember(Member(pod, "metadata"), "uid");
 }
 
 std::string PodAnnotation(const json& pod, const std::string& key) {

@@ -40,8 +40,8 @@ bool PodTerminal(const nlohmann::json& pod);
 // period): no container of it starts any more.
 bool PodFinished(const nlohmann::json& pod);
 
-// metadata.uid, or "" when absent.
-std::string PodUid(const nlohmann::json& pod);
+// metadata.uid (a view into `pod`), or "" when absent.
+std::string_view PodUid(const nlohmann::json& pod);
 
 // The value of annotation `key`, or "" when absent.
 std::string PodAnnotation(const nlohmann::json& pod, const std::string& key);

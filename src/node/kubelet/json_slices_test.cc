@@ -33,6 +33,16 @@ TEST(JsonSlicesTest, StringsWithAndWithoutEscapes) {
   EXPECT_EQ((*members)[1].second, "{}");
 }
 
+// A quote after an even run of backslashes ends the string; after an odd run it is escaped.
+TEST(JsonSlicesTest, BackslashRunsBeforeAQuote) {
+  EXPECT_EQ(JsonMember(R"({"a": "x\\", "b": 1})", "b"), "1");
+  EXPECT_EQ(JsonMember(R"({"a": "x\\\"y", "b": 2})", "a"), R"("x\\\"y")");
+  EXPECT_EQ(JsonString(R"("\\")"), "\\");
+  EXPECT_EQ(JsonString(R"("\\\"")"), "\\\"");
+  EXPECT_FALSE(JsonString(R"("\")"));
+  EXPECT_FALSE(JsonMember(R"({"a": "x\"})", "a"));
+}
+
 TEST(JsonSlicesTest, BrokenTextIsNoSlice) {
   for (const char* bad : {"", "{", R"({"a":)", R"({"a":[1,2})", R"({"a":"open})", "[1,]x"}) {
     EXPECT_FALSE(JsonMember(bad, "a")) << bad;

@@ -1,12 +1,12 @@
 #include "node/kubelet/kubelet_checkpoint.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "common/strings.h"
 #include "deviceplugin_v1beta1.pb.h"
@@ -36,9 +36,30 @@ std::string AllocationOfAnswer(const std::string& answer, const std::string& all
   return "";
 }
 
-}  // namespace
-
-namespace {
+// The whole file at `path` into `out`, read in one go when it is still `size_hint` bytes (it is
+// read to its end in any case); false with errno set when it cannot be read.
+bool ReadWhole(const std::string& path, size_t size_hint, std::string* out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  out->resize(size_hint + 1);
+  size_t have = 0;
+  while (true) {
+    if (have == out->size()) out->resize(out->size() * 2);
+    ssize_t n = ::read(fd, out->data() + have, out->size() - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      errno = err;
+      return false;
+    }
+    if (n == 0) break;
+    have += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  out->resize(have);
+  return true;
+}
 
 // One entry, read from its text without building a document (a burst of admissions brings
 // dozens of new entries at once).
@@ -129,12 +150,13 @@ Result<AssignmentList> KubeletCheckpoint::List() {
       st.st_mtim.tv_nsec == mtime_.tv_nsec) {
     return cached_;
   }
-  std::ifstream in(path_);
-  if (!in) return Unavailable("kubelet's device checkpoint " + path_ + " cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string text;
+  if (!ReadWhole(path_, static_cast<size_t>(st.st_size), &text)) {
+    return Unavailable("kubelet's device checkpoint " + path_ +
+                       " cannot be read: " + std::strerror(errno));
+  }
   Result<std::vector<DeviceAssignment>> parsed =
-      ParseKubeletCheckpoint(text.str(), allocations_dir_, &memo_);
+      ParseKubeletCheckpoint(text, allocations_dir_, &memo_);
   if (!parsed.ok()) {
     return parsed.status().WithContext("kubelet's device checkpoint " + path_);
   }

@@ -32,7 +32,9 @@ std::vector<PodRef> MemoryPodStore::NodePods() const {
   std::vector<PodRef> out;
   for (const auto& [key, pod] : pods_) {
     auto spec = pod->find("spec");
-    if (spec != pod->end() && spec->is_object() && spec->value("nodeName", "") == node_) {
+    if (spec == pod->end() || !spec->is_object()) continue;
+    auto node = spec->find("nodeName");
+    if (node != spec->end() && node->is_string() && node->get_ref<const std::string&>() == node_) {
       out.push_back(pod);
     }
   }
