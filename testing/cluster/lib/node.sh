@@ -55,6 +55,12 @@ make_node_mountns() {
   unshare --mount="$ns" --propagation private true
   nsenter --mount="$ns" -- sh -c "mount --bind '$nd/var' /var && mount --bind '$nd/run' /run &&
     mount --bind '$nd/usr-local' /usr/local" || die "$node: could not set up its mount namespace"
+  if ((${agent_state_tmpfs:-0})); then
+    mkdir -p "$nd/var/lib/tessera" "$nd/run/cdi"
+    nsenter --mount="$ns" -- sh -c "mount -t tmpfs -o mode=0755 tessera-state /var/lib/tessera &&
+      mount -t tmpfs -o mode=0755 tessera-cdi /var/run/cdi" ||
+      die "$node: could not mount the tmpfs of --agent-state-tmpfs"
+  fi
 }
 
 # The GPU driver of a node: simgpu's libraries, its state folder (the "hardware", /run/simgpu in
