@@ -24,7 +24,10 @@ kill_node_containers() {
   [[ -d $root ]] || return 0
   for ((tries = 0; tries < 50; tries++)); do
     local procs
-    procs=$(find "$root" -name cgroup.procs -exec cat {} + 2>/dev/null)
+    # find fails when a cgroup goes while it reads the tree (kubelet and containerd remove theirs
+    # as their processes end); under errexit that ended the node's whole teardown, and its
+    # containerd, simgpu driver and cgroups stayed behind.
+    procs=$(find "$root" -name cgroup.procs -exec cat {} + 2>/dev/null) || true
     [[ -z $procs ]] && return 0
     kill -KILL $procs 2>/dev/null || true
     sleep 0.1
@@ -34,7 +37,8 @@ kill_node_containers() {
 remove_node_cgroups() {
   local d
   for d in $(cgroup_hierarchies); do
-    [[ -d $d/tsr$net-$1 ]] && find "$d/tsr$net-$1" -depth -type d -exec rmdir {} + 2>/dev/null
+    # A cgroup that cannot go yet (a process still in it) is listed by `leftovers`.
+    [[ -d $d/tsr$net-$1 ]] && { find "$d/tsr$net-$1" -depth -type d -exec rmdir {} + 2>/dev/null || true; }
   done
   return 0
 }
@@ -43,13 +47,15 @@ remove_node_cgroups() {
 # which outlive containerd by design, anything a component left; a shim may have a mount
 # namespace of its own, never a network namespace of its own).
 kill_node_namespace() {
-  local mnt="" net="" p
-  mnt=$(stat -Lc %i "$(node_mountns "$1")" 2>/dev/null) || mnt=""
-  net=$(stat -Lc %i "/run/netns/$(node_netns "$1")" 2>/dev/null) || net=""
-  [[ -n $mnt || -n $net ]] || return 0
+  # Not `net`: a local of that name hid the cluster's $net from node_netns, and the network
+  # namespace was never matched.
+  local mnt_ino="" net_ino="" p
+  mnt_ino=$(stat -Lc %i "$(node_mountns "$1")" 2>/dev/null) || mnt_ino=""
+  net_ino=$(stat -Lc %i "/run/netns/$(node_netns "$1")" 2>/dev/null) || net_ino=""
+  [[ -n $mnt_ino || -n $net_ino ]] || return 0
   for p in /proc/[0-9]*; do
-    if [[ -n $mnt && $(stat -Lc %i "$p/ns/mnt" 2>/dev/null) == "$mnt" ]] ||
-      [[ -n $net && $(stat -Lc %i "$p/ns/net" 2>/dev/null) == "$net" ]]; then
+    if [[ -n $mnt_ino && $(stat -Lc %i "$p/ns/mnt" 2>/dev/null) == "$mnt_ino" ]] ||
+      [[ -n $net_ino && $(stat -Lc %i "$p/ns/net" 2>/dev/null) == "$net_ino" ]]; then
       kill -KILL "${p#/proc/}" 2>/dev/null || true  # it may have exited since
     fi
   done
