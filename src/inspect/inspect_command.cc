@@ -56,9 +56,10 @@ void AddInspectKeys(config::Schema& schema) {
   schema.Add({.path = "inspect.output",
               .type = config::Type::kString,
               .default_value = "plain",
-              .help = "output format: plain, wide (adds UUID, NUMA node, health, exclusivity) or "
-                      "json",
-              .allowed = {"plain", "wide", "json"},
+              .help = "output format: plain, wide (adds UUID, NUMA node, health, exclusivity), "
+                      "gib (one line per node, each GPU's allocated/total memory in GiB, as "
+                      "gpushare's kubectl inspect gpushare) or json",
+              .allowed = {"plain", "wide", "gib", "json"},
               .flags = {"o", "output"}});
   schema.Add({.path = "inspect.details",
               .type = config::Type::kBool,
@@ -91,7 +92,7 @@ int RunInspect(const config::Config& config, const std::vector<std::string>& pos
                std::ostream& err) {
   if (positional.size() > 1) {
     err << "tessera inspect: at most one node name, got " << positional.size()
-        << "; usage: kubectl tessera inspect [NODE] [-d] [-o wide|json] [--scheduler URL]\n";
+        << "; usage: kubectl tessera inspect [NODE] [-d] [-o wide|gib|json] [--scheduler URL]\n";
     return 2;
   }
   Result<Source> source = config.GetString("inspect.scheduler").empty() ? ReadApiServer(config, env)
@@ -113,6 +114,7 @@ int RunInspect(const config::Config& config, const std::vector<std::string>& pos
   const std::string& format = config.GetString("inspect.output");
   options.format = format == "json"   ? OutputFormat::kJson
                    : format == "wide" ? OutputFormat::kWide
+                   : format == "gib"  ? OutputFormat::kGib
                                       : OutputFormat::kPlain;
   options.details = config.GetBool("inspect.details");
   const std::string& chart = config.GetString("inspect.chart");
@@ -125,7 +127,7 @@ cli::Command InspectCommand() {
   return {.name = "inspect",
           .summary =
               "show GPUs, their allocations and pending pods (kubectl tessera inspect "
-              "[NODE] [-d] [-o wide|json])",
+              "[NODE] [-d] [-o wide|gib|json])",
           .key_prefixes = {"inspect", "kube"},
           .run = [](const config::Config& config, const std::vector<std::string>& positional) {
             return RunInspect(config, positional, config::ProcessEnvironment(),

@@ -1,4 +1,4 @@
-// `tessera inspect` / `kubectl tessera inspect [NODE] [-d] [-o wide|json]`: the GPUs of the
+// `tessera inspect` / `kubectl tessera inspect [NODE] [-d] [-o wide|gib|json]`: the GPUs of the
 // cluster, what is allocated on each, the pods waiting for one and why. Reads the API server
 // (kube.* keys: kubeconfig) or, with --scheduler URL, the scheduler's GET /inspect.
 //

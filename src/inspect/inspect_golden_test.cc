@@ -242,6 +242,16 @@ TEST_F(InspectGoldenTest, Json) {
   EXPECT_EQ(doc["totals"]["pods"], 4);
 }
 
+// gpushare's `kubectl inspect gpushare`: a line per node, each GPU's allocated/total GiB.
+TEST_F(InspectGoldenTest, PerNodeInGib) {
+  InspectRun run = InspectApi({"-o", "gib"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  ExpectGolden("gib", run.out);
+  InspectRun details = InspectApi({"-o", "gib", "-d"});
+  ASSERT_EQ(details.code, 0) << details.err;
+  ExpectGolden("gib_details", details.out);
+}
+
 TEST_F(InspectGoldenTest, SingleNodeWithDetails) {
   InspectRun run = InspectApi({"gpu-a", "-d"});
   ASSERT_EQ(run.code, 0) << run.err;

@@ -1,6 +1,7 @@
 #include "inspect/render.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 #include "common/strings.h"
@@ -54,6 +55,81 @@ class Table {
  private:
   std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> rows_;
 };
+
+// MiB as GiB: whole GiB without a fraction, else one decimal (24268 MiB: "23.7").
+std::string Gib(uint64_t mib) {
+  if (mib % 1024 == 0) return std::to_string(mib / 1024);
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f", static_cast<double>(mib) / 1024.0);
+  return text;
+}
+
+// The pending pods and the warnings, after either table.
+std::string RenderFooter(const ClusterView& view) {
+  std::string out;
+  if (view.pending.empty()) {
+    out += "Pending pods: none\n";
+  } else {
+    out += "Pending pods: " + std::to_string(view.pending.size()) + "\n";
+    for (const PendingPod& p : view.pending) out += "  " + p.pod + ": " + p.reason + "\n";
+  }
+  if (!view.warnings.empty()) {
+    out += "Warnings:\n";
+    for (const std::string& w : view.warnings) out += "  " + w + "\n";
+  }
+  return out;
+}
+
+// gpushare's view: a column per GPU index with its allocated/total GiB, the node's sum, then the
+// cluster's. A GPU that pods hold but the inventory does not list counts in the node's sum and
+// is named on a line of its own. With `details`, each pod's share follows its node's line.
+std::string RenderGib(const ClusterView& view, bool details) {
+  int columns = 0;
+  for (const NodeView& n : view.nodes) {
+    for (const GpuView& g : n.gpus) columns = std::max(columns, g.index + 1);
+  }
+  std::vector<std::string> header = {"NAME"};
+  for (int i = 0; i < columns; ++i)
+    header.push_back("GPU" + std::to_string(i) + "(Allocated/Total)");
+  header.push_back("GPU Memory(GiB)");
+  Table table(header);
+  uint64_t used = 0, total = 0;
+  for (const NodeView& n : view.nodes) {
+    std::vector<std::string> row(static_cast<size_t>(columns) + 2, "-");
+    row[0] = n.name;
+    uint64_t node_used = 0, node_total = 0;
+    std::vector<std::string> unlisted;
+    for (const GpuView& g : n.gpus) {
+      node_used += g.used_mib;
+      node_total += g.memory_mib;
+      if (g.index >= 0) {
+        row[static_cast<size_t>(g.index) + 1] = Gib(g.used_mib) + "/" + Gib(g.memory_mib);
+      } else {
+        unlisted.push_back("    GPU " + g.uuid +
+                           " (not in the node's inventory): " + Gib(g.used_mib) + " GiB allocated");
+      }
+    }
+    if (n.error.empty()) row.back() = Gib(node_used) + "/" + Gib(node_total);
+    used += node_used;
+    total += node_total;
+    table.Add(std::move(row));
+    if (!n.error.empty()) table.AddLineAfter("    " + n.error);
+    for (std::string& line : unlisted) table.AddLineAfter(std::move(line));
+    if (!details) continue;
+    for (const GpuView& g : n.gpus) {
+      for (const PodShare& p : g.pods) {
+        table.AddLineAfter("    " + p.pod + " (" + Join(p.containers, ",") + "): GPU" +
+                           (g.index >= 0 ? std::to_string(g.index) : "?") + " " +
+                           Gib(p.memory_mib) + " GiB");
+      }
+    }
+  }
+  std::string out = table.Print();
+  out += std::string(66, '-') + "\n";
+  out += "Allocated/Total GPU Memory In Cluster:\n";
+  out += Gib(used) + "/" + Gib(total) + " (" + Percent(used, total) + ")\n";
+  return out + RenderFooter(view);
+}
 
 std::string RenderText(const ClusterView& view, const RenderOptions& options) {
   bool wide = options.format == OutputFormat::kWide;
@@ -114,23 +190,17 @@ std::string RenderText(const ClusterView& view, const RenderOptions& options) {
          std::to_string(t.memory_mib) + " MiB (" + Percent(t.used_mib, t.memory_mib) + "); cores " +
          std::to_string(used_cores) + "/" + std::to_string(cores) + "% (" +
          Percent(used_cores, cores) + ")\n";
-  if (view.pending.empty()) {
-    out += "Pending pods: none\n";
-  } else {
-    out += "Pending pods: " + std::to_string(view.pending.size()) + "\n";
-    for (const PendingPod& p : view.pending) out += "  " + p.pod + ": " + p.reason + "\n";
-  }
-  if (!view.warnings.empty()) {
-    out += "Warnings:\n";
-    for (const std::string& w : view.warnings) out += "  " + w + "\n";
-  }
-  return out;
+  return out + RenderFooter(view);
 }
 
 }  // namespace
 
 std::string Render(const ClusterView& view, const RenderOptions& options) {
   if (options.format == OutputFormat::kJson) return view.ToJson().dump(2) + "\n";
+  if (options.format == OutputFormat::kGib) {
+    if (view.nodes.empty()) return RenderText(view, options);
+    return RenderGib(view, options.details);
+  }
   return RenderText(view, options);
 }
 

@@ -1,6 +1,7 @@
 // Renders a ClusterView as `kubectl tessera inspect` prints it: a table of GPUs per node
 // (allocated/total memory and cores, pods), optionally the pods on each GPU and a bar chart per
-// GPU, the cluster totals and the pending pods; or as JSON. Pure functions: thread-safe.
+// GPU, the cluster totals and the pending pods; or per node in GiB (gpushare's view); or as JSON.
+// Pure functions: thread-safe.
 //
 //   NODE    GPU  MODEL        MEMORY (MiB)          CORES (%)     PODS
 //   gpu-a   0    SimGPU-3090  8192/24268 (33%)      30/100 (30%)  2
@@ -12,7 +13,9 @@
 
 namespace tessera::inspect {
 
-enum class OutputFormat { kPlain, kWide, kJson };
+// kGib: one line per node with each GPU's allocated/total memory in GiB, as gpushare's
+// `kubectl inspect gpushare` shows it.
+enum class OutputFormat { kPlain, kWide, kJson, kGib };
 
 struct RenderOptions {
   OutputFormat format = OutputFormat::kPlain;
