@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "common/status.h"
+#include "log/log_limiter.h"
 #include "scheduler/binder.h"
 #include "scheduler/cluster_state.h"
-#include "scheduler/log_limiter.h"
 #include "scheduler/metrics.h"
 #include "scheduler/request.h"
 
@@ -72,7 +72,7 @@ class Engine {
   Binder& binder_;
   const EngineOptions options_;
   Metrics* metrics_;
-  LogLimiter refusal_log_;
+  log::LogLimiter refusal_log_;
 };
 
 }  // namespace tessera::scheduler

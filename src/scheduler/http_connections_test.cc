@@ -18,6 +18,7 @@
 #include <fstream>
 #include <thread>
 
+#include "http/test_connections.h"
 #include "scheduler/engine.h"
 #include "scheduler/extender.h"
 #include "scheduler/fake_binder.h"
@@ -30,6 +31,8 @@ namespace {
 
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
+using http::testing::Connect;
+using http::testing::DripFeed;
 using std::chrono::milliseconds;
 
 class Served {
@@ -55,18 +58,8 @@ class Served {
   HttpServer server_;
 };
 
-ServerOptions Plain(ConnectionLimits limits = {}) {
+ServerOptions Plain(http::ConnectionLimits limits = {}) {
   return {.listen = "127.0.0.1:0", .limits = limits};
-}
-
-int Connect(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  return fd;
 }
 
 // True when the server closed `fd` (or reset it) within `within`.
@@ -112,15 +105,6 @@ void ExpectEveryEndpointAnswersQuickly(ClientT& client) {
       EXPECT_EQ(r->status, 200) << c.path;
       EXPECT_LT(took.count(), 100) << c.path << " took " << took.count() << " ms";
     }
-  }
-}
-
-// Sends `request` one byte every `gap` on each connection until `stop`.
-void DripFeed(std::vector<int>& fds, const std::string& request, milliseconds gap,
-              std::atomic<bool>& stop) {
-  for (size_t i = 0; !stop.load(); ++i) {
-    for (int fd : fds) (void)send(fd, &request[i % request.size()], 1, MSG_NOSIGNAL);
-    std::this_thread::sleep_for(gap);
   }
 }
 

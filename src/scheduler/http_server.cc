@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <functional>
 
+#include "http/guarded_server.h"
 #include "log/log.h"
-#include "scheduler/guarded_server.h"
 #include "scheduler/inspect.h"
 
 namespace tessera::scheduler {
@@ -39,7 +39,7 @@ void HttpServer::Routes() {
   auto bad = [this](const httplib::Request& req, httplib::Response& res, const std::string& why) {
     metrics_.CountBadRequest();
     uint64_t dropped = 0;
-    if (bad_request_log_.Allow(LogLimiter::Clock::now(), &dropped)) {
+    if (bad_request_log_.Allow(log::LogLimiter::Clock::now(), &dropped)) {
       log::Warn("bad request", {{"path", req.path},
                                 {"client", req.remote_addr},
                                 {"error", why},
@@ -113,31 +113,18 @@ Status HttpServer::Start() {
         return InvalidArgument("TLS file " + f + " does not exist or is not a file");
       }
     }
-    ASSIGN_OR_RETURN(tls_context, LoadTlsContext(options_.tls_cert, options_.tls_key));
+    ASSIGN_OR_RETURN(tls_context, http::LoadTlsContext(options_.tls_cert, options_.tls_key));
   }
-  server_ = std::make_unique<GuardedServer>(options_.limits, tls_context);
-  // cpp-httplib 0.11 listens with a backlog of 5: a burst of binds (kube-scheduler binds in
-  // parallel) would overflow it and see reset connections. Remember the listening socket and
-  // raise its backlog once bound.
-  int listen_fd = -1;
-  server_->set_socket_options([&listen_fd](int fd) {
-    httplib::default_socket_options(fd);
-    listen_fd = fd;
-  });
+  server_ = std::make_unique<http::GuardedServer>(options_.limits, tls_context);
   server_->set_payload_max_length(options_.max_body);
   Routes();
   auto [host, port] = address;
-  if (port == 0) {
-    port_ = server_->bind_to_any_port(host);
-    if (port_ < 0) return Unavailable("cannot bind " + host + " on any port");
-  } else {
-    if (!server_->bind_to_port(host, port)) {
-      return Unavailable("cannot listen on " + options_.listen + " (in use, or not allowed)");
-    }
-    port_ = port;
+  port_ = server_->Bind(host, port);
+  if (port_ < 0) {
+    return Unavailable(port == 0
+                           ? "cannot bind " + host + " on any port"
+                           : "cannot listen on " + options_.listen + " (in use, or not allowed)");
   }
-  if (listen_fd >= 0) ::listen(listen_fd, SOMAXCONN);
-  server_->set_socket_options(httplib::default_socket_options);
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   return Status::Ok();
 }

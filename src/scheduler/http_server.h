@@ -7,7 +7,7 @@
 //
 // Handlers only translate. A malformed body (bad JSON, wrong shape, over the size limit) gets
 // HTTP 400 with {"error": "..."}, is logged and counted, and changes nothing. Idle, slow and
-// many connections are bounded by GuardedServer (guarded_server.h). TLS when a
+// many connections are bounded by GuardedServer (http/guarded_server.h). TLS when a
 // certificate and key are given. Start() binds (port 0 picks a free port, read back by port())
 // and serves on a background thread; Stop() or the destructor ends it. Thread-safe.
 #pragma once
@@ -19,11 +19,11 @@
 #include <thread>
 
 #include "common/status.h"
+#include "http/guarded_server.h"
+#include "log/log_limiter.h"
 #include "scheduler/cluster_state.h"
 #include "scheduler/extender.h"
-#include "scheduler/guarded_server.h"
 #include "scheduler/listen_address.h"
-#include "scheduler/log_limiter.h"
 #include "scheduler/metrics.h"
 #include "scheduler/webhook.h"
 
@@ -34,7 +34,7 @@ struct ServerOptions {
   std::string tls_cert;                 // PEM files; both set = HTTPS
   std::string tls_key;
   uint64_t max_body = 4 << 20;
-  ConnectionLimits limits;
+  http::ConnectionLimits limits;
 };
 
 class HttpServer {
@@ -63,10 +63,10 @@ class HttpServer {
   Webhook& webhook_;
   const ClusterState& state_;
   Metrics& metrics_;
-  std::unique_ptr<GuardedServer> server_;
+  std::unique_ptr<http::GuardedServer> server_;
   std::thread thread_;
   std::atomic<bool> ready_{false};
-  LogLimiter bad_request_log_;
+  log::LogLimiter bad_request_log_;
   int port_ = 0;
 };
 

@@ -1,6 +1,6 @@
 #include "node/metrics/metrics_server.h"
 
-#include <httplib.h>
+#include "http/guarded_server.h"
 
 namespace tessera::node {
 
@@ -23,7 +23,9 @@ Status MetricsServer::Start(const std::string& listen) {
   } catch (...) {
     return InvalidArgument("metrics address \"" + listen + "\": the port is not a number");
   }
-  server_ = std::make_unique<httplib::Server>();
+  // Each connection on a thread of its own, with deadlines: an idle or slow client cannot hold
+  // off Prometheus or the liveness probe (cpp-httplib's own pool has 8 threads).
+  server_ = std::make_unique<http::GuardedServer>(http::ConnectionLimits{}, nullptr);
   // Prometheus keeps its connection: without TCP_NODELAY each scrape's body would wait ~40 ms for
   // the delayed ACK of its headers (httplib writes them apart).
   server_->set_tcp_nodelay(true);
@@ -33,8 +35,7 @@ Status MetricsServer::Start(const std::string& listen) {
   server_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
   });
-  port_ =
-      port == 0 ? server_->bind_to_any_port(host) : (server_->bind_to_port(host, port) ? port : -1);
+  port_ = server_->Bind(host, port);
   if (port_ < 0) {
     server_.reset();
     return Unavailable("cannot listen on " + listen + " for metrics");
@@ -44,7 +45,7 @@ Status MetricsServer::Start(const std::string& listen) {
 }
 
 void MetricsServer::Stop() {
-  if (server_) server_->stop();
+  if (server_) server_->Stop();
   if (thread_.joinable()) thread_.join();
   server_.reset();
 }

@@ -1,8 +1,9 @@
 // MetricsServer: serves GET /metrics (Prometheus text from a render function) and GET /healthz on
 // HOST:PORT (":9394" = every address; port 0 picks a free port, see port()).
 //
-// Start/Stop from one thread; requests are served on the server's own threads, so `render` must
-// be thread-safe.
+// Each connection has a thread of its own and deadlines (http::GuardedServer): idle, slow and many
+// clients cannot stall the scrapes or the probe. Start/Stop from one thread; requests are served
+// on the connections' threads, so `render` must be thread-safe.
 #pragma once
 
 #include <functional>
@@ -12,8 +13,8 @@
 
 #include "common/status.h"
 
-namespace httplib {
-class Server;
+namespace tessera::http {
+class GuardedServer;
 }
 
 namespace tessera::node {
@@ -30,7 +31,7 @@ class MetricsServer {
 
  private:
   std::function<std::string()> render_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<http::GuardedServer> server_;
   std::thread thread_;
   int port_ = 0;
 };

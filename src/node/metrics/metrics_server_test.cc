@@ -4,6 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "http/test_connections.h"
+
 namespace tessera::node {
 namespace {
 
@@ -20,6 +27,39 @@ TEST(MetricsServerTest, ServesTheRenderedText) {
   EXPECT_EQ(res->body, "tessera_gpu_healthy{gpu=\"GPU-0\"} 1\n");
   server.Stop();
   EXPECT_FALSE(MetricsServer([] { return std::string(); }).Start("nonsense").ok());
+}
+
+// cpp-httplib's own pool of 8 threads was held by 8 idle connections: Prometheus and the liveness
+// probe then waited for them.
+TEST(MetricsServerTest, SixtyFourIdleAndSixtyFourSlowConnectionsLeaveItAnswering) {
+  using std::chrono::milliseconds;
+  MetricsServer server([] { return std::string("tessera_up 1\n"); });
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  std::vector<int> idle, slow;
+  for (int i = 0; i < 64; ++i) idle.push_back(http::testing::Connect(server.port()));
+  for (int i = 0; i < 64; ++i) slow.push_back(http::testing::Connect(server.port()));
+  std::atomic<bool> stop{false};
+  std::thread feeder([&] {
+    http::testing::DripFeed(slow, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Padding: aaaaaaaa",
+                            milliseconds(200), stop);
+  });
+  std::this_thread::sleep_for(milliseconds(300));  // every connection accepted and waiting
+  httplib::Client client("127.0.0.1", server.port());
+  client.set_connection_timeout(1, 0);
+  client.set_read_timeout(1, 0);
+  for (const char* path : {"/healthz", "/metrics", "/healthz", "/metrics"}) {
+    auto start = std::chrono::steady_clock::now();
+    auto res = client.Get(path);
+    auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start);
+    ASSERT_TRUE(res) << path << " did not answer: " << httplib::to_string(res.error());
+    EXPECT_EQ(res->status, 200) << path;
+    EXPECT_LT(took.count(), 100) << path << " took " << took.count() << " ms";
+  }
+  stop.store(true);
+  feeder.join();
+  for (int fd : idle) close(fd);
+  for (int fd : slow) close(fd);
+  server.Stop();
 }
 
 }  // namespace

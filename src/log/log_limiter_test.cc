@@ -1,8 +1,8 @@
-#include "scheduler/log_limiter.h"
+#include "log/log_limiter.h"
 
 #include <gtest/gtest.h>
 
-namespace tessera::scheduler {
+namespace tessera::log {
 namespace {
 
 TEST(LogLimiter, BadRequestsInALoopCannotFloodTheLog) {
@@ -19,4 +19,4 @@ TEST(LogLimiter, BadRequestsInALoopCannotFloodTheLog) {
 }
 
 }  // namespace
-}  // namespace tessera::scheduler
+}  // namespace tessera::log

@@ -1,4 +1,4 @@
-#include "scheduler/connection_stream.h"
+#include "http/connection_stream.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -8,7 +8,7 @@
 
 #include <cerrno>
 
-namespace tessera::scheduler {
+namespace tessera::http {
 namespace {
 
 void AddressOf(const sockaddr_storage& addr, std::string& ip, int& port) {
@@ -164,4 +164,4 @@ void ConnectionStream::get_local_ip_and_port(std::string& ip, int& port) const {
   if (getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) AddressOf(addr, ip, port);
 }
 
-}  // namespace tessera::scheduler
+}  // namespace tessera::http

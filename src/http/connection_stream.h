@@ -13,7 +13,7 @@
 
 #include <chrono>
 
-namespace tessera::scheduler {
+namespace tessera::http {
 
 class ConnectionStream : public httplib::Stream {
  public:
@@ -58,4 +58,4 @@ class ConnectionStream : public httplib::Stream {
   bool write_started_ = false;
 };
 
-}  // namespace tessera::scheduler
+}  // namespace tessera::http

@@ -1,4 +1,4 @@
-#include "scheduler/guarded_server.h"
+#include "http/guarded_server.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -10,11 +10,11 @@
 #include <mutex>
 #include <thread>
 
+#include "http/connection_stream.h"
 #include "log/log.h"
-#include "scheduler/connection_stream.h"
-#include "scheduler/log_limiter.h"
+#include "log/log_limiter.h"
 
-namespace tessera::scheduler {
+namespace tessera::http {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -66,7 +66,7 @@ class ConnectionThreads : public httplib::TaskQueue {
   const std::shared_ptr<Shared> shared_;
 };
 
-LogLimiter refusal_log;
+log::LogLimiter refusal_log;
 
 }  // namespace
 
@@ -78,6 +78,18 @@ GuardedServer::GuardedServer(ConnectionLimits limits, SSL_CTX* tls)
 GuardedServer::~GuardedServer() {
   if (tls_) SSL_CTX_free(tls_);
   if (stop_fd_ >= 0) close(stop_fd_);
+}
+
+int GuardedServer::Bind(const std::string& host, int port) {
+  int listen_fd = -1;
+  set_socket_options([&listen_fd](int fd) {
+    httplib::default_socket_options(fd);
+    listen_fd = fd;
+  });
+  int bound = port == 0 ? bind_to_any_port(host) : (bind_to_port(host, port) ? port : -1);
+  if (bound >= 0 && listen_fd >= 0) ::listen(listen_fd, SOMAXCONN);
+  set_socket_options(httplib::default_socket_options);
+  return bound;
 }
 
 void GuardedServer::Stop() {
@@ -142,4 +154,4 @@ Result<SSL_CTX*> LoadTlsContext(const std::string& cert_file, const std::string&
   return ctx;
 }
 
-}  // namespace tessera::scheduler
+}  // namespace tessera::http

@@ -1,6 +1,6 @@
-#include "scheduler/log_limiter.h"
+#include "log/log_limiter.h"
 
-namespace tessera::scheduler {
+namespace tessera::log {
 
 bool LogLimiter::Allow(Clock::time_point now, uint64_t* dropped) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -18,4 +18,4 @@ bool LogLimiter::Allow(Clock::time_point now, uint64_t* dropped) {
   return true;
 }
 
-}  // namespace tessera::scheduler
+}  // namespace tessera::log

@@ -25,7 +25,7 @@
 
 #include "common/status.h"
 
-namespace tessera::scheduler {
+namespace tessera::http {
 
 struct ConnectionLimits {
   std::chrono::milliseconds request_timeout{10'000};  // TLS handshake; headers + body
@@ -42,6 +42,10 @@ class GuardedServer : public httplib::Server {
   GuardedServer(const GuardedServer&) = delete;
   GuardedServer& operator=(const GuardedServer&) = delete;
 
+  // Binds `host`:`port` (0: any free port) with a listen backlog of SOMAXCONN (cpp-httplib 0.11
+  // listens with 5: a burst of connections, kube-scheduler's parallel binds or many scrapers,
+  // would overflow it and wait for SYN retries). The port bound, or -1.
+  int Bind(const std::string& host, int port);
   // Ends every connection's wait, then stops listening (httplib's stop()).
   void Stop();
   // Connections refused because `max_connections` were open.
@@ -61,4 +65,4 @@ class GuardedServer : public httplib::Server {
 // InvalidArgument naming the files when they cannot be loaded or do not match.
 Result<SSL_CTX*> LoadTlsContext(const std::string& cert_file, const std::string& key_file);
 
-}  // namespace tessera::scheduler
+}  // namespace tessera::http

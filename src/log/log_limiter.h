@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <mutex>
 
-namespace tessera::scheduler {
+namespace tessera::log {
 
 class LogLimiter {
  public:
@@ -31,4 +31,4 @@ class LogLimiter {
   uint64_t dropped_ = 0;            // guarded by mu_
 };
 
-}  // namespace tessera::scheduler
+}  // namespace tessera::log
