@@ -180,6 +180,7 @@ int Measure(int pods, int gpus, const std::string& base) {
   const CallTimes& alloc = agent["Allocate"];
   const CallTimes& prestart = agent["PreStartContainer"];
   std::vector<double> own = PerPod(alloc.wall, prestart.wall);
+  std::vector<double> own_cpu = PerPod(alloc.cpu, prestart.cpu);
   if (own.size() != ms.size()) {
     std::cerr << "bench_node: the agent logged " << own.size() << " call pairs for " << ms.size()
               << " pods\n";
@@ -200,8 +201,8 @@ int Measure(int pods, int gpus, const std::string& base) {
                         {"agent_p99_ms", Percentile(own, 0.99)},
                         {"agent_allocate_p99_ms", Percentile(alloc.wall, 0.99)},
                         {"agent_prestart_p99_ms", Percentile(prestart.wall, 0.99)},
-                        {"agent_cpu_p50_ms", Percentile(PerPod(alloc.cpu, prestart.cpu), 0.50)},
-                        {"agent_cpu_p99_ms", Percentile(PerPod(alloc.cpu, prestart.cpu), 0.99)},
+                        {"agent_cpu_p50_ms", Percentile(own_cpu, 0.50)},
+                        {"agent_cpu_p99_ms", Percentile(own_cpu, 0.99)},
                         {"target_p99_ms", 2.0},
                         {"target_met", Percentile(own, 0.99) <= 2.0}};
   std::cout << out.dump() << "\n";

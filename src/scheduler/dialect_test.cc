@@ -1,5 +1,6 @@
 #include "scheduler/dialect.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "scheduler/test_objects.h"
@@ -7,6 +8,7 @@
 namespace tessera::scheduler {
 namespace {
 
+using ::testing::HasSubstr;
 using testing::MakePod;
 using testing::Resources;
 using testing::TestContainer;
@@ -261,27 +263,21 @@ TEST(Dialect, HamiPolicyAnnotationsSetEachLevel) {
 
   r = parse({{"hami.io/gpu-scheduler-policy", "binpack"}, {"tessera.io/policy", "spread"}});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("tessera.io/policy: spread and "
-                                      "hami.io/gpu-scheduler-policy: binpack disagree"),
-            std::string::npos)
-      << r.status().message();
+  EXPECT_THAT(r.status().message(), HasSubstr("tessera.io/policy: spread and "
+                                              "hami.io/gpu-scheduler-policy: binpack disagree"));
 
   r = parse({{"hami.io/gpu-scheduler-policy", "topology-aware"}});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("without NVLink topology; use binpack or spread"),
-            std::string::npos)
-      << r.status().message();
+  EXPECT_THAT(r.status().message(), HasSubstr("without NVLink topology; use binpack or spread"));
   r = ParsePod(MakePod("p", {{"nvidia.com/gpu", 1}, {"nvidia.com/priority", 0}}), DialectConfig{});
   ASSERT_FALSE(r.ok()) << "HAMi's task priority was silently ignored";
-  EXPECT_NE(r.status().message().find("container \"main\": nvidia.com/priority: HAMi's task "
-                                      "priority has no counterpart in Tessera"),
-            std::string::npos)
-      << r.status().message();
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("container \"main\": nvidia.com/priority: HAMi's task "
+                        "priority has no counterpart in Tessera"));
   r = parse({{"hami.io/node-scheduler-policy", "least"}});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("hami.io/node-scheduler-policy: \"least\" is not allowed"),
-            std::string::npos)
-      << r.status().message();
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("hami.io/node-scheduler-policy: \"least\" is not allowed"));
 }
 
 TEST(Dialect, PodWithoutGpuIsEmptyAndBadShapesAreErrors) {
