@@ -39,6 +39,8 @@ typedef struct nvmlEventSet_st* nvmlEventSet_t;
 #define NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32
 #define NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE 16
 #define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
+/* A process's usedGpuMemory when the driver cannot tell it (e.g. under WDDM). */
+#define NVML_VALUE_NOT_AVAILABLE (-1)
 
 typedef struct nvmlMemory_st {
   unsigned long long total;

@@ -1,3 +1,4 @@
+#include "certgen/certgen_command.h"
 #include "cli/command.h"
 #include "cli/config_command.h"
 #include "demo/demo_command.h"
@@ -12,19 +13,17 @@ namespace tessera::cli {
 
 const std::vector<KeyGroup>& KeyGroups() {
   static const std::vector<KeyGroup> groups = {
-      {"log", &config::AddCommonKeys},
-      {"kube", &kube::AddConfigKeys},
-      {"inspect", &inspect::AddInspectKeys},
-      {"node", &node::AddConfigKeys},
-      {"scheduler", &scheduler::AddSchedulerKeys},
+      {"log", &config::AddCommonKeys}, {"certgen", &certgen::AddCertgenKeys},
+      {"kube", &kube::AddConfigKeys},  {"inspect", &inspect::AddInspectKeys},
+      {"node", &node::AddConfigKeys},  {"scheduler", &scheduler::AddSchedulerKeys},
   };
   return groups;
 }
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
-      ConfigCommand(),     demo::DemoCommand(),           inspect::InspectCommand(),
-      node::NodeCommand(), scheduler::SchedulerCommand(),
+      certgen::CertgenCommand(), ConfigCommand(),     demo::DemoCommand(),
+      inspect::InspectCommand(), node::NodeCommand(), scheduler::SchedulerCommand(),
   };
   return commands;
 }

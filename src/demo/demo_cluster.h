@@ -63,7 +63,8 @@ class DemoCluster {
   const std::string& dir() const { return dir_; }
   int net() const { return net_; }
   std::string kubeconfig() const { return dir_ + "/kubeconfig/admin.kubeconfig"; }
-  std::string ca_file() const { return dir_ + "/pki/ca.crt"; }
+  // The CA of the scheduler's certificate (tessera certgen's, extracted by the dev cluster).
+  std::string scheduler_ca_file() const { return dir_ + "/tessera-certs/ca.crt"; }
   std::string api_url() const { return "https://" + HostIp() + ":6443"; }
   std::string scheduler_url() const { return "https://" + HostIp() + ":8443"; }
   std::string logs_dir() const { return dir_ + "/logs"; }

@@ -499,7 +499,7 @@ class Story {
                                          "-d",
                                          "--scheduler",
                                          cluster_.scheduler_url(),
-                                         "--inspect.scheduler-ca=" + cluster_.ca_file()};
+                                         "--inspect.scheduler-ca=" + cluster_.scheduler_ca_file()};
     std::string shown_args;
     for (const std::string& a : one_node) shown_args += " " + a;
     n_.Say(

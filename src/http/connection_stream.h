@@ -43,6 +43,8 @@ class ConnectionStream : public httplib::Stream {
   void get_remote_ip_and_port(std::string& ip, int& port) const override;
   void get_local_ip_and_port(std::string& ip, int& port) const override;
   int socket() const override { return fd_; }
+  // The TLS session (null for plain TCP).
+  const SSL* ssl() const { return ssl_; }
 
  private:
   // True when `events` are ready on the socket before `deadline` and the server is not stopping.

@@ -2,6 +2,7 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/x509v3.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -130,7 +131,8 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
   while (ok && is_running() && stream.WaitForRequest(Clock::now() + limits_.idle_timeout)) {
     stream.StartRequest(Clock::now() + limits_.request_timeout, limits_.write_timeout);
     bool closed = false;
-    ok = process_request(stream, /*close_connection=*/false, closed, nullptr);
+    ok = process_request(stream, /*close_connection=*/false, closed,
+                         [&stream](httplib::Request& req) { req.ssl = stream.ssl(); });
     if (closed) break;
   }
   stream.Close();
@@ -139,7 +141,8 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
   return ok;
 }
 
-Result<SSL_CTX*> LoadTlsContext(const std::string& cert_file, const std::string& key_file) {
+Result<SSL_CTX*> LoadTlsContext(const std::string& cert_file, const std::string& key_file,
+                                const std::string& client_ca) {
   SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
   if (!ctx) return Internal("cannot create a TLS context");
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
@@ -151,7 +154,44 @@ Result<SSL_CTX*> LoadTlsContext(const std::string& cert_file, const std::string&
     return InvalidArgument("cannot load the TLS certificate " + cert_file + " and key " + key_file +
                            " (PEM files of a matching certificate and key expected)");
   }
+  if (!client_ca.empty()) {
+    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(client_ca.c_str());
+    if (!names || SSL_CTX_load_verify_locations(ctx, client_ca.c_str(), nullptr) != 1) {
+      if (names) sk_X509_NAME_pop_free(names, X509_NAME_free);
+      SSL_CTX_free(ctx);
+      return InvalidArgument("cannot load the client CA bundle " + client_ca +
+                             " (a PEM file of one or more CA certificates expected)");
+    }
+    SSL_CTX_set_client_CA_list(ctx, names);  // the context owns `names`
+    // Not SSL_VERIFY_FAIL_IF_NO_PEER_CERT: health probes come without a certificate.
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  }
   return ctx;
+}
+
+std::vector<std::string> VerifiedClientNames(const httplib::Request& req) {
+  std::vector<std::string> names;
+  if (!req.ssl || SSL_get_verify_result(req.ssl) != X509_V_OK) return names;
+  X509* cert = SSL_get1_peer_certificate(req.ssl);
+  if (!cert) return names;
+  X509_NAME* subject = X509_get_subject_name(cert);
+  int cn = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
+  if (cn >= 0) {
+    const ASN1_STRING* text = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, cn));
+    names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(text)),
+                       ASN1_STRING_length(text));
+  }
+  auto* alt =
+      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  for (int i = 0; alt && i < sk_GENERAL_NAME_num(alt); ++i) {
+    const GENERAL_NAME* name = sk_GENERAL_NAME_value(alt, i);
+    if (name->type != GEN_DNS) continue;
+    names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(name->d.dNSName)),
+                       ASN1_STRING_length(name->d.dNSName));
+  }
+  if (alt) GENERAL_NAMES_free(alt);
+  X509_free(cert);
+  return names;
 }
 
 }  // namespace tessera::http

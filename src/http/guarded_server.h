@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -62,7 +63,17 @@ class GuardedServer : public httplib::Server {
 };
 
 // Loads a PEM certificate chain and key into a TLS server context (TLS 1.2 or later).
-// InvalidArgument naming the files when they cannot be loaded or do not match.
-Result<SSL_CTX*> LoadTlsContext(const std::string& cert_file, const std::string& key_file);
+// With `client_ca`, the server asks every client for a certificate and verifies one that is
+// presented against that CA bundle (a client that presents a bad one fails the handshake); a
+// client without one is still served, so that probes reach health endpoints: handlers decide
+// with VerifiedClientNames. InvalidArgument naming the files when they cannot be loaded or do
+// not match.
+Result<SSL_CTX*> LoadTlsContext(const std::string& cert_file, const std::string& key_file,
+                                const std::string& client_ca = "");
+
+// The names the client's certificate proves: its subject's common name, then its DNS
+// subjectAltNames. Empty when the request came without TLS, without a client certificate, or
+// with one the CA did not sign for client authentication.
+std::vector<std::string> VerifiedClientNames(const httplib::Request& req);
 
 }  // namespace tessera::http

@@ -55,6 +55,16 @@ std::map<std::string, std::string> FailedSchedulingMessages(const std::vector<Js
   return out;
 }
 
+// The node's InternalIP, "" when its status lists none.
+std::string InternalIp(const Json& node) {
+  const Json addresses = node.value(Json::json_pointer("/status/addresses"), Json::array());
+  if (!addresses.is_array()) return "";
+  for (const Json& a : addresses) {
+    if (a.is_object() && a.value("type", "") == "InternalIP") return a.value("address", "");
+  }
+  return "";
+}
+
 }  // namespace
 
 Result<ApiSnapshot> ReadFromApiServer(kube::Client& client, const ApiSourceOptions& options) {
@@ -66,12 +76,9 @@ Result<ApiSnapshot> ReadFromApiServer(kube::Client& client, const ApiSourceOptio
     std::string text = kube::Annotation(node, scheduler::kInventoryAnnotation);
     if (text.empty()) continue;
     Result<std::vector<scheduler::GpuInfo>> gpus = scheduler::ParseInventory(text);
-    if (!gpus.ok()) {
-      snap.view.AddNode(name, {}).error =
-          "tessera.io/gpus cannot be read: " + gpus.status().message();
-      continue;
-    }
-    snap.view.AddNode(name, *gpus);
+    NodeView& view = snap.view.AddNode(name, gpus.ok() ? *gpus : std::vector<scheduler::GpuInfo>{});
+    view.address = InternalIp(node);
+    if (!gpus.ok()) view.error = "tessera.io/gpus cannot be read: " + gpus.status().message();
   }
 
   ASSIGN_OR_RETURN(kube::ObjectList pods, client.List(kube::kPods, {}));

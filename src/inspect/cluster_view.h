@@ -44,7 +44,8 @@ struct GpuView {
 
 struct NodeView {
   std::string name;
-  std::string error;  // why the node has no usable inventory ("" when it has one)
+  std::string address;  // InternalIP from the Node's status; "" when the source has none
+  std::string error;    // why the node has no usable inventory ("" when it has one)
   std::vector<GpuView> gpus;
 };
 

@@ -116,8 +116,8 @@ class InspectGoldenTest : public ::testing::Test {
     kubeconfig_ = Kubeconfig(server_->url());
 
     ASSERT_TRUE(client_->Create(kube::kNamespaces, "", {{"metadata", {{"name", "ml"}}}}).ok());
-    AddNode("gpu-a", Inventory("GPU-a", 2, "SimGPU-3090", 24268).dump());
-    AddNode("gpu-b", Inventory("GPU-b", 4, "NVIDIA H200", 144384, 3).dump());
+    AddNode("gpu-a", Inventory("GPU-a", 2, "SimGPU-3090", 24268).dump(), "10.0.0.11");
+    AddNode("gpu-b", Inventory("GPU-b", 4, "NVIDIA H200", 144384, 3).dump(), "10.0.0.12");
     AddNode("cpu-1", "");
     AddNode("gpu-broken", "{\"version\":1,\"gpus\":[{\"index\":0}]}");
 
@@ -187,8 +187,13 @@ class InspectGoldenTest : public ::testing::Test {
     return created.ok() ? *created : Json();
   }
 
-  void AddNode(const std::string& name, const std::string& inventory) {
+  void AddNode(const std::string& name, const std::string& inventory,
+               const std::string& address = "") {
     Json node = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}}}};
+    if (!address.empty()) {
+      node["status"]["addresses"] = {{{"type", "Hostname"}, {"address", name}},
+                                     {{"type", "InternalIP"}, {"address", address}}};
+    }
     if (!inventory.empty()) node["metadata"]["annotations"] = {{"tessera.io/gpus", inventory}};
     auto created = client_->Create(kube::kNodes, "", node);
     ASSERT_TRUE(created.ok()) << created.status().ToString();

@@ -88,22 +88,23 @@ std::string RenderGib(const ClusterView& view, bool details) {
   for (const NodeView& n : view.nodes) {
     for (const GpuView& g : n.gpus) columns = std::max(columns, g.index + 1);
   }
-  std::vector<std::string> header = {"NAME"};
+  std::vector<std::string> header = {"NAME", "IPADDRESS"};
   for (int i = 0; i < columns; ++i)
     header.push_back("GPU" + std::to_string(i) + "(Allocated/Total)");
   header.push_back("GPU Memory(GiB)");
   Table table(header);
   uint64_t used = 0, total = 0;
   for (const NodeView& n : view.nodes) {
-    std::vector<std::string> row(static_cast<size_t>(columns) + 2, "-");
+    std::vector<std::string> row(static_cast<size_t>(columns) + 3, "-");
     row[0] = n.name;
+    if (!n.address.empty()) row[1] = n.address;
     uint64_t node_used = 0, node_total = 0;
     std::vector<std::string> unlisted;
     for (const GpuView& g : n.gpus) {
       node_used += g.used_mib;
       node_total += g.memory_mib;
       if (g.index >= 0) {
-        row[static_cast<size_t>(g.index) + 1] = Gib(g.used_mib) + "/" + Gib(g.memory_mib);
+        row[static_cast<size_t>(g.index) + 2] = Gib(g.used_mib) + "/" + Gib(g.memory_mib);
       } else {
         unlisted.push_back("    GPU " + g.uuid +
                            " (not in the node's inventory): " + Gib(g.used_mib) + " GiB allocated");

@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "log/log.h"
+#include "node/allocation/allocation_folders.h"
 #include "node/allocation/grant.h"
+#include "node/enforcement/host_guard_actions.h"
 #include "node/gpu/inventory.h"
 
 namespace tessera::node {
@@ -13,7 +15,7 @@ Agent::Agent(AgentOptions options, GpuSource& gpus, PodSource& pods, ApiWriter& 
     : options_(std::move(options)),
       gpus_(gpus),
       writer_(writer),
-      recorder_(pods, writer),
+      recorder_(pods, writer, options_.allocator.signing),
       allocator_(options_.allocator, options_.resources, pods, recorder_, kubelet),
       plugins_(options_.kubelet_dir + "/device-plugins", options_.resources,
                options_.allocator.split_count, allocator_, board_),
@@ -82,8 +84,12 @@ void Agent::Publish() {
     if (snap.version != seen) {
       std::string value = GpusAnnotation(snap.gpus, options_.cores_scaling);
       if (value != published) {
-        Status s =
-            writer_.PatchNodeAnnotations(options_.allocator.node_name, {{kGpusAnnotation, value}});
+        AnnotationPatch patch;
+        for (auto& [name, text] :
+             options_.allocator.signing.Signed(kGpusAnnotation, options_.node_uid, value)) {
+          patch[name] = std::move(text);
+        }
+        Status s = writer_.PatchNodeAnnotations(options_.allocator.node_name, patch);
         if (s.ok()) {
           published = value;
           seen = snap.version;
@@ -100,10 +106,19 @@ void Agent::Publish() {
   }
 }
 
-// One thread for both, so a pids file is never written into a folder being removed.
+void Agent::GuardMemory(ProcessMemoryReader read) {
+  if (!options_.memory_guard_on) return;
+  guard_actions_ = std::make_unique<HostGuardActions>(writer_);
+  guard_ = std::make_unique<MemoryGuard>(options_.memory_guard, *guard_actions_);
+  read_memory_ = std::move(read);
+}
+
+// One thread for all three, so a pids file is never written into a folder being removed, and the
+// memory guard sees the cgroups of the latest pids refresh.
 void Agent::Housekeep() {
   using Clock = std::chrono::steady_clock;
   Clock::time_point next_sweep = Clock::now(), next_pids = Clock::now();
+  Clock::time_point next_guard = guard_ ? Clock::now() : Clock::time_point::max();
   while (!stop_) {
     if (Clock::now() >= next_sweep) {
       housekeeper_.RunOnce();
@@ -113,9 +128,15 @@ void Agent::Housekeep() {
       pids_.RunOnce();
       next_pids = Clock::now() + options_.pid_refresh;
     }
+    if (Clock::now() >= next_guard) {
+      guard_->Check(
+          GuardedContainers(ReadAllocationFolders(options_.allocator.state_dir), pids_.cgroups()),
+          read_memory_(board_.Get().gpus));
+      next_guard = Clock::now() + options_.memory_guard_interval;
+    }
     // Wake for the next task, and at least every 100 ms to notice Stop.
-    Clock::time_point wake =
-        std::min({next_sweep, next_pids, Clock::now() + std::chrono::milliseconds(100)});
+    Clock::time_point wake = std::min(
+        {next_sweep, next_pids, next_guard, Clock::now() + std::chrono::milliseconds(100)});
     std::this_thread::sleep_until(wake);
   }
 }

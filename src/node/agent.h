@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -15,6 +16,7 @@
 #include "node/allocation/allocator.h"
 #include "node/allocation/housekeeper.h"
 #include "node/containers/pids_refresher.h"
+#include "node/enforcement/memory_guard.h"
 #include "node/gpu/device_board.h"
 #include "node/gpu/gpu.h"
 #include "node/gpu/health_monitor.h"
@@ -25,7 +27,8 @@
 namespace tessera::node {
 
 struct AgentOptions {
-  AllocatorOptions allocator;
+  AllocatorOptions allocator;  // its `signing` also signs what the agent writes
+  std::string node_uid;        // the Node's metadata.uid, for the signature of tessera.io/gpus
   std::string kubelet_dir = "/var/lib/kubelet";
   std::vector<ResourceSpec> resources;
   double cores_scaling = 1;
@@ -38,6 +41,10 @@ struct AgentOptions {
   std::string kubelet_cgroup_root = "/";
   std::string proc_root = "/proc";
   std::chrono::milliseconds pid_refresh{1000};
+  // The host-side memory check (enforcement/memory_guard.h), once GuardMemory is called.
+  bool memory_guard_on = true;
+  GuardOptions memory_guard;
+  std::chrono::milliseconds memory_guard_interval{2000};
 };
 
 class Agent {
@@ -52,6 +59,13 @@ class Agent {
   Status Start();
   // Starts the health monitor on `probe` (which must outlive the Agent).
   void MonitorHealth(HealthProbe& probe);
+  // Checks every container's GPU memory against its limit with what `read` says each host
+  // process holds (the driver's figures), every memory_guard_interval, from the housekeeping
+  // thread. Call before Start; nothing when memory_guard_on is false.
+  using ProcessMemoryReader = std::function<ProcessMemory(const std::vector<GpuInfo>&)>;
+  void GuardMemory(ProcessMemoryReader read);
+  // The guard, or null.
+  const MemoryGuard* memory_guard() const { return guard_.get(); }
   void Stop();
 
   DeviceBoard& board() { return board_; }
@@ -73,6 +87,9 @@ class Agent {
   Housekeeper housekeeper_;
   PidsRefresher pids_;
   std::unique_ptr<HealthMonitor> health_;
+  std::unique_ptr<GuardActions> guard_actions_;
+  std::unique_ptr<MemoryGuard> guard_;
+  ProcessMemoryReader read_memory_;
   std::atomic<bool> stop_{false};
   std::thread publisher_, housekeeping_;
 };

@@ -1,7 +1,10 @@
 #include "node/agent.h"
 #include "node/kubelet/kubelet_version.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <atomic>
 
 #include <filesystem>
 #include <fstream>
@@ -10,6 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "annotations/names.h"
 #include "config/config.h"
 #include "node/config_keys.h"
 #include "node/containers/fake_cgroup_tree.h"
@@ -72,6 +76,31 @@ TEST(AgentTest, PublishesTheInventoryAndItsHealthChanges) {
   agent.Stop();
 }
 
+TEST(AgentTest, SignsTheInventoryForTheNodesUidWhenItHasKeys) {
+  TempDir dir;
+  FakeDeviceAssignments kubelet;
+  ListGpuSource gpus(TestGpus(1));
+  annotations::Signing keys(
+      annotations::KeyRing::Parse("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", "k").value());
+  for (bool keyed : {false, true}) {
+    MemoryPodStore store("n");
+    AgentOptions options = Options(dir, true);
+    if (keyed) options.allocator.signing = keys;
+    options.node_uid = "node-uid";
+    Agent agent(options, gpus, store, store, kubelet);
+    ASSERT_TRUE(agent.Start().ok());
+    ASSERT_TRUE(WaitForAnnotation(store, "\"uuid\":\"GPU-0\""));
+    agent.Stop();
+    nlohmann::json node = {
+        {"metadata",
+         {{"name", "n"}, {"uid", "node-uid"}, {"annotations", store.NodeAnnotations()}}}};
+    EXPECT_EQ(store.NodeAnnotations().count(annotations::kGpusSignature), keyed ? 1u : 0u);
+    EXPECT_EQ(keys.Check(node, kGpusAnnotation, "node n").ok(), keyed);
+    node["metadata"]["uid"] = "another-node";
+    EXPECT_FALSE(keys.Check(node, kGpusAnnotation, "node n").ok());
+  }
+}
+
 TEST(AgentTest, InitErrorIsFatalOnlyWhenAsked) {
   TempDir dir;
   MemoryPodStore store("n");
@@ -94,6 +123,30 @@ TEST(AgentTest, InitErrorIsFatalOnlyWhenAsked) {
   agent.Stop();
 }
 
+// Pod `pod` (container main, uid-<name>) gets device 0-0 as kubelet would give it, and its
+// container runs with process `pid` in a fake cgroup under `cgroup_root`. The allocation ID, or
+// "" (with a test failure) when the agent refused it.
+std::string StartContainer(Agent& agent, MemoryPodStore& store, FakeDeviceAssignments& kubelet,
+                           const std::string& cgroup_root, nlohmann::json pod, pid_t pid) {
+  store.Put(pod);
+  auto a = agent.allocator().Allocate("nvidia.com/gpu", {"0-0"});
+  EXPECT_TRUE(a.ok()) << a.status().message();
+  if (!a.ok()) return "";
+  const std::string uid = pod["metadata"]["uid"];
+  kubelet.Add(uid, "main", "nvidia.com/gpu", {"0-0"}, a->allocation_id);
+  Status started = agent.allocator().PreStart("nvidia.com/gpu", {"0-0"});
+  EXPECT_TRUE(started.ok()) << started.message();
+  // The runtime starts the container; kubelet reports it.
+  MakeContainerCgroup(cgroup_root, CgroupDriver::kCgroupfs, TestQos::kBestEffort, uid, "abc123",
+                      {pid});
+  pod["status"] = {
+      {"phase", "Running"},
+      {"qosClass", "BestEffort"},
+      {"containerStatuses", {{{"name", "main"}, {"containerID", "containerd://abc123"}}}}};
+  store.Put(pod);
+  return a->allocation_id;
+}
+
 TEST(AgentTest, KeepsARunningContainersPidsFile) {
   TempDir dir;
   MemoryPodStore store("n");
@@ -105,23 +158,11 @@ TEST(AgentTest, KeepsARunningContainersPidsFile) {
   MakeCgroupRoot(options.cgroup_root, CgroupVersion::kV2);
   Agent agent(options, gpus, store, store, kubelet);
   ASSERT_TRUE(agent.Start().ok());
+  std::string id = StartContainer(agent, store, kubelet, options.cgroup_root,
+                                  MakePod("p", "n", "nvidia.com/gpu", 1), ::getpid());
+  ASSERT_FALSE(id.empty());
 
-  nlohmann::json pod = MakePod("p", "n", "nvidia.com/gpu", 1);
-  store.Put(pod);
-  auto a = agent.allocator().Allocate("nvidia.com/gpu", {"0-0"});
-  ASSERT_TRUE(a.ok());
-  kubelet.Add("uid-p", "main", "nvidia.com/gpu", {"0-0"}, a->allocation_id);
-  ASSERT_TRUE(agent.allocator().PreStart("nvidia.com/gpu", {"0-0"}).ok());
-  // The runtime starts the container; kubelet reports it.
-  MakeContainerCgroup(options.cgroup_root, CgroupDriver::kCgroupfs, TestQos::kBestEffort, "uid-p",
-                      "abc123", {::getpid()});
-  pod["status"] = {
-      {"phase", "Running"},
-      {"qosClass", "BestEffort"},
-      {"containerStatuses", {{{"name", "main"}, {"containerID", "containerd://abc123"}}}}};
-  store.Put(pod);
-
-  std::string file = agent.allocator().AllocationDir(a->allocation_id) + "/pids";
+  std::string file = agent.allocator().AllocationDir(id) + "/pids";
   std::string want =
       "version=1\n" + std::to_string(::getpid()) + " " + std::to_string(::getpid()) + "\n";
   std::string text;
@@ -131,6 +172,57 @@ TEST(AgentTest, KeepsARunningContainersPidsFile) {
     text.assign(std::istreambuf_iterator<char>(in), {});
   }
   EXPECT_EQ(text, want);
+  agent.Stop();
+}
+
+// The host-side check end to end in the agent: a container whose process holds more than its
+// limit (as the driver reports it) is killed and its pod gets a Warning event.
+TEST(AgentTest, KillsAContainersProcessThatHoldsMoreThanItsLimit) {
+  TempDir dir;
+  MemoryPodStore store("n");
+  FakeDeviceAssignments kubelet;
+  ListGpuSource gpus(TestGpus(1));
+  AgentOptions options = Options(dir, true);
+  options.cgroup_root = dir.path() + "/cgroup";
+  options.pid_refresh = std::chrono::milliseconds(20);
+  options.memory_guard = {.action = GuardAction::kKill, .tolerance = 0, .strikes = 2};
+  options.memory_guard_interval = std::chrono::milliseconds(20);
+  MakeCgroupRoot(options.cgroup_root, CgroupVersion::kV2);
+  pid_t hog = fork();
+  if (hog == 0) {
+    pause();
+    _exit(0);
+  }
+  Agent agent(options, gpus, store, store, kubelet);
+  std::atomic<uint64_t> held{512ull << 20};  // what the driver says `hog` holds
+  agent.GuardMemory([&](const std::vector<GpuInfo>& all) {
+    ProcessMemory memory;
+    for (const GpuInfo& g : all) memory[g.uuid][static_cast<uint32_t>(hog)] = held.load();
+    return memory;
+  });
+  ASSERT_TRUE(agent.Start().ok());
+  ASSERT_FALSE(StartContainer(agent, store, kubelet, options.cgroup_root,
+                              MakePod("p", "n", "nvidia.com/gpu", 1, {{"GPU-0", 1024, 0}}), hog)
+                   .empty());
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(store.Events().empty()) << "512 MiB of a 1024 MiB limit is not over";
+  held.store(3072ull << 20);  // the region was lifted, or the library bypassed
+  int status = 0;
+  bool ended = false;
+  for (int i = 0; i < 200 && !ended; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ended = waitpid(hog, &status, WNOHANG) == hog;
+  }
+  if (!ended) kill(hog, SIGKILL), waitpid(hog, nullptr, 0);
+  ASSERT_TRUE(ended) << "the process over its container's limit was not killed";
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  ASSERT_FALSE(store.Events().empty());
+  EXPECT_THAT(store.Events()[0],
+              HasSubstr("default/p Warning GPUMemoryOverLimit: container main holds 3072 MiB of "
+                        "GPU GPU-0, over its limit of 1024 MiB"));
+  EXPECT_THAT(store.Events()[0], HasSubstr("killed host PIDs: " + std::to_string(hog)));
+  EXPECT_EQ(agent.memory_guard()->kills(), 1u);
   agent.Stop();
 }
 
@@ -172,6 +264,23 @@ TEST(ConfigKeysTest, DefaultsAndRefusals) {
     ASSERT_TRUE(cfg.Set(std::string("node.dialects.") + d + ".enabled", "false", flag).ok());
   }
   EXPECT_THAT(OptionsFromConfig(cfg, "n").status().message(), HasSubstr("nothing to serve"));
+}
+
+TEST(ConfigKeysTest, AnnotationKeyFileIsReadOrRefusedNamingIt) {
+  TempDir dir;
+  config::Schema schema;
+  AddConfigKeys(schema);
+  config::Config cfg(schema);
+  EXPECT_FALSE(OptionsFromConfig(cfg, "n")->allocator.signing.enabled());
+  config::Source flag{config::Source::Kind::kFlag, "--node.annotation-key-file"};
+  const std::string file = dir.path() + "/key";
+  ASSERT_TRUE(cfg.Set("node.annotation-key-file", file, flag).ok());
+  EXPECT_EQ(OptionsFromConfig(cfg, "n").status().message(),
+            "cannot read the annotation key file " + file + ": No such file or directory");
+  std::ofstream(file) << "# first key signs\nAAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n";
+  Result<AgentOptions> o = OptionsFromConfig(cfg, "n");
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->allocator.signing.keys()->signing_key_id(), "630dcd29");
 }
 
 }  // namespace

@@ -81,6 +81,33 @@ void AddConfigKeys(config::Schema& s) {
          .default_value = "1s",
          .help = "how often each running container's pids file (host PIDs) is refreshed",
          .min = 0.001});
+  s.Add({.path = "node.memory-guard.action",
+         .type = Type::kString,
+         .default_value = "kill",
+         .help = "what the host-side check does when a container's processes hold more GPU memory "
+                 "than its limit (as the driver reports them): kill its processes that hold the "
+                 "excess, report it (log, event, metric), or off",
+         .allowed = {"kill", "report", "off"}});
+  s.Add({.path = "node.memory-guard.interval",
+         .type = Type::kDuration,
+         .default_value = "2s",
+         .help = "how often the host-side check asks the driver what each container holds",
+         .min = 0.1,
+         .max = 600});
+  s.Add({.path = "node.memory-guard.checks",
+         .type = Type::kInt,
+         .default_value = "2",
+         .help = "checks in a row a container must be over its limit before the check acts",
+         .min = 1,
+         .max = 10});
+  s.Add({.path = "node.memory-guard.tolerance",
+         .type = Type::kBytes,
+         .default_value = "512Mi",
+         .help = "how far over its limit a container may be before it counts as over: room for "
+                 "device memory the library does not charge (module images, driver-internal "
+                 "allocations)",
+         .min = 0,
+         .max = 64.0 * (1ull << 30)});
   s.Add({.path = "node.cgroup-root",
          .type = Type::kString,
          .default_value = "/sys/fs/cgroup",
@@ -93,6 +120,12 @@ void AddConfigKeys(config::Schema& s) {
          .type = Type::kString,
          .default_value = "/proc",
          .help = "the host's /proc, to read each container process's PID in its namespace"});
+  s.Add({.path = "node.annotation-key-file",
+         .type = Type::kString,
+         .default_value = "",
+         .help = "file of base64 keys (one a line, the first signs) shared with the scheduler's "
+                 "scheduler.annotation-key-file: tessera.io/allocated, allocation-failed and gpus "
+                 "are signed and tessera.io/allocation is verified; empty = trusted unsigned"});
   s.Add({.path = "node.dialects.vgpu.enabled",
          .type = Type::kBool,
          .default_value = "true",
@@ -141,6 +174,8 @@ Result<AgentOptions> OptionsFromConfig(const config::Config& c, const std::strin
   o.allocator.driver_root = c.GetString("node.driver-root");
   o.allocator.cdi = c.GetBool("node.cdi");
   o.allocator.split_count = static_cast<int>(c.GetInt("node.device-split-count"));
+  ASSIGN_OR_RETURN(o.allocator.signing,
+                   annotations::Signing::FromKeyFile(c.GetString("node.annotation-key-file")));
   o.kubelet_dir = c.GetString("node.kubelet-dir");
   o.cores_scaling = c.GetFloat("node.device-cores-scaling");
   o.fail_on_init_error = c.GetBool("node.fail-on-init-error");
@@ -155,6 +190,13 @@ Result<AgentOptions> OptionsFromConfig(const config::Config& c, const std::strin
     return InvalidArgument("node.pid-refresh " + c.ValueText("node.pid-refresh") +
                            ": must be at least 1ms (for example 1s)");
   }
+  const std::string guard = c.GetString("node.memory-guard.action");
+  o.memory_guard_on = guard != "off";
+  o.memory_guard.action = guard == "report" ? GuardAction::kReport : GuardAction::kKill;
+  o.memory_guard.strikes = static_cast<int>(c.GetInt("node.memory-guard.checks"));
+  o.memory_guard.tolerance = c.GetBytes("node.memory-guard.tolerance");
+  o.memory_guard_interval = std::chrono::duration_cast<std::chrono::milliseconds>(
+      c.GetDuration("node.memory-guard.interval"));
   o.cgroup_root = c.GetString("node.cgroup-root");
   o.kubelet_cgroup_root = c.GetString("node.kubelet-cgroup-root");
   o.proc_root = c.GetString("node.proc-root");

@@ -6,12 +6,15 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "annotations/signing.h"
 #include "kube/config_keys.h"
+#include "kube/objects.h"
 #include "log/log.h"
 #include "node/agent.h"
 #include "node/config_keys.h"
 #include "node/gpu/nvml_gpu_source.h"
 #include "node/gpu/nvml_health_probe.h"
+#include "node/gpu/nvml_process_memory.h"
 #include "node/gpu/nvml_process_shares.h"
 #include "node/kubelet/kubelet_version.h"
 #include "node/metrics/metrics.h"
@@ -54,6 +57,8 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
     std::cerr << "tessera node: " << options.status().message() << "\n";
     return 2;
   }
+  annotations::LogSigning(options->allocator.signing, "node.annotation-key-file",
+                          cfg.GetString("node.annotation-key-file"));
   // Signals are taken by sigwait below; block them before any thread starts.
   sigset_t signals;
   sigemptyset(&signals);
@@ -83,8 +88,16 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
     log::Error("cannot start the pod cache", {{"error", s.message()}});
     return 1;
   }
-  if (Result<nlohmann::json> node = (*client)->Get(kube::kNodes, "", options->allocator.node_name);
-      node.ok()) {
+  Result<nlohmann::json> node = (*client)->Get(kube::kNodes, "", options->allocator.node_name);
+  if (node.ok()) options->node_uid = kube::UidOf(*node);
+  if (options->allocator.signing.enabled() && options->node_uid.empty()) {
+    log::Error("cannot read this node's metadata.uid, which tessera.io/gpus is signed for",
+               {{"node", options->allocator.node_name},
+                {"error", node.ok() ? "the Node has no metadata.uid" : node.status().message()}});
+    pods.Stop();
+    return 1;
+  }
+  if (node.ok()) {
     // A Node without status.nodeInfo (kubelet has not reported yet) gives no version.
     const nlohmann::json::json_pointer where("/status/nodeInfo/kubeletVersion");
     std::string version = node->contains(where) && node->at(where).is_string()
@@ -97,6 +110,19 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
   KubeletCheckpoint kubelet(options->kubelet_dir + "/device-plugins/kubelet_internal_checkpoint",
                             options->allocator.state_dir + "/allocations");
   Agent agent(*options, *gpus, pods, pods, kubelet);
+  if (nvml.ok() && options->memory_guard_on) {
+    const NvmlLibrary* lib = nvml->get();
+    agent.GuardMemory(
+        [lib](const std::vector<GpuInfo>& all) { return NvmlProcessMemory(*lib, all); });
+    log::Info("host-side memory check on",
+              {{"action", cfg.GetString("node.memory-guard.action")},
+               {"interval", cfg.ValueText("node.memory-guard.interval")},
+               {"checks", cfg.ValueText("node.memory-guard.checks")},
+               {"tolerance", cfg.ValueText("node.memory-guard.tolerance")}});
+  } else if (options->memory_guard_on) {
+    log::Warn("host-side memory check off: NVML is not available",
+              {{"error", nvml.status().message()}});
+  }
   if (Status s = agent.Start(); !s.ok()) {
     log::Error("node agent cannot start", {{"error", s.message()}});
     pods.Stop();
@@ -108,11 +134,15 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
     agent.MonitorHealth(*probe);
   }
   const NvmlLibrary* nvml_for_shares = nvml.ok() ? nvml->get() : nullptr;
-  MetricsServer metrics([&agent, nvml_for_shares, state = options->allocator.state_dir] {
+  MetricsServer metrics([&agent, nvml_for_shares, state = options->allocator.state_dir,
+                         signing = options->allocator.signing] {
     std::vector<GpuInfo> gpus = agent.board().Get().gpus;
     ProcessShares shares;
     if (nvml_for_shares != nullptr) shares = NvmlProcessShares(*nvml_for_shares, gpus);
-    return RenderMetrics(state, gpus, shares);
+    std::string out = RenderMetrics(state, gpus, shares);
+    RenderUnverified(out, signing);
+    RenderMemoryGuard(out, agent.memory_guard());
+    return out;
   });
   if (const std::string& listen = cfg.GetString("node.metrics-listen"); !listen.empty()) {
     if (Status s = metrics.Start(listen); !s.ok()) {

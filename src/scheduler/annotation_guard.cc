@@ -3,15 +3,19 @@
 #include <algorithm>
 #include <optional>
 
-#include "common/annotations.h"
+#include "annotations/names.h"
 
 namespace tessera::scheduler {
 namespace {
 
 using json = nlohmann::json;
 
-constexpr const char* kProtected[] = {annotations::kAllocation, annotations::kAllocated,
-                                      annotations::kAllocationFailed};
+constexpr const char* kProtected[] = {
+    annotations::kAllocation,         annotations::kAllocated,
+    annotations::kAllocationFailed,   annotations::kAllocationSignature,
+    annotations::kAllocatedSignature, annotations::kAllocationFailedSignature,
+    annotations::kGpusSignature,
+};
 
 // The annotation's value, nullopt when the object does not carry it.
 std::optional<std::string> AnnotationOf(const json* object, const char* key) {

@@ -1,5 +1,6 @@
 // Pod owners could bend the accounting through Tessera's annotations; each test is one such
 // attack, sent to /validate as the API server sends it (operation, userInfo, oldObject).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "scheduler/test_objects.h"
@@ -9,6 +10,7 @@ namespace tessera::scheduler {
 namespace {
 
 using json = nlohmann::json;
+using ::testing::HasSubstr;
 
 constexpr char kOwner[] = "alice";
 constexpr char kNodeAgent[] = "system:serviceaccount:tessera-system:tessera-node";
@@ -91,6 +93,43 @@ TEST_F(AnnotationGuardTest, PodCreatedWithAHandWrittenAllocationIsDenied) {
   plain["metadata"]["annotations"]["tessera.io/allocation-failed"] = "x";
   EXPECT_FALSE(
       Validate(testing::MakeReview(plain, "CREATE", nullptr, kOwner))["allowed"].get<bool>());
+}
+
+TEST_F(AnnotationGuardTest, OwnerCannotSetChangeOrRemoveSignatures) {
+  json signed_pod = RunningPod();
+  signed_pod["metadata"]["annotations"]["tessera.io/allocation-signature"] = "v1.630dcd29.x";
+  json r = Validate(testing::MakeReview(signed_pod, "CREATE", nullptr, kOwner));
+  EXPECT_FALSE(r["allowed"].get<bool>());
+  EXPECT_EQ(r["status"]["message"],
+            "Tessera: a new pod may not carry tessera.io/allocation: Tessera's scheduler and node "
+            "agent write it once the pod is scheduled; remove it from the pod");
+  for (const char* key : {"tessera.io/allocation-signature", "tessera.io/allocated-signature",
+                          "tessera.io/allocation-failed-signature", "tessera.io/gpus-signature"}) {
+    json plain = testing::MakePod("q", testing::Resources{});
+    plain["metadata"]["annotations"][key] = "v1.630dcd29.x";
+    r = Validate(testing::MakeReview(plain, "CREATE", nullptr, kOwner));
+    EXPECT_FALSE(r["allowed"].get<bool>()) << key;
+    EXPECT_EQ(r["status"]["message"], std::string("Tessera: a new pod may not carry ") + key +
+                                          ": Tessera's scheduler and node agent write it once the "
+                                          "pod is scheduled; remove it from the pod");
+
+    json set = RunningPod();
+    set["metadata"]["annotations"][key] = "v1.630dcd29.x";
+    r = Validate(testing::MakeReview(set, "UPDATE", RunningPod(), kOwner));
+    EXPECT_FALSE(r["allowed"].get<bool>()) << key;
+    EXPECT_EQ(r["status"]["message"], std::string("Tessera: user \"alice\" may not set ") + key +
+                                          ": only Tessera's service accounts "
+                                          "(scheduler.webhook.trusted-users) write it");
+    r = Validate(testing::MakeReview(RunningPod(), "UPDATE", set, kOwner));
+    EXPECT_FALSE(r["allowed"].get<bool>()) << key;
+    EXPECT_THAT(r["status"]["message"].get<std::string>(),
+                HasSubstr("may not remove " + std::string(key)));
+  }
+  json verdict = RunningPod();
+  verdict["metadata"]["annotations"]["tessera.io/allocated"] = "{}";
+  verdict["metadata"]["annotations"]["tessera.io/allocated-signature"] = "v1.630dcd29.x";
+  EXPECT_TRUE(Validate(testing::MakeReview(verdict, "UPDATE", RunningPod(), kNodeAgent))["allowed"]
+                  .get<bool>());
 }
 
 TEST_F(AnnotationGuardTest, GpuPodCreatedWithSpecNodeNameIsDenied) {

@@ -34,6 +34,19 @@ std::string Annotation(const json& object, const char* key) {
   return v && v->is_string() ? v->get<std::string>() : std::string();
 }
 
+// Names, values and signatures of an object's refused annotations, hashed; never 0.
+template <typename Refusals>
+size_t Fingerprint(const json& object, const Refusals& refusals) {
+  std::string text;
+  for (const auto& r : refusals) {
+    const std::string signature = std::string(r.annotation) + annotations::kSignatureSuffix;
+    text.append(r.annotation).append("\n").append(Annotation(object, r.annotation));
+    text.append("\n").append(Annotation(object, signature.c_str())).append("\n");
+  }
+  size_t h = std::hash<std::string>{}(text);
+  return h == 0 ? 1 : h;
+}
+
 void AddUsage(GpuSlot& to, const GpuSlot& from) {
   to.used_mib += from.used_mib;
   to.used_cores += from.used_cores;
@@ -43,7 +56,15 @@ void AddUsage(GpuSlot& to, const GpuSlot& from) {
 
 }  // namespace
 
-ClusterState::ClusterState(DialectConfig dialects) : dialects_(std::move(dialects)) {}
+ClusterState::ClusterState(DialectConfig dialects, annotations::Signing signing)
+    : dialects_(std::move(dialects)), signing_(std::move(signing)) {}
+
+void ClusterState::Report(const std::vector<Refusal>& refusals, size_t fingerprint,
+                          size_t* last) const {
+  if (last && *last == fingerprint) return;
+  for (const Refusal& r : refusals) signing_.Refused(r.annotation, r.why, r.action);
+  if (last) *last = fingerprint;
+}
 
 ClusterState::Shard& ClusterState::ShardOf(const std::string& key) const {
   return shards_[std::hash<std::string>{}(key) % kShards];
@@ -81,11 +102,17 @@ Status ClusterState::OnNode(EventType type, const json& node) {
   std::string error;
   const bool deleted = type == EventType::kDeleted;
   bool has_annotation = false;
+  std::vector<Refusal> refusals;
   if (!deleted) {
     std::string text = Annotation(node, kInventoryAnnotation);
     has_annotation = !text.empty();
+    Status verified =
+        has_annotation ? signing_.Check(node, kInventoryAnnotation, "node " + name) : Status::Ok();
     if (text.empty()) {
       error = std::string("no ") + kInventoryAnnotation + " annotation (not a Tessera GPU node)";
+    } else if (!verified.ok()) {
+      error = verified.message();
+      refusals.push_back({kInventoryAnnotation, error, "not used: the node gets no GPU pods"});
     } else {
       Result<std::vector<GpuInfo>> parsed = ParseInventory(text);
       if (parsed.ok()) {
@@ -98,6 +125,11 @@ Status ClusterState::OnNode(EventType type, const json& node) {
   }
   NodeState& n = FindOrAdd(name);
   std::lock_guard<std::mutex> lock(n.mu);
+  if (refusals.empty()) {
+    n.refused = 0;
+  } else {
+    Report(refusals, Fingerprint(node, refusals), &n.refused);
+  }
   const bool present = !deleted && error.empty();
   if (present && n.present && inventory.size() == n.slots.size() &&
       std::equal(inventory.begin(), inventory.end(), n.slots.begin(),
@@ -192,14 +224,29 @@ Status ClusterState::OnPod(EventType type, const json& pod) {
   const std::string key = id.Key();
   const std::string phase = StringAt(pod, "status", "phase");
   const std::string node = StringAt(pod, "spec", "nodeName");
-  const bool gone = type == EventType::kDeleted || phase == "Succeeded" || phase == "Failed" ||
-                    !Annotation(pod, kAllocationFailedAnnotation).empty();
+  const std::string what = "pod " + key;
+  const bool ended = type == EventType::kDeleted || phase == "Succeeded" || phase == "Failed";
+  std::vector<Refusal> refusals;
+  bool failed = false;
+  if (!ended && !Annotation(pod, kAllocationFailedAnnotation).empty()) {
+    Status verified = signing_.Check(pod, kAllocationFailedAnnotation, what);
+    failed = verified.ok();
+    if (!failed) {
+      refusals.push_back(
+          {kAllocationFailedAnnotation, verified.message(), "ignored: the pod keeps its charge"});
+    }
+  }
+  const bool gone = ended || failed;
 
   Status problem;
   std::optional<Allocation> allocation;
+  bool verified = false;
   if (!gone && !node.empty()) {
     std::string text = Annotation(pod, kAllocationAnnotation);
     if (!text.empty()) {
+      Status checked = signing_.Check(pod, kAllocationAnnotation, what);
+      verified = checked.ok() && signing_.enabled();
+      if (!checked.ok()) refusals.push_back({kAllocationAnnotation, checked.message(), ""});
       Result<Allocation> parsed = ParseAllocation(text);
       if (parsed.ok()) {
         allocation = std::move(*parsed);
@@ -236,11 +283,40 @@ Status ClusterState::OnPod(EventType type, const json& pod) {
     return problem;
   }
   if (it == shard.pods.end()) {
-    if (!allocation && !pending) return problem;  // nothing to remember about this pod
+    if (!allocation && !pending) {  // nothing to remember about this pod
+      Report(refusals, 0, nullptr);
+      return problem;
+    }
     it = shard.pods.emplace(key, PodRecord{}).first;
   }
   PodRecord& r = it->second;
   r.uid = id.uid;
+  // The decision that verified (or that a bind reserved) stands against a bound pod's annotations
+  // that do not verify, rewritten or removed: only a user outside the webhook could make them.
+  const bool keep = r.verified && r.allocation && !node.empty() && !verified;
+  if (keep && Annotation(pod, kAllocationAnnotation).empty()) {
+    refusals.push_back({kAllocationAnnotation,
+                        "the " + std::string(kAllocationAnnotation) + " of " + what +
+                            " was removed, which Tessera never does",
+                        ""});
+  }
+  const char* action = keep         ? "ignored: the pod keeps the charge of its verified decision"
+                       : allocation ? "charged as read: no verified decision of the pod is known "
+                                      "(a scheduler restart after it was changed?)"
+                                    : "not charged: it cannot be read";
+  for (Refusal& refusal : refusals) {
+    if (refusal.action.empty()) refusal.action = action;
+  }
+  if (refusals.empty()) {
+    r.refused = 0;
+  } else {
+    Report(refusals, Fingerprint(pod, refusals), &r.refused);
+  }
+  if (keep) {
+    r.reserved = false;
+    r.pending.reset();
+    return problem;
+  }
   if (allocation) {
     if (!(r.allocation && *r.allocation == *allocation && r.node == node)) {
       ReleaseLocked(r);
@@ -249,6 +325,7 @@ Status ClusterState::OnPod(EventType type, const json& pod) {
       r.allocation = std::move(allocation);
       ApplyCharges(r.node, r.charges, +1);
     }
+    r.verified = verified;
     r.reserved = false;
     r.pending.reset();
   } else if (!r.reserved) {
@@ -302,6 +379,7 @@ Result<Allocation> ClusterState::Reserve(
   r.uid = pod.uid;
   r.node = node_name;
   r.reserved = true;
+  r.verified = signing_.enabled();
   r.allocation = allocation;
   r.charges = std::move(charges);
   return allocation;
@@ -329,7 +407,8 @@ std::optional<PodRequest> ClusterState::Pending(const PodId& pod) const {
   return it->second.pending;
 }
 
-Result<PodRequest> ClusterState::Bindable(const PodId& pod, const std::string& scheduler) const {
+Result<PodRequest> ClusterState::Bindable(const PodId& pod, const std::string& scheduler,
+                                          std::string* uid) const {
   const std::string key = pod.Key();
   Shard& shard = ShardOf(key);
   std::lock_guard<std::mutex> lock(shard.mu);
@@ -354,6 +433,7 @@ Result<PodRequest> ClusterState::Bindable(const PodId& pod, const std::string& s
     return FailedPrecondition("pod " + key + " has schedulerName \"" + r.scheduler +
                               "\"; the Tessera scheduler binds only pods of \"" + scheduler + "\"");
   }
+  if (uid) *uid = r.uid;
   return *r.pending;
 }
 

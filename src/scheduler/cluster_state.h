@@ -7,6 +7,13 @@
 // UUID, so the state depends only on the set of live objects, not on the order of events: a
 // restart that replays the same objects rebuilds the same state (Snapshot() compares equal).
 //
+// With annotation signing on (annotations/signing.h), values that do not verify are not trusted:
+// an inventory is not used (the node gets no GPU pods), an allocation-failed marker is ignored,
+// and a pod keeps the charge of the last allocation that verified (or that its bind reserved)
+// whatever its annotations say later. A pod whose allocation never verified while this state
+// knew it (a scheduler restart after tampering) is charged as read, so that its GPUs are not
+// given twice; each refusal is logged and counted (Signing::Refused), once per value.
+//
 // Bind reserves through Reserve(): the decision and the charge happen under the pod's shard lock
 // and that node's lock only (lock order: pod shard, then node). There is no global lock on the
 // hot path: the node table takes a shared lock to look names up and an exclusive one only to add
@@ -32,6 +39,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "annotations/signing.h"
 #include "common/status.h"
 #include "scheduler/dialect.h"
 #include "scheduler/node_fit.h"
@@ -57,6 +65,7 @@ struct NodeState {
   std::string inventory_error;             // why its annotation was rejected, empty when fine
   std::vector<GpuSlot> slots;              // in inventory order
   std::map<std::string, GpuSlot> orphans;  // usage on UUIDs the inventory does not list
+  size_t refused = 0;                      // fingerprint of the last refusal reported, 0 = none
 };
 
 // A copy of the state, for /inspect, /metrics and tests.
@@ -83,7 +92,7 @@ struct StateSnapshot {
 
 class ClusterState {
  public:
-  explicit ClusterState(DialectConfig dialects);
+  explicit ClusterState(DialectConfig dialects, annotations::Signing signing = {});
   ClusterState(const ClusterState&) = delete;
   ClusterState& operator=(const ClusterState&) = delete;
 
@@ -119,7 +128,9 @@ class ClusterState {
   // (when given) and with spec.schedulerName `scheduler` (when not empty). NotFound when the
   // watch shows no such unbound pod; FailedPrecondition for another UID or another scheduler;
   // AlreadyExists when it holds or is being given GPUs. Each message says what was found.
-  Result<PodRequest> Bindable(const PodId& pod, const std::string& scheduler) const;
+  // `uid`, when given, is set to the UID the watch showed.
+  Result<PodRequest> Bindable(const PodId& pod, const std::string& scheduler,
+                              std::string* uid = nullptr) const;
   // Drops the pending request of a pod that holds no GPUs (bound without any).
   void ForgetPending(const PodId& pod);
 
@@ -138,6 +149,7 @@ class ClusterState {
 
   StateSnapshot Snapshot() const;
   const DialectConfig& dialects() const { return dialects_; }
+  const annotations::Signing& signing() const { return signing_; }
 
  private:
   struct PodRecord {
@@ -148,6 +160,13 @@ class ClusterState {
     std::vector<GpuCharge> charges;
     std::optional<PodRequest> pending;
     std::string scheduler;  // spec.schedulerName of a pending pod
+    bool verified = false;  // signing on, and `allocation` verified or was reserved by a bind
+    size_t refused = 0;     // fingerprint of the last refusal reported, 0 = none
+  };
+  struct Refusal {
+    const char* annotation;
+    std::string why;     // Signing::Check's message
+    std::string action;  // what the state does instead
   };
   struct Shard {
     mutable std::mutex mu;
@@ -161,8 +180,12 @@ class ClusterState {
   void ApplyCharges(const std::string& node, const std::vector<GpuCharge>& charges, int sign);
   static void ApplyToNode(NodeState& node, const std::vector<GpuCharge>& charges, int sign);
   void ReleaseLocked(PodRecord& record);
+  // Reports the refusals of one event, unless `fingerprint` (of the refused values) is the one
+  // reported last for the object (`*last`, null when there is no record to keep it in).
+  void Report(const std::vector<Refusal>& refusals, size_t fingerprint, size_t* last) const;
 
   const DialectConfig dialects_;
+  const annotations::Signing signing_;
   mutable std::array<Shard, kShards> shards_;
   mutable std::mutex events_mu_;
   mutable std::condition_variable events_cv_;

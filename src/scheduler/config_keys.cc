@@ -26,6 +26,24 @@ void AddSchedulerKeys(config::Schema& s) {
          .type = Type::kString,
          .default_value = "",
          .help = "PEM private key file for scheduler.tls.cert"});
+  s.Add({.path = "scheduler.tls.client-ca",
+         .type = Type::kString,
+         .default_value = "",
+         .help = "PEM CA bundle that signs client certificates; when set, the extender and "
+                 "webhook endpoints serve only the clients that scheduler.tls.extender-clients "
+                 "and scheduler.tls.webhook-clients name"});
+  s.Add({.path = "scheduler.tls.extender-clients",
+         .type = Type::kList,
+         .default_value = "tessera-kube-scheduler",
+         .help = "with scheduler.tls.client-ca: certificate names (common name or DNS "
+                 "subjectAltName) that may call /filter, /prioritize and /bind; * = any "
+                 "certificate of the CA; empty = no client certificate asked"});
+  s.Add({.path = "scheduler.tls.webhook-clients",
+         .type = Type::kList,
+         .default_value = "",
+         .help = "with scheduler.tls.client-ca: certificate names that may call /mutate and "
+                 "/validate (the API server's webhook client certificate, docs/install.md); * = "
+                 "any certificate of the CA; empty = no client certificate asked"});
   s.Add(
       {.path = "scheduler.node-policy",
        .type = Type::kString,
@@ -70,6 +88,12 @@ void AddSchedulerKeys(config::Schema& s) {
                           "system:serviceaccount:tessera-system:tessera-node",
          .help = "users (as the API server names them) that may set or change "
                  "tessera.io/allocation, allocated and allocation-failed on pods"});
+  s.Add({.path = "scheduler.annotation-key-file",
+         .type = Type::kString,
+         .default_value = "",
+         .help = "file of base64 keys (one a line, the first signs) shared with the node agents' "
+                 "node.annotation-key-file: tessera.io/allocation is signed and the annotations "
+                 "read are verified; empty = trusted unsigned"});
 
   s.Add({.path = "scheduler.dialects.vgpu.enabled",
          .type = Type::kBool,

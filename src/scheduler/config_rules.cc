@@ -87,6 +87,16 @@ Status TlsFilesTogether(const Config& c) {
   return Status::Ok();
 }
 
+Status ClientCaNeedsTls(const Config& c) {
+  if (!c.GetString("scheduler.tls.client-ca").empty() &&
+      c.GetString("scheduler.tls.cert").empty()) {
+    return InvalidArgument(c.Describe("scheduler.tls.client-ca") +
+                           ": client certificates need HTTPS; set scheduler.tls.cert and "
+                           "scheduler.tls.key too");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddSchedulerRules(config::Schema& s) {
@@ -94,6 +104,7 @@ void AddSchedulerRules(config::Schema& s) {
   s.AddRule(MemoryUnitsWholeMiB);
   s.AddRule(ListenAddress);
   s.AddRule(TlsFilesTogether);
+  s.AddRule(ClientCaNeedsTls);
 }
 
 }  // namespace tessera::scheduler

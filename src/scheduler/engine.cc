@@ -114,13 +114,14 @@ Status Engine::Bind(const PodId& pod, const std::string& node) {
   auto not_seen = [](const Result<PodRequest>& r) {
     return !r.ok() && r.status().code() == StatusCode::kNotFound;
   };
-  Result<PodRequest> request = state_.Bindable(pod, options_.scheduler_name);
+  std::string watched_uid;
+  Result<PodRequest> request = state_.Bindable(pod, options_.scheduler_name, &watched_uid);
   const auto wait_until = start + options_.watch_wait;
   while (not_seen(request) && std::chrono::steady_clock::now() < wait_until) {
     // kube-scheduler learnt of the pod from its own watch; ours may be a moment behind. The
     // event count is read before the look-up, so an event in between is not missed.
     uint64_t seen = state_.PodEvents();
-    request = state_.Bindable(pod, options_.scheduler_name);
+    request = state_.Bindable(pod, options_.scheduler_name, &watched_uid);
     if (not_seen(request)) state_.WaitForPodEvent(seen, wait_until);
   }
   if (!request.ok()) {
@@ -150,7 +151,13 @@ Status Engine::Bind(const PodId& pod, const std::string& node) {
               {{"pod", pod.Key()}, {"node", node}, {"error", decision.status().message()}});
     return finish(Outcome::kNoFit, decision.status());
   }
-  BindingRequest binding{pod, node, {{kAllocationAnnotation, AllocationToJson(*decision)}}};
+  // Signed for the pod's UID; one the watch showed is then required of the pod by the Binding.
+  BindingRequest binding{pod, node, {}};
+  if (binding.pod.uid.empty() && state_.signing().enabled()) binding.pod.uid = watched_uid;
+  for (auto& [name, value] : state_.signing().Signed(kAllocationAnnotation, binding.pod.uid,
+                                                     AllocationToJson(*decision))) {
+    binding.annotations[name] = std::move(value);
+  }
   Status posted = binder_.Bind(binding);
   if (!posted.ok()) {
     state_.CancelReservation(pod);

@@ -4,9 +4,11 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 
+#include "common/strings.h"
 #include "http/guarded_server.h"
 #include "log/log.h"
 #include "scheduler/inspect.h"
@@ -18,6 +20,26 @@ using json = nlohmann::json;
 
 std::string Dump(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// Clients of one group of endpoints: the names allowed and the key that sets them.
+struct Clients {
+  const std::vector<std::string>* allowed;
+  const char* key;
+};
+
+// Why the client of `req` may not call an endpoint of `clients`; empty when it may.
+std::string Refusal(const httplib::Request& req, const Clients& clients) {
+  std::vector<std::string> names = http::VerifiedClientNames(req);
+  for (const std::string& a : *clients.allowed) {
+    if (a == "*" ? !names.empty() : std::find(names.begin(), names.end(), a) != names.end()) {
+      return "";
+    }
+  }
+  return req.path + " serves only clients with a certificate signed by scheduler.tls.client-ca " +
+         "that names " + Join(*clients.allowed, " or ") + " (" + clients.key +
+         "); this client presented " +
+         (names.empty() ? std::string("none") : "one for " + Join(names, ", "));
 }
 
 }  // namespace
@@ -48,10 +70,34 @@ void HttpServer::Routes() {
     res.status = 400;
     res.set_content(Dump(json{{"error", why}}), "application/json");
   };
+  auto unauthorized = [this](const httplib::Request& req, httplib::Response& res,
+                             const std::string& why) {
+    metrics_.CountUnauthorized();
+    uint64_t dropped = 0;
+    if (unauthorized_log_.Allow(log::LogLimiter::Clock::now(), &dropped)) {
+      log::Warn("request refused: client not authorized",
+                {{"path", req.path},
+                 {"client", req.remote_addr},
+                 {"error", why},
+                 {"suppressed", std::to_string(dropped)}});
+    }
+    res.status = 403;
+    res.set_content(Dump(json{{"error", why}}), "application/json");
+  };
+  const bool authenticate = !options_.client_ca.empty();
+  const Clients extender{&options_.extender_clients, "scheduler.tls.extender-clients"};
+  const Clients webhook{&options_.webhook_clients, "scheduler.tls.webhook-clients"};
   // `fn` answers with the response body's JSON text.
-  auto post = [this, &s, bad](const char* path,
-                              std::function<Result<std::string>(const json&)> fn) {
-    s.Post(path, [fn, bad](const httplib::Request& req, httplib::Response& res) {
+  auto post = [&s, bad, unauthorized, authenticate](
+                  const char* path, Clients clients,
+                  std::function<Result<std::string>(const json&)> fn) {
+    bool check = authenticate && !clients.allowed->empty();
+    s.Post(path, [fn, bad, unauthorized, check, clients](const httplib::Request& req,
+                                                         httplib::Response& res) {
+      if (check) {
+        std::string why = Refusal(req, clients);
+        if (!why.empty()) return unauthorized(req, res, why);
+      }
       json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
       if (body.is_discarded()) return bad(req, res, "the request body is not valid JSON");
       try {
@@ -64,15 +110,16 @@ void HttpServer::Routes() {
       }
     });
   };
-  post("/filter", [this](const json& b) { return extender_.Filter(b); });
-  post("/prioritize", [this](const json& b) { return extender_.Prioritize(b); });
-  post("/bind", [this](const json& b) { return extender_.Bind(b); });
+  post("/filter", extender, [this](const json& b) { return extender_.Filter(b); });
+  post("/prioritize", extender, [this](const json& b) { return extender_.Prioritize(b); });
+  post("/bind", extender, [this](const json& b) { return extender_.Bind(b); });
   auto dumped = [](Result<json> r) -> Result<std::string> {
     if (!r.ok()) return r.status();
     return Dump(*r);
   };
-  post("/mutate", [this, dumped](const json& b) { return dumped(webhook_.Mutate(b)); });
-  post("/validate", [this, dumped](const json& b) { return dumped(webhook_.Validate(b)); });
+  post("/mutate", webhook, [this, dumped](const json& b) { return dumped(webhook_.Mutate(b)); });
+  post("/validate", webhook,
+       [this, dumped](const json& b) { return dumped(webhook_.Validate(b)); });
   s.Get("/inspect", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(Dump(InspectJson(state_.Snapshot())), "application/json");
   });
@@ -106,14 +153,20 @@ Status HttpServer::Start() {
     return InvalidArgument("scheduler.tls.cert and scheduler.tls.key must be set together");
   }
   SSL_CTX* tls_context = nullptr;
+  if (!options_.client_ca.empty() && !tls()) {
+    return InvalidArgument(
+        "scheduler.tls.client-ca needs scheduler.tls.cert and scheduler.tls.key");
+  }
   if (tls()) {
-    for (const std::string& f : {options_.tls_cert, options_.tls_key}) {
+    for (const std::string& f : {options_.tls_cert, options_.tls_key, options_.client_ca}) {
+      if (f.empty()) continue;
       std::error_code ec;
       if (!std::filesystem::is_regular_file(f, ec)) {
         return InvalidArgument("TLS file " + f + " does not exist or is not a file");
       }
     }
-    ASSIGN_OR_RETURN(tls_context, http::LoadTlsContext(options_.tls_cert, options_.tls_key));
+    ASSIGN_OR_RETURN(tls_context,
+                     http::LoadTlsContext(options_.tls_cert, options_.tls_key, options_.client_ca));
   }
   server_ = std::make_unique<http::GuardedServer>(options_.limits, tls_context);
   server_->set_payload_max_length(options_.max_body);

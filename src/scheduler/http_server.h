@@ -33,6 +33,12 @@ struct ServerOptions {
   std::string listen = "0.0.0.0:8443";  // host:port, [v6]:port
   std::string tls_cert;                 // PEM files; both set = HTTPS
   std::string tls_key;
+  // Set: /filter, /prioritize and /bind serve only certificates that name one of
+  // `extender_clients`, /mutate and /validate one of `webhook_clients` ("*" = any certificate
+  // of the CA; an empty list = no certificate asked). Other endpoints serve everyone.
+  std::string client_ca;
+  std::vector<std::string> extender_clients;
+  std::vector<std::string> webhook_clients;
   uint64_t max_body = 4 << 20;
   http::ConnectionLimits limits;
 };
@@ -67,6 +73,7 @@ class HttpServer {
   std::thread thread_;
   std::atomic<bool> ready_{false};
   log::LogLimiter bad_request_log_;
+  log::LogLimiter unauthorized_log_;
   int port_ = 0;
 };
 

@@ -105,6 +105,13 @@ std::string Metrics::Render(const StateSnapshot& state) const {
   Header(out, "tessera_scheduler_bad_requests_total", "counter",
          "HTTP requests rejected as malformed (answered 400)");
   out += "tessera_scheduler_bad_requests_total " + std::to_string(bad_requests_.load()) + "\n";
+  signing_.RenderRefused(
+      out, "tessera_scheduler_unverified_annotations_total",
+      {kAllocationAnnotation, kAllocationFailedAnnotation, kInventoryAnnotation});
+  Header(out, "tessera_scheduler_unauthorized_requests_total", "counter",
+         "extender and webhook requests refused for the client's certificate (answered 403)");
+  out += "tessera_scheduler_unauthorized_requests_total " +
+         std::to_string(unauthorized_requests_.load()) + "\n";
   return out;
 }
 

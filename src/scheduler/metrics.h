@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "annotations/signing.h"
 #include "scheduler/cluster_state.h"
 
 namespace tessera::scheduler {
@@ -35,6 +36,10 @@ const char* OutcomeName(Outcome o);  // "bound", "bind_failed", "no_fit", "inval
 
 class Metrics {
  public:
+  Metrics() = default;
+  // Also renders the refusals of `signing` (tessera_scheduler_unverified_annotations_total).
+  explicit Metrics(annotations::Signing signing) : signing_(std::move(signing)) {}
+
   Histogram filter_latency;
   Histogram prioritize_latency;
   Histogram bind_latency;  // decision + reservation + Binding call
@@ -42,6 +47,7 @@ class Metrics {
   void Count(Outcome o) { decisions_[static_cast<int>(o)].fetch_add(1, std::memory_order_relaxed); }
   uint64_t Decisions(Outcome o) const { return decisions_[static_cast<int>(o)].load(); }
   void CountBadRequest() { bad_requests_.fetch_add(1, std::memory_order_relaxed); }
+  void CountUnauthorized() { unauthorized_requests_.fetch_add(1, std::memory_order_relaxed); }
 
   // The whole exposition: per-GPU memory and cores (allocated and total) from `state`, the
   // histograms and the counters.
@@ -50,6 +56,8 @@ class Metrics {
  private:
   std::array<std::atomic<uint64_t>, static_cast<int>(Outcome::kCount)> decisions_{};
   std::atomic<uint64_t> bad_requests_{0};
+  annotations::Signing signing_;
+  std::atomic<uint64_t> unauthorized_requests_{0};
 };
 
 }  // namespace tessera::scheduler

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/annotations.h"
+#include "annotations/names.h"
 #include "common/status.h"
 #include "scheduler/request.h"
 

@@ -23,6 +23,9 @@ AppOptions AppOptions::FromConfig(const config::Config& cfg) {
   o.server.listen = cfg.GetString("scheduler.listen");
   o.server.tls_cert = cfg.GetString("scheduler.tls.cert");
   o.server.tls_key = cfg.GetString("scheduler.tls.key");
+  o.server.client_ca = cfg.GetString("scheduler.tls.client-ca");
+  o.server.extender_clients = cfg.GetList("scheduler.tls.extender-clients");
+  o.server.webhook_clients = cfg.GetList("scheduler.tls.webhook-clients");
   o.server.max_body = cfg.GetBytes("scheduler.max-body");
   using std::chrono::duration_cast;
   using std::chrono::milliseconds;
@@ -44,8 +47,9 @@ AppOptions AppOptions::FromConfig(const config::Config& cfg) {
 }
 
 SchedulerApp::SchedulerApp(kube::Client& client, AppOptions options)
-    : state_(options.dialects),
+    : state_(options.dialects, options.signing),
       binder_(client),
+      metrics_(options.signing),
       engine_(state_, binder_, options.engine, &metrics_),
       extender_(engine_, state_, metrics_),
       webhook_(state_, options.scheduler_name, options.trusted_users),

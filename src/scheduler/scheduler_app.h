@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "annotations/signing.h"
 #include "common/status.h"
 #include "config/config.h"
 #include "kube/client.h"
@@ -32,6 +33,8 @@ struct AppOptions {
   std::string scheduler_name = "tessera";
   std::vector<std::string> trusted_users =
       DefaultTrustedUsers();  // scheduler.webhook.trusted-users
+  // The keys of scheduler.annotation-key-file, which the command loads (unsigned: none).
+  annotations::Signing signing;
 
   // From the scheduler.* keys.
   static AppOptions FromConfig(const config::Config& cfg);

@@ -5,6 +5,8 @@
 #include <ctime>
 #include <iostream>
 
+#include "annotations/signing.h"
+#include "common/strings.h"
 #include "config/loader.h"
 #include "kube/config_keys.h"
 #include "log/log.h"
@@ -17,6 +19,12 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
   if (!args.empty()) {
     std::cerr << "tessera scheduler: unexpected argument \"" << args[0]
               << "\" (all settings are flags, see --help)\n";
+    return 2;
+  }
+  const std::string key_file = cfg.GetString("scheduler.annotation-key-file");
+  Result<annotations::Signing> signing = annotations::Signing::FromKeyFile(key_file);
+  if (!signing.ok()) {
+    std::cerr << "tessera scheduler: " << signing.status().message() << "\n";
     return 2;
   }
   // Block the stop signals before any thread starts, so that every thread inherits the mask and
@@ -35,6 +43,7 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
     return 1;
   }
   AppOptions options = AppOptions::FromConfig(cfg);
+  options.signing = *signing;
   SchedulerApp app(**client, options);
   Status started = app.Start();
   if (!started.ok()) {
@@ -46,6 +55,17 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
                                           {"tls", app.tls() ? "on" : "off"},
                                           {"api-server", (*client)->transport().server()},
                                           {"scheduler-name", options.scheduler_name}});
+  annotations::LogSigning(options.signing, "scheduler.annotation-key-file", key_file);
+  if (options.server.client_ca.empty()) {
+    log::Warn(
+        "the extender and webhook endpoints serve any client that reaches the port; set "
+        "scheduler.tls.client-ca to require client certificates (docs/install.md)");
+  } else {
+    log::Info("client certificates required",
+              {{"client-ca", options.server.client_ca},
+               {"extender-clients", Join(options.server.extender_clients, ",")},
+               {"webhook-clients", Join(options.server.webhook_clients, ",")}});
+  }
 
   bool ready = false;
   for (;;) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `tessera scheduler` as a process: connects to the fake API server through a kubeconfig, says
 # where it listens and what it is connected to, becomes ready after the watches sync, sees a GPU
-# node appear, answers filter, and exits 0 on SIGTERM; without any API server it exits 1.
+# node appear, answers filter, and exits 0 on SIGTERM; without any API server it exits 1, with an
+# annotation key file that is not one it exits 2.
 #   scheduler_command_test.sh BIN_DIR
 set -u
 bin=$1
@@ -25,6 +26,13 @@ out=$(env -i HOME="$dir" PATH="$PATH" "$bin/tessera" scheduler 2>&1); rc=$?
 [[ $out == *"cannot connect to a Kubernetes API server"* ]] || fail "no API server: $out"
 echo "ok   no API server -> exit 1 with a message"
 
+printf '# the first key signs\nbm90IGEga2V5\n' >"$dir/annotation-key"
+out=$("$bin/tessera" scheduler --scheduler.annotation-key-file="$dir/annotation-key" 2>&1); rc=$?
+[[ $rc -eq 2 ]] || fail "short annotation key: exit $rc, want 2"
+[[ $out == *"annotation key file $dir/annotation-key line 2: the key is 9 bytes, shorter than 32"* ]] ||
+  fail "short annotation key: $out"
+echo "ok   a key file with a short key -> exit 2 naming the file and the line"
+
 "$bin/tessera-fake-apiserver" --listen 127.0.0.1:0 >"$dir/api.log" 2>&1 &
 pids+=($!)
 wait_for 20 grep -q "listening on" "$dir/api.log" || fail "fake API server did not start"
@@ -43,6 +51,7 @@ sched=$!
 pids+=($sched)
 wait_for 20 grep -q "tessera scheduler serving" "$dir/sched.log" || fail "scheduler did not start"
 grep -q "api-server=$api" "$dir/sched.log" || fail "start line does not name the API server"
+grep -q "annotations are trusted unsigned" "$dir/sched.log" || fail "no warning about unsigned annotations"
 port=$(sed -n 's/.*tessera scheduler serving.* port=\([0-9]*\).*/\1/p' "$dir/sched.log" | head -1)
 url="http://127.0.0.1:$port"
 wait_for 20 curl -sf "$url/readyz" || fail "/readyz never answered 200"

@@ -188,22 +188,31 @@ TEST_F(DeployTest, SchedulerArgsAreAcceptedAndAgreeWithServiceAndKubeScheduler) 
                                             "tencent.com/vcuda-core", "tencent.com/vcuda-memory",
                                             "aliyun.com/gpu-mem"}));
   YAML::Node job = Get("Job", "tessera-certgen")["spec"]["template"]["spec"];
-  std::string hosts = "," + FlagValue(Strings(Container(job, "create")["args"]), "--host") + ",";
+  std::vector<std::string> certgen = Strings(Container(job, "certgen")["args"]);
+  std::string hosts = "," + FlagValue(certgen, "--certgen.hosts") + ",";
   EXPECT_NE(hosts.find("," + service_host + ","), std::string::npos)
       << "the certificate does not name " << service_host;
-  std::string ca_file = extender["tlsConfig"]["caFile"].as<std::string>();
-  bool ca_mounted = false;
+  // Its CA, client certificate and key are the keys of its own Secret, the one certgen makes
+  // for the client Tessera's extender-clients names; not the scheduler's Secret.
+  std::map<std::string, std::string> ks_files;  // path -> Secret key
   for (const YAML::Node& m : ks["volumeMounts"]) {
     std::string mp = m["mountPath"].as<std::string>();
     for (const YAML::Node& v : ks_pod["volumes"]) {
       if (v["name"].as<std::string>() != m["name"].as<std::string>() || !v["secret"]) continue;
+      EXPECT_EQ(v["secret"]["secretName"].as<std::string>(), "tessera-kube-scheduler-client-tls");
       for (const YAML::Node& item : v["secret"]["items"]) {
-        EXPECT_EQ(item["key"].as<std::string>(), "ca") << "kube-scheduler needs only the CA";
-        ca_mounted = ca_mounted || mp + "/" + item["path"].as<std::string>() == ca_file;
+        ks_files[mp + "/" + item["path"].as<std::string>()] = item["key"].as<std::string>();
       }
     }
   }
-  EXPECT_TRUE(ca_mounted) << ca_file << " is not the Secret's ca key";
+  YAML::Node tls_config = extender["tlsConfig"];
+  EXPECT_EQ(ks_files[tls_config["caFile"].as<std::string>("")], "ca");
+  EXPECT_EQ(ks_files[tls_config["certFile"].as<std::string>("")], "cert");
+  EXPECT_EQ(ks_files[tls_config["keyFile"].as<std::string>("")], "key");
+  EXPECT_EQ(FlagValue(certgen, "--certgen.extender-client-name"),
+            FlagValue(args, "--scheduler.tls.extender-clients"));
+  EXPECT_NE(FlagValue(args, "--scheduler.tls.client-ca"), "")
+      << "the extender must authenticate kube-scheduler";
   // Its leader-election lease is one the Role allows.
   YAML::Node lease_role = Get("Role", "tessera-kube-scheduler-lease");
   EXPECT_EQ(lease_role["metadata"]["namespace"].as<std::string>(),
@@ -224,6 +233,7 @@ TEST_F(DeployTest, SchedulerArgsAreAcceptedAndAgreeWithServiceAndKubeScheduler) 
   }
   EXPECT_EQ(secret_files[FlagValue(args, "--scheduler.tls.cert")], "cert");
   EXPECT_EQ(secret_files[FlagValue(args, "--scheduler.tls.key")], "key");
+  EXPECT_EQ(secret_files[FlagValue(args, "--scheduler.tls.client-ca")], "ca");
 }
 
 TEST_F(DeployTest, NodeAgentArgsAreAcceptedAndItsHostPathsAreMounted) {
@@ -248,6 +258,7 @@ TEST_F(DeployTest, NodeAgentArgsAreAcceptedAndItsHostPathsAreMounted) {
   }
   std::map<std::string, bool> mounted;  // host path mounted at the same path -> read-only
   for (const YAML::Node& m : agent["volumeMounts"]) {
+    if (m["name"].as<std::string>() == "annotation-key") continue;  // a Secret, checked below
     auto it = host_of.find(m["name"].as<std::string>());
     ASSERT_NE(it, host_of.end()) << m["name"] << " is not a hostPath volume";
     EXPECT_EQ(it->second, m["mountPath"].as<std::string>())
@@ -271,8 +282,38 @@ TEST_F(DeployTest, NodeAgentArgsAreAcceptedAndItsHostPathsAreMounted) {
   EXPECT_NE(script.find("/host" + library), std::string::npos) << script;
 }
 
+// The scheduler and every node agent read their annotation key file from the one Secret, which
+// must exist: a part without the key would sign nothing, and the other would refuse all it wrote.
+TEST_F(DeployTest, SchedulerAndNodeAgentShareTheAnnotationKeySecret) {
+  for (const auto& [kind, name, container, flag] :
+       {std::tuple{"Deployment", "tessera-scheduler", "tessera", "--scheduler.annotation-key-file"},
+        std::tuple{"DaemonSet", "tessera-node", "tessera-node", "--node.annotation-key-file"}}) {
+    YAML::Node pod = PodSpec(Get(kind, name));
+    YAML::Node c = Container(pod, container);
+    std::string file = FlagValue(Strings(c["args"]), flag);
+    ASSERT_FALSE(file.empty()) << name << " has no " << flag;
+    std::string found;
+    for (const YAML::Node& m : c["volumeMounts"]) {
+      for (const YAML::Node& v : pod["volumes"]) {
+        if (v["name"].as<std::string>() != m["name"].as<std::string>() || !v["secret"]) continue;
+        for (const YAML::Node& item : v["secret"]["items"]) {
+          if (m["mountPath"].as<std::string>() + "/" + item["path"].as<std::string>() != file) {
+            continue;
+          }
+          found = v["secret"]["secretName"].as<std::string>() + "/" + item["key"].as<std::string>();
+          EXPECT_TRUE(m["readOnly"].as<bool>(false)) << name;
+          EXPECT_FALSE(v["secret"]["optional"].as<bool>(false)) << name;
+        }
+      }
+    }
+    EXPECT_EQ(found, "tessera-annotation-key/key") << name << ": " << file;
+  }
+}
+
 TEST_F(DeployTest, VolumesOfEveryPodExist) {
-  std::set<std::string> secrets = {"tessera-scheduler-tls"};  // created by tessera-certgen
+  // Created by tessera-certgen.
+  std::set<std::string> secrets = {"tessera-scheduler-tls", "tessera-kube-scheduler-client-tls"};
+  secrets.insert("tessera-annotation-key");  // created at install (docs/install.md)
   for (const YAML::Node& o : objects()) {
     YAML::Node spec = PodSpec(o);
     if (!spec) continue;
@@ -303,16 +344,28 @@ TEST_F(DeployTest, VolumesOfEveryPodExist) {
 TEST_F(DeployTest, WebhooksPointAtTheSchedulerAndGetTheirCertificate) {
   YAML::Node service = Get("Service", "tessera-scheduler");
   YAML::Node job = Get("Job", "tessera-certgen")["spec"]["template"]["spec"];
-  std::vector<std::string> create = Strings(Container(job, "create")["args"]);
-  std::vector<std::string> patch = Strings(Container(job, "patch")["args"]);
-  std::string hosts = FlagValue(create, "--host");
+  std::vector<std::string> certgen = Strings(Container(job, "certgen")["args"]);
+  ASSERT_FALSE(certgen.empty());
+  EXPECT_EQ(certgen[0], "certgen");
+  ExpectTesseraAccepts(certgen, "");
+  std::string hosts = FlagValue(certgen, "--certgen.hosts");
   for (const char* host : {"tessera-scheduler.tessera-system.svc", "localhost"}) {
     EXPECT_NE(("," + hosts + ",").find(std::string(",") + host + ","), std::string::npos) << host;
   }
-  EXPECT_EQ(FlagValue(create, "--secret-name"), FlagValue(patch, "--secret-name"));
+  // certgen's defaults: the Secret the scheduler mounts, the webhook configurations "tessera".
+  std::string webhook_name = FlagValue(certgen, "--certgen.webhook-configuration");
+  if (webhook_name.empty()) webhook_name = "tessera";
+  std::string server_secret = FlagValue(certgen, "--certgen.server-secret");
+  if (server_secret.empty()) server_secret = "tessera-scheduler-tls";
+  YAML::Node scheduler_pod = PodSpec(Get("Deployment", "tessera-scheduler"));
+  bool mounted = false;
+  for (const YAML::Node& v : scheduler_pod["volumes"]) {
+    mounted = mounted || v["secret"]["secretName"].as<std::string>("") == server_secret;
+  }
+  EXPECT_TRUE(mounted) << "the scheduler does not mount " << server_secret;
   for (const auto& [kind, path] : {std::pair{"MutatingWebhookConfiguration", "/mutate"},
                                    std::pair{"ValidatingWebhookConfiguration", "/validate"}}) {
-    YAML::Node config = Get(kind, FlagValue(patch, "--webhook-name"));
+    YAML::Node config = Get(kind, webhook_name);
     ASSERT_TRUE(config["webhooks"]) << kind;
     for (const YAML::Node& w : config["webhooks"]) {
       YAML::Node svc = w["clientConfig"]["service"];
@@ -330,7 +383,9 @@ TEST_F(DeployTest, WebhooksPointAtTheSchedulerAndGetTheirCertificate) {
         EXPECT_EQ(Strings(w["rules"][0]["operations"]),
                   (std::vector<std::string>{"CREATE", "UPDATE"}));
         for (const char* a :
-             {"tessera.io/allocation", "tessera.io/allocated", "tessera.io/allocation-failed"}) {
+             {"tessera.io/allocation", "tessera.io/allocated", "tessera.io/allocation-failed",
+              "tessera.io/allocation-signature", "tessera.io/allocated-signature",
+              "tessera.io/allocation-failed-signature"}) {
           EXPECT_NE(expression.find(std::string("'") + a + "'"), std::string::npos) << a;
         }
         continue;
@@ -396,9 +451,11 @@ TEST_F(DeployTest, RbacGivesEachPartExactlyWhatItCalls) {
                                                  {"", "pods", "watch", "*"},
                                                  {"", "pods/binding", "create", "*"}}));
   EXPECT_TRUE(external_roles["tessera-scheduler"].empty());
-  EXPECT_EQ(rights["tessera-node"], (Rights{{"", "pods", "list", "*"},
+  EXPECT_EQ(rights["tessera-node"], (Rights{{"", "events", "create", "*"},
+                                            {"", "pods", "list", "*"},
                                             {"", "pods", "watch", "*"},
                                             {"", "pods", "patch", "*"},
+                                            {"", "nodes", "get", "*"},
                                             {"", "nodes", "patch", "*"}}));
   EXPECT_TRUE(external_roles["tessera-node"].empty());
   EXPECT_EQ(rights["tessera-kube-scheduler"],
@@ -411,7 +468,12 @@ TEST_F(DeployTest, RbacGivesEachPartExactlyWhatItCalls) {
   const std::string webhooks = "admissionregistration.k8s.io";
   EXPECT_EQ(rights["tessera-certgen"],
             (Rights{{"", "secrets", "create", "*"},
+                    {"", "secrets", "get", "tessera-kube-scheduler-client-tls"},
                     {"", "secrets", "get", "tessera-scheduler-tls"},
+                    {"", "secrets", "get", "tessera-webhook-client-tls"},
+                    {"", "secrets", "update", "tessera-kube-scheduler-client-tls"},
+                    {"", "secrets", "update", "tessera-scheduler-tls"},
+                    {"", "secrets", "update", "tessera-webhook-client-tls"},
                     {webhooks, "mutatingwebhookconfigurations", "get", "tessera"},
                     {webhooks, "mutatingwebhookconfigurations", "update", "tessera"},
                     {webhooks, "validatingwebhookconfigurations", "get", "tessera"},
@@ -427,6 +489,46 @@ TEST_F(DeployTest, RbacGivesEachPartExactlyWhatItCalls) {
         std::tuple{"Job", "tessera-certgen", "tessera-certgen"}}) {
     EXPECT_EQ(PodSpec(Get(kind, name))["serviceAccountName"].as<std::string>(""), sa) << name;
   }
+}
+
+// The optional NetworkPolicy (deploy/components/network-policy), as an overlay sets it up: it
+// selects the scheduler's pods, and admits to its HTTPS port only kube-scheduler's pods, the
+// control plane's addresses and Prometheus.
+TEST_F(DeployTest, NetworkPolicyAdmitsOnlyKubeSchedulerTheApiServerAndPrometheus) {
+  static const Rendered overlay =
+      Render(std::string(TESSERA_SOURCE_DIR) + "/testing/deploy/overlays/network-policy");
+  ASSERT_EQ(overlay.error, "");
+  std::optional<YAML::Node> policy = Find(overlay.objects, "NetworkPolicy", "tessera-scheduler");
+  ASSERT_TRUE(policy.has_value()) << "the component adds no NetworkPolicy";
+  EXPECT_FALSE(Find(objects(), "NetworkPolicy", "tessera-scheduler"))
+      << "the default install must not carry it (the API server's addresses are per cluster)";
+  YAML::Node spec = (*policy)["spec"];
+  YAML::Node scheduler_labels =
+      Get("Deployment", "tessera-scheduler")["spec"]["template"]["metadata"]["labels"];
+  for (const auto& kv : spec["podSelector"]["matchLabels"]) {
+    EXPECT_EQ(scheduler_labels[kv.first.as<std::string>()].as<std::string>(""),
+              kv.second.as<std::string>());
+  }
+  EXPECT_EQ(Strings(spec["policyTypes"]), std::vector<std::string>{"Ingress"});
+  ASSERT_EQ(spec["ingress"].size(), 3u);
+  std::string port_name =
+      Container(PodSpec(Get("Deployment", "tessera-scheduler")), "tessera")["ports"][0]["name"]
+          .as<std::string>();
+  for (const YAML::Node& rule : spec["ingress"]) {
+    ASSERT_EQ(rule["ports"].size(), 1u);
+    EXPECT_EQ(rule["ports"][0]["port"].as<std::string>(), port_name);
+  }
+  YAML::Node kube_scheduler_labels =
+      Get("Deployment", "tessera-kube-scheduler")["spec"]["template"]["metadata"]["labels"];
+  for (const auto& kv : spec["ingress"][0]["from"][0]["podSelector"]["matchLabels"]) {
+    EXPECT_EQ(kube_scheduler_labels[kv.first.as<std::string>()].as<std::string>(""),
+              kv.second.as<std::string>());
+  }
+  EXPECT_EQ(spec["ingress"][1]["from"][0]["ipBlock"]["cidr"].as<std::string>(), "10.0.0.10/32");
+  EXPECT_EQ(spec["ingress"][2]["from"][0]["namespaceSelector"]["matchLabels"]
+                ["tessera.io/metrics-scraper"]
+                    .as<std::string>(),
+            "true");
 }
 
 }  // namespace

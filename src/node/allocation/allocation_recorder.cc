@@ -14,16 +14,30 @@ namespace {
 constexpr auto kFirstRetry = std::chrono::milliseconds(500);
 constexpr auto kLastRetry = std::chrono::seconds(30);
 
-// The pod's tessera.io/allocated as the cache has it (an empty object when none or malformed).
-json CachedAllocated(const PodRef& pod) {
-  json value = json::parse(pod ? PodAnnotation(*pod, kAllocatedAnnotation) : "", nullptr, false);
-  return value.is_object() ? value : json::object();
+AnnotationPatch Patch(const std::vector<std::pair<std::string, std::string>>& values) {
+  AnnotationPatch patch;
+  for (const auto& [name, value] : values) patch[name] = value;
+  return patch;
 }
 
 }  // namespace
 
-AllocationRecorder::AllocationRecorder(PodSource& pods, ApiWriter& writer)
-    : pods_(pods), writer_(writer), worker_([this] { Run(); }) {}
+AllocationRecorder::AllocationRecorder(PodSource& pods, ApiWriter& writer,
+                                       annotations::Signing signing)
+    : pods_(pods), writer_(writer), signing_(std::move(signing)), worker_([this] { Run(); }) {}
+
+json AllocationRecorder::CachedAllocated(const PodRef& pod, const std::string& what) const {
+  if (!pod || PodAnnotation(*pod, kAllocatedAnnotation).empty()) return json::object();
+  if (Status s = signing_.Check(*pod, kAllocatedAnnotation, what); !s.ok()) {
+    if (!what.empty()) {
+      signing_.Refused(kAllocatedAnnotation, s.message(),
+                       "rewritten with only what this agent recorded");
+    }
+    return json::object();
+  }
+  json value = json::parse(PodAnnotation(*pod, kAllocatedAnnotation), nullptr, false);
+  return value.is_object() ? value : json::object();
+}
 
 AllocationRecorder::~AllocationRecorder() {
   {
@@ -99,9 +113,11 @@ bool AllocationRecorder::Make(const Write& w) {
   // A pod that is gone, or was replaced by one of the same name, needs no record.
   PodRef pod = pods_.FindPod(w.owner.ns, w.owner.pod);
   if (pod && !w.owner.uid.empty() && PodUid(*pod) != w.owner.uid) return true;
-  Status s = w.failed ? writer_.PatchPodAnnotations(w.owner.ns, w.owner.pod,
-                                                    {{kAllocationFailedAnnotation, w.reason}})
-                      : WriteAllocated(w);
+  Status s = w.failed
+                 ? writer_.PatchPodAnnotations(
+                       w.owner.ns, w.owner.pod,
+                       Patch(signing_.Signed(kAllocationFailedAnnotation, w.owner.uid, w.reason)))
+                 : WriteAllocated(w);
   if (s.ok()) return true;
   if (s.code() == StatusCode::kNotFound) return true;
   log::Warn(w.failed ? "could not mark the pod tessera.io/allocation-failed, trying again"
@@ -116,19 +132,20 @@ Status AllocationRecorder::WriteAllocated(const Write& w) {
   // Forget what the cache now shows, or what belongs to a pod that is gone.
   for (auto it = recorded_.begin(); it != recorded_.end();) {
     PodRef pod = pods_.FindPod(it->second.ns, it->second.pod);
-    bool current = pod && PodUid(*pod) == it->first && CachedAllocated(pod) != it->second.value;
+    bool current = pod && PodUid(*pod) == it->first && CachedAllocated(pod, "") != it->second.value;
     it = current ? std::next(it) : recorded_.erase(it);
   }
   PodRef pod = pods_.FindPod(w.owner.ns, w.owner.pod);
-  json value = CachedAllocated(pod);
+  json value = CachedAllocated(pod, "pod " + w.owner.ns + "/" + w.owner.pod);
   if (auto it = recorded_.find(w.owner.uid); it != recorded_.end()) {
     for (const auto& [container, record] : it->second.value.items()) value[container] = record;
   }
   json entry = {{"allocation", w.allocation_id}, {"devices", w.uuids}};
   if (value.contains(w.owner.container) && value[w.owner.container] == entry) return Status::Ok();
   value[w.owner.container] = entry;
-  RETURN_IF_ERROR(
-      writer_.PatchPodAnnotations(w.owner.ns, w.owner.pod, {{kAllocatedAnnotation, value.dump()}}));
+  RETURN_IF_ERROR(writer_.PatchPodAnnotations(
+      w.owner.ns, w.owner.pod,
+      Patch(signing_.Signed(kAllocatedAnnotation, w.owner.uid, value.dump()))));
   recorded_[w.owner.uid] = Recorded{w.owner.ns, w.owner.pod, std::move(value)};
   return Status::Ok();
 }

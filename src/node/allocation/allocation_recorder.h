@@ -5,7 +5,9 @@
 //
 // `tessera.io/allocated` is rewritten whole at each write; its base is the pod cache plus what
 // this recorder wrote that the cache does not show yet (the containers of one pod start faster
-// than the watch brings each write back), so no container's entry is lost.
+// than the watch brings each write back), so no container's entry is lost. With signing on, both
+// annotations are written with their signatures, and a cached record that does not verify is not
+// taken as the base (this agent would otherwise sign entries it never wrote).
 //
 // Thread-safe.
 #pragma once
@@ -21,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "annotations/signing.h"
 #include "node/allocation/pod_view.h"
 #include "node/pods/pod_source.h"
 
@@ -29,7 +32,7 @@ namespace tessera::node {
 class AllocationRecorder {
  public:
   // The sources must outlive the recorder.
-  AllocationRecorder(PodSource& pods, ApiWriter& writer);
+  AllocationRecorder(PodSource& pods, ApiWriter& writer, annotations::Signing signing = {});
   ~AllocationRecorder();  // stops the worker; queued writes not yet made are dropped (logged)
 
   // Queues owner's entry {"allocation": id, "devices": uuids} in tessera.io/allocated.
@@ -55,9 +58,13 @@ class AllocationRecorder {
   // Makes one write; false when it should be tried again.
   bool Make(const Write& w);
   Status WriteAllocated(const Write& w);
+  // The pod's tessera.io/allocated as the cache has it: an empty object when there is none, it
+  // is malformed, or it does not verify (a refusal reported naming `what`, unless it is empty).
+  nlohmann::json CachedAllocated(const PodRef& pod, const std::string& what) const;
 
   PodSource& pods_;
   ApiWriter& writer_;
+  const annotations::Signing signing_;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -24,6 +24,10 @@ class FlakyWriter : public ApiWriter {
   Status PatchNodeAnnotations(const std::string& node, const AnnotationPatch& patch) override {
     return api_.PatchNodeAnnotations(node, patch);
   }
+  Status CreatePodEvent(const std::string& ns, const std::string& name, const std::string& type,
+                        const std::string& reason, const std::string& message) override {
+    return api_.CreatePodEvent(ns, name, type, reason, message);
+  }
 
  private:
   MemoryPodStore& api_;

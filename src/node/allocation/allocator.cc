@@ -123,6 +123,8 @@ Result<Grant> Allocator::GrantFor(const json& pod, const ContainerRef& owner,
                                   const std::vector<GpuInfo>& gpus) const {
   std::string decision = PodAnnotation(pod, kAllocationAnnotation);
   if (decision.empty()) return WholeGpus(device_ids, gpus);
+  RETURN_IF_ERROR(
+      options_.signing.Check(pod, kAllocationAnnotation, "pod " + owner.ns + "/" + owner.pod));
   ASSIGN_OR_RETURN(std::optional<Grant> grant,
                    GrantFromAllocation(decision, owner.container, options_.node_name));
   if (!grant) {
@@ -300,6 +302,14 @@ Status Allocator::Prepare(const json& pod, const ContainerRef& owner,
   std::vector<std::string> all_ids;
   for (const DeviceAssignment& a : held) {
     all_ids.insert(all_ids.end(), a.device_ids.begin(), a.device_ids.end());
+  }
+  if (!PodAnnotation(pod, kAllocationAnnotation).empty()) {
+    const std::string what = "pod " + owner.ns + "/" + owner.pod;
+    if (Status s = options_.signing.Check(pod, kAllocationAnnotation, what); !s.ok()) {
+      options_.signing.Refused(kAllocationAnnotation, s.message(),
+                               "container " + owner.container + " not started");
+      return FailedPrecondition(s.message() + "; container " + owner.container + " is not started");
+    }
   }
   Result<Grant> grant = GrantFor(pod, owner, all_ids, gpus);
   if (!grant.ok()) return Fail(owner, grant.status().message());

@@ -4,15 +4,18 @@
 // kubelet's calls carry device IDs only. Allocate needs no owner: it draws a new allocation ID,
 // answers with mounts of that allocation's folders (and its CDI device), and writes placeholder
 // files that give no GPU. PreStartContainer, called before every start of a container, finds the
-// containers that hold its device IDs in kubelet's device checkpoint (node/kubelet/kubelet_checkpoint.h;
-// several when kubelet handed an init container's devices on to an app container), reads each
-// one's decision (`tessera.io/allocation`) from the pod cache, and rewrites the files of every
-// allocation of that container, so whichever of its answers kubelet applied holds its limits.
-// Pods without a decision get the whole GPUs behind their device IDs. A case that cannot be
-// decided exactly (no checkpoint entry, an unreadable checkpoint) refuses the container with a
-// message saying why; a decision that cannot be honoured fails the call with an error naming the
-// pod and the reason, and marks the pod (`tessera.io/allocation-failed`) so the scheduler frees
-// it. Nothing is kept in memory between calls, so agent and kubelet restarts lose nothing.
+// containers that hold its device IDs in kubelet's device checkpoint
+// (node/kubelet/kubelet_checkpoint.h; several when kubelet handed an init container's devices on to
+// an app container), reads each one's decision (`tessera.io/allocation`) from the pod cache, and
+// rewrites the files of every allocation of that container, so whichever of its answers kubelet
+// applied holds its limits. Pods without a decision get the whole GPUs behind their device IDs. A
+// case that cannot be decided exactly (no checkpoint entry, an unreadable checkpoint) refuses the
+// container with a message saying why; a decision that cannot be honoured fails the call with an
+// error naming the pod and the reason, and marks the pod (`tessera.io/allocation-failed`) so the
+// scheduler frees it. With signing on, a decision whose signature is missing or does not verify is
+// not the scheduler's: the container is refused, and the pod is not marked (a signed verdict would
+// free a charge the scheduler keeps for the pod's genuine decision). Nothing is kept in memory
+// between calls, so agent and kubelet restarts lose nothing.
 //
 // Files: <state-dir>/allocations/<id>/{limits,owner.json} (mounted read-only at
 // /var/run/tessera), <state-dir>/regions/<id>/ (read-write at /var/run/tessera-region),
@@ -26,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "annotations/signing.h"
 #include "common/status.h"
 #include "node/allocation/allocation_files.h"
 #include "node/allocation/allocation_recorder.h"
@@ -48,6 +52,8 @@ struct AllocatorOptions {
   // the device IDs in the Allocate answer, plus NVIDIA_VISIBLE_DEVICES.
   bool cdi = true;
   int split_count = 10;
+  // Verifies tessera.io/allocation (annotations/signing.h); unsigned mode when it has no keys.
+  annotations::Signing signing;
 };
 
 struct MountSpec {

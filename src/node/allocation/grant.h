@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/annotations.h"
+#include "annotations/names.h"
 #include "common/status.h"
 
 namespace tessera::node {

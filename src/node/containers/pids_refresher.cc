@@ -62,9 +62,11 @@ void PidsRefresher::RunOnce() {
     Refresh(id, it->path().string());
   }
   std::erase_if(logged_missing_, [&](const auto& e) { return seen.count(e.first) == 0; });
+  std::erase_if(cgroups_, [&](const auto& e) { return seen.count(e.first) == 0; });
 }
 
 void PidsRefresher::Refresh(const std::string& id, const std::string& dir) {
+  cgroups_.erase(id);
   std::ifstream in(dir + "/owner.json");
   json owner = json::parse(in, nullptr, false);
   std::string uid = Text(owner, "uid"), container = Text(owner, "container");
@@ -84,6 +86,7 @@ void PidsRefresher::Refresh(const std::string& id, const std::string& dir) {
         FindContainerCgroup(options_.cgroup_root, uid, qos, cid->id, options_.kubelet_cgroup_root);
     if (cgroup) {
       pids = ContainerPids(*cgroup, options_.proc_root);
+      cgroups_[id] = *cgroup;
       logged_missing_.erase(id);
     } else if (logged_missing_[id] != cid->id) {
       logged_missing_[id] = cid->id;

@@ -33,6 +33,9 @@ class PidsRefresher {
   PidsRefresher(const PodSource& pods, PidsOptions options);
   // One pass over the allocations.
   void RunOnce();
+  // Allocation ID -> the cgroup folder its running container's PIDs were read from, as of the
+  // last pass (containers that are not running, or whose cgroup was not found, are absent).
+  const std::map<std::string, std::string>& cgroups() const { return cgroups_; }
 
  private:
   // Refreshes the pids file in allocation folder `dir` (ID `id`).
@@ -42,6 +45,7 @@ class PidsRefresher {
   const PidsOptions options_;
   // Allocation ID -> the container ID whose missing cgroup was logged.
   std::map<std::string, std::string> logged_missing_;
+  std::map<std::string, std::string> cgroups_;
 };
 
 }  // namespace tessera::node

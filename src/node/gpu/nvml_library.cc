@@ -41,6 +41,7 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& path) 
   Resolve(handle, "nvmlEventSetWait_v2", lib->EventSetWait);
   Resolve(handle, "nvmlEventSetFree", lib->EventSetFree);
   Resolve(handle, "nvmlDeviceGetProcessUtilization", lib->DeviceGetProcessUtilization);
+  Resolve(handle, "nvmlDeviceGetComputeRunningProcesses_v3", lib->DeviceGetComputeRunningProcesses);
   const char* missing = nullptr;
   if (!init)
     missing = "nvmlInit_v2";

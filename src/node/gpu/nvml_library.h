@@ -36,7 +36,7 @@ class NvmlLibrary {
   decltype(&nvmlDeviceGetMemoryInfo) DeviceGetMemoryInfo = nullptr;
   decltype(&nvmlDeviceGetPciInfo_v3) DeviceGetPciInfo = nullptr;
   // Optional (nullptr when the driver lacks them): attributes, NUMA node, events, per-process
-  // utilisation.
+  // utilisation and memory.
   decltype(&nvmlDeviceGetAttributes_v2) DeviceGetAttributes = nullptr;
   decltype(&nvmlDeviceGetNumaNodeId) DeviceGetNumaNodeId = nullptr;
   decltype(&nvmlEventSetCreate) EventSetCreate = nullptr;
@@ -44,6 +44,7 @@ class NvmlLibrary {
   decltype(&nvmlEventSetWait_v2) EventSetWait = nullptr;
   decltype(&nvmlEventSetFree) EventSetFree = nullptr;
   decltype(&nvmlDeviceGetProcessUtilization) DeviceGetProcessUtilization = nullptr;
+  decltype(&nvmlDeviceGetComputeRunningProcesses_v3) DeviceGetComputeRunningProcesses = nullptr;
 
  private:
   NvmlLibrary() = default;

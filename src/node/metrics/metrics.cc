@@ -5,17 +5,14 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
-#include "abi/host_pids.h"
 #include "abi/shared_region.h"
+#include "annotations/names.h"
 #include "common/strings.h"
+#include "node/allocation/allocation_folders.h"
 
 namespace tessera::node {
 
@@ -45,21 +42,6 @@ std::vector<uint64_t> RegionUsed(const std::string& path) {
   return used;
 }
 
-// The host PIDs of the pids file at `path` (src/abi/host_pids.h), or nullopt when it is missing
-// or of another version.
-std::optional<std::vector<uint32_t>> HostPids(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!std::getline(in, line) || line != "version=" + std::to_string(TESSERA_PIDS_VERSION)) {
-    return std::nullopt;
-  }
-  std::vector<uint32_t> pids;
-  for (unsigned long host = 0; in >> host && std::getline(in, line);) {
-    pids.push_back(static_cast<uint32_t>(host));
-  }
-  return pids;
-}
-
 // What the processes `pids` used of GPU `uuid`, or nullopt when `shares` does not know the GPU.
 std::optional<unsigned> ContainerShare(const ProcessShares& shares, const std::string& uuid,
                                        const std::vector<uint32_t>& pids) {
@@ -77,35 +59,21 @@ std::optional<unsigned> ContainerShare(const ProcessShares& shares, const std::s
 
 std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInfo>& gpus,
                           const ProcessShares& shares) {
-  namespace fs = std::filesystem;
   std::vector<Row> rows;
-  std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(state_dir + "/allocations", ec)) {
-    std::ifstream owner_in(e.path() / "owner.json");
-    nlohmann::json owner = nlohmann::json::parse(owner_in, nullptr, false);
-    if (!owner.is_object() || owner.value("pod", "").empty()) continue;
-    std::ifstream limits_in(e.path() / "limits");
-    std::map<std::string, std::string> kv;
-    for (std::string line; std::getline(limits_in, line);) {
-      size_t eq = line.find('=');
-      if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
-    }
-    std::vector<uint64_t> used =
-        RegionUsed(state_dir + "/regions/" + e.path().filename().string() + "/region");
-    std::optional<std::vector<uint32_t>> pids = HostPids(e.path() / TESSERA_PIDS_FILE_NAME);
-    int devices = std::atoi(kv["devices"].c_str());
-    for (int i = 0; i < devices && i < TESSERA_REGION_MAX_DEVICES; ++i) {
-      std::string n = std::to_string(i);
+  for (const AllocationFolder& f : ReadAllocationFolders(state_dir)) {
+    std::vector<uint64_t> used = RegionUsed(state_dir + "/regions/" + f.id + "/region");
+    for (size_t i = 0; i < f.devices.size() && i < TESSERA_REGION_MAX_DEVICES; ++i) {
+      const FolderDevice& d = f.devices[i];
       Row row;
-      row.uuid = kv["uuid." + n];
-      row.labels = "namespace=\"" + PrometheusLabelValue(owner.value("namespace", "")) +
-                   "\",pod=\"" + PrometheusLabelValue(owner.value("pod", "")) + "\",container=\"" +
-                   PrometheusLabelValue(owner.value("container", "")) + "\",gpu=\"" +
-                   PrometheusLabelValue(row.uuid) + "\"";
-      row.limit = std::strtoull(kv["memory." + n].c_str(), nullptr, 10);
-      row.cores = std::atoi(kv["cores." + n].c_str());
-      row.used = static_cast<size_t>(i) < used.size() ? used[static_cast<size_t>(i)] : 0;
-      if (pids) row.share = ContainerShare(shares, row.uuid, *pids);
+      row.uuid = d.uuid;
+      row.labels = "namespace=\"" + PrometheusLabelValue(f.ns) + "\",pod=\"" +
+                   PrometheusLabelValue(f.pod) + "\",container=\"" +
+                   PrometheusLabelValue(f.container) + "\",gpu=\"" + PrometheusLabelValue(d.uuid) +
+                   "\"";
+      row.limit = d.memory_bytes;
+      row.cores = d.cores;
+      row.used = i < used.size() ? used[i] : 0;
+      if (f.host_pids) row.share = ContainerShare(shares, row.uuid, *f.host_pids);
       rows.push_back(std::move(row));
     }
   }
@@ -151,6 +119,26 @@ std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInf
         << (g.healthy ? 1 : 0) << "\n";
   }
   return out.str();
+}
+
+void RenderUnverified(std::string& out, const annotations::Signing& signing) {
+  signing.RenderRefused(out, "tessera_node_unverified_annotations_total",
+                        {annotations::kAllocation, annotations::kAllocated});
+}
+
+void RenderMemoryGuard(std::string& out, const MemoryGuard* guard) {
+  if (!guard) return;
+  out +=
+      "# HELP tessera_node_memory_overuses_total Containers the host-side check found holding "
+      "more GPU memory than their limit (once per episode).\n"
+      "# TYPE tessera_node_memory_overuses_total counter\n"
+      "tessera_node_memory_overuses_total " +
+      std::to_string(guard->overuses()) + "\n";
+  out +=
+      "# HELP tessera_node_memory_guard_kills_total Processes the host-side check killed.\n"
+      "# TYPE tessera_node_memory_guard_kills_total counter\n"
+      "tessera_node_memory_guard_kills_total " +
+      std::to_string(guard->kills()) + "\n";
 }
 
 }  // namespace tessera::node

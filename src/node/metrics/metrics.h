@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "annotations/signing.h"
+#include "node/enforcement/memory_guard.h"
 #include "node/gpu/gpu.h"
 
 namespace tessera::node {
@@ -32,5 +34,14 @@ using ProcessShares = std::map<std::string, std::map<uint32_t, unsigned>>;
 
 std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInfo>& gpus,
                           const ProcessShares& shares = {});
+
+// Appends tessera_node_unverified_annotations_total{annotation}: the values the agent refused
+// because their signature is missing or does not verify.
+void RenderUnverified(std::string& out, const annotations::Signing& signing);
+
+// Appends tessera_node_memory_overuses_total (containers found over their memory limit by the
+// host-side check, once per episode) and tessera_node_memory_guard_kills_total (processes it
+// killed); nothing when `guard` is null (the check is off).
+void RenderMemoryGuard(std::string& out, const MemoryGuard* guard);
 
 }  // namespace tessera::node

@@ -59,4 +59,18 @@ Status KubePodSource::PatchNodeAnnotations(const std::string& node, const Annota
   return client_.PatchAnnotations(kube::kNodes, "", node, patch).status();
 }
 
+Status KubePodSource::CreatePodEvent(const std::string& ns, const std::string& name,
+                                     const std::string& type, const std::string& reason,
+                                     const std::string& message) {
+  // The cached pod names its uid, so the event is shown with that pod and no other of its name.
+  PodRef pod = FindPod(ns, name);
+  nlohmann::json involved = pod ? *pod
+                                : nlohmann::json{{"apiVersion", "v1"},
+                                                 {"kind", "Pod"},
+                                                 {"metadata", {{"name", name}, {"namespace", ns}}}};
+  involved["apiVersion"] = "v1";
+  involved["kind"] = "Pod";
+  return client_.CreateEvent(involved, type, reason, message, "tessera-node").status();
+}
+
 }  // namespace tessera::node

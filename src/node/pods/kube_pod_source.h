@@ -28,6 +28,8 @@ class KubePodSource : public PodSource, public ApiWriter {
   Status PatchPodAnnotations(const std::string& ns, const std::string& name,
                              const AnnotationPatch& patch) override;
   Status PatchNodeAnnotations(const std::string& node, const AnnotationPatch& patch) override;
+  Status CreatePodEvent(const std::string& ns, const std::string& name, const std::string& type,
+                        const std::string& reason, const std::string& message) override;
 
  private:
   void Publish(const nlohmann::json& pod);

@@ -81,4 +81,18 @@ Status MemoryPodStore::PatchNodeAnnotations(const std::string& node, const Annot
   return Status::Ok();
 }
 
+Status MemoryPodStore::CreatePodEvent(const std::string& ns, const std::string& name,
+                                      const std::string& type, const std::string& reason,
+                                      const std::string& message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!fail_.ok()) return fail_;
+  events_.push_back(ns + "/" + name + " " + type + " " + reason + ": " + message);
+  return Status::Ok();
+}
+
+std::vector<std::string> MemoryPodStore::Events() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return events_;
+}
+
 }  // namespace tessera::node

@@ -29,6 +29,10 @@ class MemoryPodStore : public PodSource, public ApiWriter {
   Status PatchPodAnnotations(const std::string& ns, const std::string& name,
                              const AnnotationPatch& patch) override;
   Status PatchNodeAnnotations(const std::string& node, const AnnotationPatch& patch) override;
+  Status CreatePodEvent(const std::string& ns, const std::string& name, const std::string& type,
+                        const std::string& reason, const std::string& message) override;
+  // "<namespace>/<name> <type> <reason>: <message>" per event recorded so far.
+  std::vector<std::string> Events() const;
 
  private:
   const std::string node_;
@@ -36,6 +40,7 @@ class MemoryPodStore : public PodSource, public ApiWriter {
   std::map<std::string, PodRef> pods_;                   // guarded by mu_
   std::map<std::string, std::string> node_annotations_;  // guarded by mu_
   Status fail_;                                          // guarded by mu_
+  std::vector<std::string> events_;                      // guarded by mu_
 };
 
 }  // namespace tessera::node

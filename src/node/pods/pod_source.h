@@ -45,6 +45,10 @@ class ApiWriter {
   virtual Status PatchPodAnnotations(const std::string& ns, const std::string& name,
                                      const AnnotationPatch& patch) = 0;
   virtual Status PatchNodeAnnotations(const std::string& node, const AnnotationPatch& patch) = 0;
+  // Records an Event about pod `ns`/`name`; `type` is "Normal" or "Warning".
+  virtual Status CreatePodEvent(const std::string& ns, const std::string& name,
+                                const std::string& type, const std::string& reason,
+                                const std::string& message) = 0;
 };
 
 }  // namespace tessera::node

@@ -4,9 +4,11 @@
 # Everything the cluster makes lives under $dir; the names below only read it.
 paths() {
   pki=$dir/pki
+  tessera_certs=$dir/tessera-certs
   logs=$dir/logs
   pids=$dir/pids
   kubeconfigs=$dir/kubeconfig
+  annotation_key=$dir/annotation-key
   admin_kubeconfig=$kubeconfigs/admin.kubeconfig
   host_ip=10.$net.0.1
   loop_ip=127.$net.0.1

@@ -15,7 +15,38 @@ start_etcd() {
   log "ok: etcd on $loop_ip:2379"
 }
 
+# The API server presents to Tessera's webhooks the client certificate that `tessera certgen`
+# makes for it (certgen.webhook-client-name), as a cluster admin sets it up (docs/install.md,
+# "Client certificates"). The files appear once certgen has run; the API server reads them when
+# it first calls the webhooks.
+write_admission_config() {
+  mkdir -p "$dir/apiserver"
+  cat >"$dir/apiserver/webhook-clients.kubeconfig" <<EOT
+apiVersion: v1
+kind: Config
+users:
+- name: tessera-scheduler.tessera-system.svc:8443
+  user:
+    client-certificate: $tessera_certs/webhook-client.crt
+    client-key: $tessera_certs/webhook-client.key
+EOT
+  local plugin
+  {
+    echo "apiVersion: apiserver.config.k8s.io/v1"
+    echo "kind: AdmissionConfiguration"
+    echo "plugins:"
+    for plugin in ValidatingAdmissionWebhook MutatingAdmissionWebhook; do
+      echo "- name: $plugin"
+      echo "  configuration:"
+      echo "    apiVersion: apiserver.config.k8s.io/v1"
+      echo "    kind: WebhookAdmissionConfiguration"
+      echo "    kubeConfigFile: $dir/apiserver/webhook-clients.kubeconfig"
+    done
+  } >"$dir/apiserver/admission.yaml"
+}
+
 start_apiserver() {
+  write_admission_config
   start kube-apiserver -- "$bin/kube-apiserver" \
     --advertise-address="$host_ip" --bind-address="$host_ip" --secure-port=6443 \
     --etcd-servers="http://$loop_ip:2379" \
@@ -23,6 +54,7 @@ start_apiserver() {
     --client-ca-file="$pki/ca.crt" \
     --authorization-mode=Node,RBAC \
     --enable-admission-plugins=NodeRestriction \
+    --admission-control-config-file="$dir/apiserver/admission.yaml" \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --service-cluster-ip-range="$service_cidr" \

@@ -31,8 +31,6 @@ make_pki() {
   cert admin "/O=system:masters/CN=tessera-dev-admin" clientAuth
   cert controller-manager "/CN=system:kube-controller-manager" clientAuth
   cert scheduler "/CN=system:kube-scheduler" clientAuth
-  cert tessera-scheduler "/CN=tessera-scheduler" serverAuth \
-    "DNS:tessera-scheduler,DNS:tessera-scheduler.tessera-system,DNS:tessera-scheduler.tessera-system.svc,DNS:tessera-scheduler.tessera-system.svc.cluster.local,IP:$host_ip"
   local node
   for node in "${nodes[@]}"; do
     cert "kubelet-$node" "/O=system:nodes/CN=system:node:$node" clientAuth

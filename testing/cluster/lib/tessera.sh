@@ -1,26 +1,15 @@
-# Tessera on the dev cluster: deploy/'s namespace, RBAC and webhooks applied as they are (the
-# webhooks' caBundle filled in as the certgen Job would), the scheduler extender and one node agent
-# per node as host processes under their deploy/ service accounts and flags, and the second
-# kube-scheduler with deploy/'s configuration (only its URLs changed). Sourced.
+# Tessera on the dev cluster: deploy/'s namespace, RBAC and webhooks applied as they are,
+# `tessera certgen` run as the certgen Job runs it (its certificates then copied out of their
+# Secrets for the host processes), the scheduler extender and one node agent per node as host
+# processes under their deploy/ service accounts and flags, and the second kube-scheduler with
+# deploy/'s configuration (only its URLs and file paths changed). Sourced.
 
 apply_deploy_objects() {
   local f
   for f in namespace.yaml scheduler/rbac.yaml scheduler/kube-scheduler-rbac.yaml node/rbac.yaml \
-    webhook/webhooks.yaml; do
+    webhook/webhooks.yaml webhook/certgen-rbac.yaml; do
     kubectl_admin apply -f "$repo/deploy/$f" >>"$logs/setup.log" 2>&1 ||
       die "applying deploy/$f failed (log: $logs/setup.log)"
-  done
-  local ca
-  ca=$(base64 -w0 "$pki/ca.crt")
-  local kind count patch i
-  for kind in mutatingwebhookconfiguration validatingwebhookconfiguration; do
-    count=$(kubectl_admin get "$kind" tessera -o json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["webhooks"]))')
-    patch=""
-    for ((i = 0; i < count; i++)); do
-      patch+="${patch:+,}{\"op\":\"add\",\"path\":\"/webhooks/$i/clientConfig/caBundle\",\"value\":\"$ca\"}"
-    done
-    kubectl_admin patch "$kind" tessera --type=json -p "[$patch]" >>"$logs/setup.log" ||
-      die "filling the caBundle of $kind tessera failed (log: $logs/setup.log)"
   done
   # The scheduler runs on the host, not as the Deployment's pod: its Service has no selector and
   # one EndpointSlice that points at the host, so the API server reaches the webhook through the
@@ -56,10 +45,48 @@ endpoints:
       ready: true
 EOT
   local account
-  for account in tessera-scheduler tessera-kube-scheduler tessera-node; do
+  for account in tessera-scheduler tessera-kube-scheduler tessera-node tessera-certgen; do
     service_account_kubeconfig "$account"
   done
   log "ok: deploy/ namespace, RBAC and webhooks applied"
+}
+
+# The names of the scheduler's certificate: certgen-job.yaml's, and the host's address, where
+# kube-scheduler calls the extender.
+certgen_hosts() {
+  echo "tessera-scheduler,tessera-scheduler.tessera-system,tessera-scheduler.tessera-system.svc,tessera-scheduler.tessera-system.svc.cluster.local,localhost,127.0.0.1,$host_ip"
+}
+
+# `tessera certgen` under the certgen Job's service account, with a client certificate for the
+# API server too; then its Secrets copied to $tessera_certs (ca.crt, server.*, kube-scheduler.*,
+# webhook-client.*) for the host processes.
+run_certgen() {
+  "$tessera_build/bin/tessera" certgen --kubeconfig "$kubeconfigs/tessera-certgen.kubeconfig" \
+    --certgen.hosts="$(certgen_hosts)" --certgen.webhook-client-name=kube-apiserver-webhook-client \
+    --log.format=json >>"$logs/tessera-certgen.log" 2>&1 ||
+    die "tessera certgen failed (log: $logs/tessera-certgen.log)"
+  mkdir -p "$tessera_certs"
+  chmod 0700 "$tessera_certs"
+  copy_secret tessera-scheduler-tls server
+  copy_secret tessera-kube-scheduler-client-tls kube-scheduler
+  copy_secret tessera-webhook-client-tls webhook-client
+  log "ok: tessera certgen: CA, serving and client certificates in Secrets"
+}
+
+# copy_secret SECRET NAME: its ca, cert and key to $tessera_certs/ca.crt, NAME.crt, NAME.key.
+copy_secret() {
+  local key file
+  for key in ca cert key; do
+    case $key in
+    ca) file=ca.crt ;;
+    cert) file=$2.crt ;;
+    key) file=$2.key ;;
+    esac
+    kubectl_admin -n tessera-system get secret "$1" -o "jsonpath={.data.$key}" | base64 -d \
+      >"$tessera_certs/$file.tmp" && [[ -s $tessera_certs/$file.tmp ]] ||
+      die "Secret $1 has no key $key"
+    mv -f "$tessera_certs/$file.tmp" "$tessera_certs/$file"
+  done
 }
 
 # service_account_kubeconfig SA: a kubeconfig with a token of tessera-system/SA.
@@ -70,20 +97,33 @@ service_account_kubeconfig() {
   kubeconfig_token "$kubeconfigs/$1.kubeconfig" "$token"
 }
 
+# The key file the scheduler and every node agent share (docs/install.md): a fresh key for each
+# cluster, made before the scheduler starts; the node agents read the same file.
+make_annotation_key() {
+  (umask 077 && openssl rand -base64 32 >"$annotation_key.tmp") && mv -f "$annotation_key.tmp" "$annotation_key" ||
+    die "cannot write the annotation key file $annotation_key"
+}
+
 start_tessera_scheduler() {
+  make_annotation_key
   start tessera-scheduler -- "$tessera_build/bin/tessera" scheduler \
     --kubeconfig "$kubeconfigs/tessera-scheduler.kubeconfig" --listen="$host_ip:8443" \
-    --scheduler.tls.cert="$pki/tessera-scheduler.crt" --scheduler.tls.key="$pki/tessera-scheduler.key" \
+    --scheduler.tls.cert="$tessera_certs/server.crt" --scheduler.tls.key="$tessera_certs/server.key" \
+    --scheduler.tls.client-ca="$tessera_certs/ca.crt" \
+    --scheduler.tls.webhook-clients=kube-apiserver-webhook-client \
+    --scheduler.annotation-key-file="$annotation_key" \
     --scheduler.node-policy=binpack --scheduler.gpu-policy=binpack --log.format=json
   wait_for tessera-scheduler 60 "ready Tessera scheduler" \
-    curl -sf --max-time 2 --cacert "$pki/ca.crt" "$tessera_url/readyz"
+    curl -sf --max-time 2 --cacert "$tessera_certs/ca.crt" "$tessera_url/readyz"
   log "ok: tessera scheduler at $tessera_url (extender and webhooks)"
 }
 
 start_tessera_kube_scheduler() {
   local config=$dir/tessera-kube-scheduler/config.yaml
   mkdir -p "$dir/tessera-kube-scheduler"
-  sed -e "s#urlPrefix: .*#urlPrefix: $tessera_url#" -e "s#caFile: .*#caFile: $pki/ca.crt#" \
+  sed -e "s#urlPrefix: .*#urlPrefix: $tessera_url#" -e "s#caFile: .*#caFile: $tessera_certs/ca.crt#" \
+    -e "s#certFile: .*#certFile: $tessera_certs/kube-scheduler.crt#" \
+    -e "s#keyFile: .*#keyFile: $tessera_certs/kube-scheduler.key#" \
     "$repo/deploy/scheduler/kube-scheduler-config.yaml" >"$config"
   printf 'clientConnection:\n  kubeconfig: %s\n' "$kubeconfigs/tessera-kube-scheduler.kubeconfig" >>"$config"
   local kc=$kubeconfigs/tessera-kube-scheduler.kubeconfig
@@ -114,7 +154,8 @@ start_node_agent() {
     --node.library-path=/usr/local/lib/tessera/libtessera-cuda.so \
     --node.device-split-count=10 --node.metrics-listen=:9394 --log.format=json --log.level=debug \
     --node.nvml-library="$nd/driver/lib/libnvidia-ml.so.1" --node.driver-root="$nd/driver" \
-    --node.kubelet-cgroup-root="/tsr$net-$node" --node.housekeeping-interval=2s
+    --node.kubelet-cgroup-root="/tsr$net-$node" --node.housekeeping-interval=2s \
+    --node.annotation-key-file="$annotation_key"
   wait_for "$node-tessera-node" 60 "GPUs published" node_has_gpus "$node"
   log "ok: $node tessera node agent: $(gpu_count "$node") GPUs, device plugins registered"
 }

@@ -9,4 +9,11 @@ inline constexpr char kAllocation[] = "tessera.io/allocation";               // 
 inline constexpr char kAllocated[] = "tessera.io/allocated";                 // node's record
 inline constexpr char kAllocationFailed[] = "tessera.io/allocation-failed";  // node's verdict
 
+// Beside each of the four, the signature of its value (signing.h): "<name>-signature".
+inline constexpr char kSignatureSuffix[] = "-signature";
+inline constexpr char kGpusSignature[] = "tessera.io/gpus-signature";
+inline constexpr char kAllocationSignature[] = "tessera.io/allocation-signature";
+inline constexpr char kAllocatedSignature[] = "tessera.io/allocated-signature";
+inline constexpr char kAllocationFailedSignature[] = "tessera.io/allocation-failed-signature";
+
 }  // namespace tessera::annotations

@@ -1,0 +1,36 @@
+// `tessera certgen`: makes (once, and again before they expire) the certificates of the
+// scheduler's endpoints and their clients, stores them in Secrets, and writes the CA into the
+// caBundle of Tessera's webhook configurations. Run by the tessera-certgen Job
+// (deploy/webhook/certgen-job.yaml); idempotent, so a re-run keeps valid certificates.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "certgen/bundle.h"
+#include "cli/command.h"
+#include "config/schema.h"
+#include "kube/client.h"
+
+namespace tessera::certgen {
+
+struct Options {
+  std::string ns = "tessera-system";
+  std::string server_secret = "tessera-scheduler-tls";
+  std::string extender_client_secret = "tessera-kube-scheduler-client-tls";
+  std::string webhook_client_secret = "tessera-webhook-client-tls";
+  std::string webhook_configuration = "tessera";  // "" = no caBundle written
+  BundleSpec bundle;
+
+  static Options FromConfig(const config::Config& cfg);
+};
+
+void AddCertgenKeys(config::Schema& schema);
+cli::Command CertgenCommand();
+
+// What one run does; the command's body, callable from tests. `renewed` (optional) tells whether
+// new certificates were made.
+Status Generate(kube::Client& client, const Options& options,
+                std::chrono::system_clock::time_point now, bool* renewed = nullptr);
+
+}  // namespace tessera::certgen

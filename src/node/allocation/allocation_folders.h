@@ -1,0 +1,34 @@
+// What the node agent's readers (the metrics exporter, the memory guard) take from the
+// allocation folders under <state_dir>/allocations: each folder's owner (owner.json), its
+// devices' limits (the limits file) and its container's host PIDs (the pids file).
+//
+// Pure function over files; thread-safe. Values may be from different moments (each file is
+// replaced atomically, not all of them together).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessera::node {
+
+struct FolderDevice {
+  std::string uuid;
+  uint64_t memory_bytes = 0;  // 0 = no limit
+  int cores = 0;              // percent; 0 or 100 = no limit
+};
+
+struct AllocationFolder {
+  std::string id;    // the allocation ID (the folder's name)
+  std::string path;  // the folder
+  std::string ns, pod, container;
+  std::vector<FolderDevice> devices;  // by container device index
+  // From the pids file; nullopt when it is missing or of another version.
+  std::optional<std::vector<uint32_t>> host_pids;
+};
+
+// The folders whose owner.json names a pod, in directory order.
+std::vector<AllocationFolder> ReadAllocationFolders(const std::string& state_dir);
+
+}  // namespace tessera::node
