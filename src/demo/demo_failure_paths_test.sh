@@ -137,7 +137,7 @@ fi
 mkdir -p "$tree/bin" "$tree/lib"
 ln "$build/bin/tessera" "$tree/bin/tessera" 2>/dev/null || cp "$build/bin/tessera" "$tree/bin/"
 ln -s tessera "$tree/bin/kubectl-tessera"
-for b in simgpu tessera-pause tessera-demo-workload; do
+for b in simgpu tessera-pause tessera-demo-workload tessera-hostile-workload; do
   ln -s "$build/bin/$b" "$tree/bin/$b"
 done
 ln -s "$build/lib/simgpu" "$tree/lib/simgpu"
