@@ -6,15 +6,22 @@
 
 namespace tessera::certgen {
 
+namespace {
+
+// The serving certificate's common name: the first of its names.
+std::string ServerName(const BundleSpec& spec) {
+  return spec.server_hosts.empty() ? "tessera-scheduler" : spec.server_hosts.front();
+}
+
+}  // namespace
+
 Result<Bundle> MakeBundle(const BundleSpec& spec) {
   ASSIGN_OR_RETURN(Authority ca, Authority::Create("tessera-ca", spec.validity));
   Bundle b;
   b.ca = ca.cert_pem();
-  ASSIGN_OR_RETURN(b.server,
-                   ca.Issue({.common_name = spec.server_hosts.empty() ? "tessera-scheduler"
-                                                                      : spec.server_hosts.front(),
-                             .hosts = spec.server_hosts,
-                             .usage = Usage::kServer}));
+  ASSIGN_OR_RETURN(b.server, ca.Issue({.common_name = ServerName(spec),
+                                       .hosts = spec.server_hosts,
+                                       .usage = Usage::kServer}));
   ASSIGN_OR_RETURN(b.extender_client,
                    ca.Issue({.common_name = spec.extender_client, .usage = Usage::kClient}));
   if (!spec.webhook_client.empty()) {
@@ -53,9 +60,7 @@ std::string WhyRenewOne(const std::string& what, const KeyPair& pair, const std:
 
 std::string WhyRenew(const Bundle& existing, const BundleSpec& spec,
                      std::chrono::system_clock::time_point now) {
-  const std::string server_name =
-      spec.server_hosts.empty() ? "tessera-scheduler" : spec.server_hosts.front();
-  std::string why = WhyRenewOne("serving", existing.server, existing.ca, server_name,
+  std::string why = WhyRenewOne("serving", existing.server, existing.ca, ServerName(spec),
                                 spec.server_hosts, spec, now);
   if (why.empty()) {
     why = WhyRenewOne("extender client", existing.extender_client, existing.ca,

@@ -23,18 +23,33 @@ Result<std::optional<Json>> ReadSecret(kube::Client& client, const std::string& 
                                      " (certgen needs get on it)");
 }
 
-// The bundle the Secrets hold, or why it cannot be used.
-Result<Bundle> ReadBundle(const std::optional<Json> secrets[3], const Options& o) {
-  const std::string names[3] = {o.server_secret, o.extender_client_secret, o.webhook_client_secret};
+// The Secrets of a run, in the order of Pairs: the server's, the extender client's, and the
+// webhook client's when one is asked for.
+std::vector<std::string> SecretNames(const Options& o) {
+  std::vector<std::string> names = {o.server_secret, o.extender_client_secret};
+  if (!o.bundle.webhook_client.empty()) names.push_back(o.webhook_client_secret);
+  return names;
+}
+
+// The bundle's key pairs in the order of SecretNames (`webhook`: the webhook client's too).
+std::vector<KeyPair*> Pairs(Bundle& b, bool webhook) {
+  std::vector<KeyPair*> pairs = {&b.server, &b.extender_client};
+  if (webhook) pairs.push_back(b.webhook_client ? &*b.webhook_client : &b.webhook_client.emplace());
+  return pairs;
+}
+
+// The bundle the Secrets `secrets` (of SecretNames) hold, or why it cannot be used.
+Result<Bundle> ReadBundle(const std::vector<std::optional<Json>>& secrets, const Options& o) {
+  const std::vector<std::string> names = SecretNames(o);
   Bundle b;
-  for (int i = 0; i < 3; ++i) {
-    if (i == 2 && o.bundle.webhook_client.empty()) break;
+  std::vector<KeyPair*> pairs = Pairs(b, names.size() > 2);
+  for (size_t i = 0; i < names.size(); ++i) {
     if (!secrets[i]) return NotFound("Secret " + names[i] + " does not exist yet");
     auto data = FromSecretData(secrets[i]->value("data", Json::object()));
     if (!data) return InvalidArgument("Secret " + names[i] + " lacks base64 keys ca, cert, key");
     if (i == 0) b.ca = data->first;
     if (data->first != b.ca) return InvalidArgument("Secret " + names[i] + " holds another CA");
-    (i == 0 ? b.server : i == 1 ? b.extender_client : b.webhook_client.emplace()) = data->second;
+    *pairs[i] = data->second;
   }
   return b;
 }
@@ -94,12 +109,10 @@ Status WriteCaBundle(kube::Client& client, const kube::Resource& kind, const std
 
 }  // namespace
 
-Status Generate(kube::Client& client, const Options& o, std::chrono::system_clock::time_point now,
-                bool* renewed) {
-  const std::string names[3] = {o.server_secret, o.extender_client_secret, o.webhook_client_secret};
-  std::optional<Json> secrets[3];
-  for (int i = 0; i < 3; ++i) {
-    if (i == 2 && o.bundle.webhook_client.empty()) break;
+Status Generate(kube::Client& client, const Options& o, std::chrono::system_clock::time_point now) {
+  const std::vector<std::string> names = SecretNames(o);
+  std::vector<std::optional<Json>> secrets(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
     ASSIGN_OR_RETURN(secrets[i], ReadSecret(client, o.ns, names[i]));
   }
   Result<Bundle> existing = ReadBundle(secrets, o);
@@ -112,21 +125,16 @@ Status Generate(kube::Client& client, const Options& o, std::chrono::system_cloc
               {{"namespace", o.ns}, {"secret", o.server_secret}});
   } else {
     ASSIGN_OR_RETURN(bundle, MakeBundle(o.bundle));
-    const KeyPair* pairs[3] = {&bundle.server, &bundle.extender_client,
-                               bundle.webhook_client ? &*bundle.webhook_client : nullptr};
-    for (int i = 0; i < 3; ++i) {
-      if (!pairs[i]) continue;
+    std::vector<KeyPair*> pairs = Pairs(bundle, names.size() > 2);
+    for (size_t i = 0; i < names.size(); ++i) {
       RETURN_IF_ERROR(
           WriteSecret(client, o.ns, names[i], secrets[i], SecretData(bundle.ca, *pairs[i])));
     }
-    std::vector<std::string> written = {names[0], names[1]};
-    if (pairs[2]) written.push_back(names[2]);
     log::Info(
         "new CA and certificates written; restart the tessera-scheduler and "
         "tessera-kube-scheduler Deployments if they were running",
-        {{"reason", why}, {"namespace", o.ns}, {"secrets", Join(written, " ")}});
+        {{"reason", why}, {"namespace", o.ns}, {"secrets", Join(names, " ")}});
   }
-  if (renewed) *renewed = !why.empty();
   if (o.webhook_configuration.empty()) return Status::Ok();
   for (const kube::Resource* kind :
        {&kube::kMutatingWebhookConfigurations, &kube::kValidatingWebhookConfigurations}) {

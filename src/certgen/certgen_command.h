@@ -28,9 +28,8 @@ struct Options {
 void AddCertgenKeys(config::Schema& schema);
 cli::Command CertgenCommand();
 
-// What one run does; the command's body, callable from tests. `renewed` (optional) tells whether
-// new certificates were made.
+// What one run does: the command's body.
 Status Generate(kube::Client& client, const Options& options,
-                std::chrono::system_clock::time_point now, bool* renewed = nullptr);
+                std::chrono::system_clock::time_point now);
 
 }  // namespace tessera::certgen

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "common/strings.h"
+#include "http/certificate_names.h"
 
 namespace tessera::certgen {
 namespace {
@@ -148,31 +149,10 @@ Result<KeyPair> Authority::Issue(const LeafSpec& spec) const {
 Result<CertificateFacts> ReadCertificate(const std::string& cert_pem) {
   Cert cert = ParseCert(cert_pem);
   if (!cert) return InvalidArgument("not a PEM certificate");
-  CertificateFacts facts;
-  X509_NAME* subject = X509_get_subject_name(cert.get());
-  int cn = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
-  if (cn >= 0) {
-    const ASN1_STRING* text = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, cn));
-    facts.common_name.assign(reinterpret_cast<const char*>(ASN1_STRING_get0_data(text)),
-                             ASN1_STRING_length(text));
-  }
-  auto* alt = static_cast<GENERAL_NAMES*>(
-      X509_get_ext_d2i(cert.get(), NID_subject_alt_name, nullptr, nullptr));
-  for (int i = 0; alt && i < sk_GENERAL_NAME_num(alt); ++i) {
-    const GENERAL_NAME* name = sk_GENERAL_NAME_value(alt, i);
-    if (name->type == GEN_DNS) {
-      facts.hosts.emplace_back(
-          reinterpret_cast<const char*>(ASN1_STRING_get0_data(name->d.dNSName)),
-          ASN1_STRING_length(name->d.dNSName));
-    } else if (name->type == GEN_IPADD) {
-      int length = ASN1_STRING_length(name->d.iPAddress);
-      char text[INET6_ADDRSTRLEN] = {};
-      inet_ntop(length == 4 ? AF_INET : AF_INET6, ASN1_STRING_get0_data(name->d.iPAddress), text,
-                sizeof text);
-      facts.hosts.emplace_back(text);
-    }
-  }
-  if (alt) GENERAL_NAMES_free(alt);
+  http::CertificateNames names = http::NamesOf(cert.get());
+  CertificateFacts facts{.common_name = std::move(names.common_name),
+                         .hosts = std::move(names.dns)};
+  facts.hosts.insert(facts.hosts.end(), names.ips.begin(), names.ips.end());
   std::tm tm{};
   if (ASN1_TIME_to_tm(X509_get0_notAfter(cert.get()), &tm) != 1) {
     return InvalidArgument("the certificate's notAfter cannot be read");

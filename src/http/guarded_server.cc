@@ -2,7 +2,6 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <openssl/x509v3.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "http/certificate_names.h"
 #include "http/connection_stream.h"
 #include "log/log.h"
 #include "log/log_limiter.h"
@@ -170,28 +170,15 @@ Result<SSL_CTX*> LoadTlsContext(const std::string& cert_file, const std::string&
 }
 
 std::vector<std::string> VerifiedClientNames(const httplib::Request& req) {
-  std::vector<std::string> names;
-  if (!req.ssl || SSL_get_verify_result(req.ssl) != X509_V_OK) return names;
+  if (!req.ssl || SSL_get_verify_result(req.ssl) != X509_V_OK) return {};
   X509* cert = SSL_get1_peer_certificate(req.ssl);
-  if (!cert) return names;
-  X509_NAME* subject = X509_get_subject_name(cert);
-  int cn = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
-  if (cn >= 0) {
-    const ASN1_STRING* text = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, cn));
-    names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(text)),
-                       ASN1_STRING_length(text));
-  }
-  auto* alt =
-      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
-  for (int i = 0; alt && i < sk_GENERAL_NAME_num(alt); ++i) {
-    const GENERAL_NAME* name = sk_GENERAL_NAME_value(alt, i);
-    if (name->type != GEN_DNS) continue;
-    names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(name->d.dNSName)),
-                       ASN1_STRING_length(name->d.dNSName));
-  }
-  if (alt) GENERAL_NAMES_free(alt);
+  if (!cert) return {};
+  CertificateNames names = NamesOf(cert);
   X509_free(cert);
-  return names;
+  std::vector<std::string> out;
+  if (!names.common_name.empty()) out.push_back(std::move(names.common_name));
+  out.insert(out.end(), names.dns.begin(), names.dns.end());
+  return out;
 }
 
 }  // namespace tessera::http

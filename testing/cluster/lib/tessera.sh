@@ -59,14 +59,18 @@ certgen_hosts() {
 
 # `tessera certgen` under the certgen Job's service account, with a client certificate for the
 # API server too; then its Secrets copied to $tessera_certs (ca.crt, server.*, kube-scheduler.*,
-# webhook-client.*) for the host processes.
+# webhook-client.*) for the host processes. Its flags stay in $tessera_certs/certgen.args (one a
+# line), so that a test can run it again as it ran.
 run_certgen() {
-  "$tessera_build/bin/tessera" certgen --kubeconfig "$kubeconfigs/tessera-certgen.kubeconfig" \
-    --certgen.hosts="$(certgen_hosts)" --certgen.webhook-client-name=kube-apiserver-webhook-client \
-    --log.format=json >>"$logs/tessera-certgen.log" 2>&1 ||
-    die "tessera certgen failed (log: $logs/tessera-certgen.log)"
   mkdir -p "$tessera_certs"
   chmod 0700 "$tessera_certs"
+  printf '%s\n' --kubeconfig="$kubeconfigs/tessera-certgen.kubeconfig" \
+    --certgen.hosts="$(certgen_hosts)" --certgen.webhook-client-name=kube-apiserver-webhook-client \
+    >"$tessera_certs/certgen.args"
+  local args
+  mapfile -t args <"$tessera_certs/certgen.args"
+  "$tessera_build/bin/tessera" certgen "${args[@]}" --log.format=json \
+    >>"$logs/tessera-certgen.log" 2>&1 || die "tessera certgen failed (log: $logs/tessera-certgen.log)"
   copy_secret tessera-scheduler-tls server
   copy_secret tessera-kube-scheduler-client-tls kube-scheduler
   copy_secret tessera-webhook-client-tls webhook-client

@@ -65,10 +65,8 @@ versions() {
     tessera-webhook-client-tls -o 'jsonpath={.items[*].metadata.resourceVersion}'
 }
 before=$(versions)
-rerun=$("$tessera_build/bin/tessera" certgen \
-  --kubeconfig "$cluster_dir/kubeconfig/tessera-certgen.kubeconfig" \
-  --certgen.hosts="tessera-scheduler,tessera-scheduler.tessera-system,tessera-scheduler.tessera-system.svc,tessera-scheduler.tessera-system.svc.cluster.local,localhost,127.0.0.1,10.$net.0.1" \
-  --certgen.webhook-client-name=kube-apiserver-webhook-client 2>&1) || fail "certgen re-run: $rerun"
+mapfile -t args <"$certs/certgen.args"  # the flags the cluster ran it with
+rerun=$("$tessera_build/bin/tessera" certgen "${args[@]}" 2>&1) || fail "certgen re-run: $rerun"
 echo "$rerun" | sed 's/^/  | /'
 check "certgen run again keeps the certificates (Secrets unchanged)" test "$(versions)" = "$before"
 check "and says so" grep -q "certificates kept" <<<"$rerun"
