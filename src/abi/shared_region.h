@@ -10,12 +10,19 @@
  * naturally aligned fixed-width integers, little-endian, x86-64 / aarch64 layout; the test
  * src/hook/tests/region_layout_test.cc pins sizes and offsets.
  *
- * Thread-safety: every field below `lock` is written only with `lock` held (a robust,
- * process-shared pthread mutex: a process that dies holding it hands the next locker EOWNERDEAD,
- * and that locker recomputes each device's used_bytes from the slots before it continues).
- * Readers that do not take the lock (the metrics exporter) may see a value that is a few
- * allocations old, never a torn 64-bit value. `last_sweep_ns` and the devices' compute_* fields
- * are updated with atomic operations only.
+ * Thread-safety: fields are written with atomic operations. A charge adds to the device's
+ * used_bytes by compare-and-swap against the limit, then to the process's slot; a release takes
+ * from the slot, then from the device; so a process killed between the two steps leaves
+ * used_bytes above the sum of the live slots, never below (the library resets the totals when it
+ * takes a slot in a region where no slot is taken). `lock` (a robust, process-shared pthread
+ * mutex) serialises only claiming a slot (start_time, then pid) and freeing one (each device's
+ * charge out of the slot, then out of used_bytes; then pid 0). Readers (the metrics exporter)
+ * may see a value that is a few allocations old, never a torn 64-bit value.
+ *
+ * Version 1 regions written by libraries that changed used_bytes under `lock` read the same:
+ * the fields and their meaning did not change. The two protocols must not write one region at
+ * once; they do not, because every process of a container loads the one library file mounted
+ * into it when it started.
  *
  * Fields taken from `reserved` space keep the version when zero means what it meant before
  * ("nothing yet"), so a region written by an older library stays valid. */
@@ -38,7 +45,7 @@ extern "C" {
 /* One device as the container sees it (index = container device index). */
 struct tessera_region_device {
   uint64_t limit_bytes;   /* memory limit last registered by a process (0 = none) */
-  uint64_t used_bytes;    /* sum of slots[].used_bytes[index] of live slots */
+  uint64_t used_bytes;    /* sum of slots[].used_bytes[index] of live slots (or more: above) */
   uint64_t peak_bytes;    /* highest used_bytes seen since the region was created */
   uint64_t context_bytes; /* device memory one context costs, as measured (0 = not measured) */
   uint32_t cores_percent; /* compute limit (0 = none); used by the compute limiter */

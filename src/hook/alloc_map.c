@@ -2,7 +2,7 @@
 
 #include "alloc_map.h"
 
-#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 
 struct entry {
@@ -13,11 +13,41 @@ struct entry {
   int32_t device;
 };
 
-static pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
+/* A spin lock rather than a mutex: it is taken on every allocation and free and held for a few
+ * dozen instructions, fewer than a mutex's lock and unlock take. A waiter that has spun for a
+ * while yields the CPU, since the holder may have been preempted. */
+static int g_lock;
 static struct entry* g_table;
 static size_t g_capacity; /* power of two */
 static size_t g_live;
 static size_t g_used; /* live + deleted */
+
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static void table_lock(void) {
+  if (__builtin_expect(!__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE), 1)) return;
+  for (unsigned spins = 0;; ++spins) {
+    if (!__atomic_load_n(&g_lock, __ATOMIC_RELAXED) &&
+        !__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE)) {
+      return;
+    }
+    if (spins < 128) {
+      cpu_relax();
+    } else {
+      sched_yield();
+    }
+  }
+}
+
+static void table_unlock(void) {
+  __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE);
+}
 
 static size_t hash(int kind, uint64_t key) {
   uint64_t h = key * 0x9E3779B97F4A7C15ull ^ (uint64_t)kind * 0xC2B2AE3D27D4EB4Full;
@@ -57,7 +87,7 @@ static int grow(void) {
 
 /* The entry of (kind, key), or where to put it (the first deleted or empty entry of its probe
  * sequence, kind <= 0); NULL without a table. One pass: the allocation path calls it. */
-static struct entry* find_or_free(int kind, uint64_t key) {
+static inline struct entry* find_or_free(int kind, uint64_t key) {
   if (g_table == NULL) return NULL;
   size_t mask = g_capacity - 1;
   struct entry* reusable = NULL;
@@ -73,19 +103,19 @@ static struct entry* find_or_free(int kind, uint64_t key) {
 /* alloc_map_put and alloc_map_put_new: `keep` leaves an existing entry as it is. */
 static int put(int kind, uint64_t key, int device, uint64_t bytes, uint64_t context, int keep,
                struct alloc_record* old) {
-  pthread_mutex_lock(&g_mutex);
+  table_lock();
   struct entry* e = find_or_free(kind, key);
   int existed = e != NULL && e->kind > 0;
   if (existed) {
     if (old != NULL) *old = (struct alloc_record){e->device, e->bytes, e->context};
     if (keep) {
-      pthread_mutex_unlock(&g_mutex);
+      table_unlock();
       return 1;
     }
   } else {
     if ((g_used + 1) * 4 > g_capacity * 3) {
       if (grow() != 0) {
-        pthread_mutex_unlock(&g_mutex);
+        table_unlock();
         return -1;
       }
       e = find_or_free(kind, key);
@@ -98,7 +128,7 @@ static int put(int kind, uint64_t key, int device, uint64_t bytes, uint64_t cont
   e->device = device;
   e->bytes = bytes;
   e->context = context;
-  pthread_mutex_unlock(&g_mutex);
+  table_unlock();
   return existed;
 }
 
@@ -112,10 +142,10 @@ int alloc_map_put_new(int kind, uint64_t key, int device, uint64_t bytes, uint64
 }
 
 int alloc_map_take(int kind, uint64_t key, int* device, uint64_t* bytes, uint64_t* context) {
-  pthread_mutex_lock(&g_mutex);
+  table_lock();
   struct entry* e = find(kind, key);
   if (e == NULL) {
-    pthread_mutex_unlock(&g_mutex);
+    table_unlock();
     return -1;
   }
   *device = e->device;
@@ -135,13 +165,13 @@ int alloc_map_take(int kind, uint64_t key, int* device, uint64_t* bytes, uint64_
       i = (i - 1) & mask;
     }
   }
-  pthread_mutex_unlock(&g_mutex);
+  table_unlock();
   return 0;
 }
 
 int alloc_map_take_context(uint64_t context, uint64_t* bytes_per_device, int devices) {
   int removed = 0;
-  pthread_mutex_lock(&g_mutex);
+  table_lock();
   for (size_t i = 0; i < g_capacity && context != 0; ++i) {
     struct entry* e = &g_table[i];
     if (e->kind <= 0 || e->context != context) continue;
@@ -150,22 +180,22 @@ int alloc_map_take_context(uint64_t context, uint64_t* bytes_per_device, int dev
     --g_live;
     ++removed;
   }
-  pthread_mutex_unlock(&g_mutex);
+  table_unlock();
   return removed;
 }
 
 int alloc_map_contains(int kind, uint64_t key) {
-  pthread_mutex_lock(&g_mutex);
+  table_lock();
   int found = find(kind, key) != NULL;
-  pthread_mutex_unlock(&g_mutex);
+  table_unlock();
   return found;
 }
 
 void alloc_map_reset_in_child(void) {
-  /* Another thread of the parent may have held the mutex or been mid-update at fork(): start over
-   * with a fresh mutex and table (the old table is left behind, not freed: it may be torn). */
-  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-  g_mutex = fresh;
+  /* Another thread of the parent may have held the lock or been mid-update at fork(): start over
+   * with a free lock and a fresh table (the old table is left behind, not freed: it may be torn).
+   */
+  g_lock = 0;
   g_table = NULL;
   g_capacity = 0;
   g_live = 0;

@@ -4,7 +4,7 @@
  * shared region.
  *
  * An open-addressing hash table that grows as needed (calloc). Thread-safety: every function takes
- * the table's process-local mutex. After fork() the child calls alloc_map_reset_in_child() (its
+ * the table's process-local spin lock. After fork() the child calls alloc_map_reset_in_child() (its
  * allocations belong to the parent). */
 #ifndef TESSERA_HOOK_ALLOC_MAP_H_
 #define TESSERA_HOOK_ALLOC_MAP_H_

@@ -19,22 +19,27 @@ void charge_refresh_held(void) {
   graph_refresh_all();
 }
 
+/* A charge that did not fit: tries again once what pools and graphs hold is brought up to date
+ * (they may have given memory back), else logs the refusal. Out of line: the allocation path's
+ * common case stays small enough to inline. */
+__attribute__((noinline, cold)) static int fits_after_refresh(int index, uint64_t charged,
+                                                              uint64_t limit) {
+  charge_refresh_held();
+  if (region_charge(index, charged, limit) == 0) return 1;
+  HOOK_LOG(HOOK_LOG_INFO,
+           "refused %llu bytes on device %d: %llu of the limit %llu bytes are in use",
+           (unsigned long long)charged, index, (unsigned long long)region_used(index),
+           (unsigned long long)limit);
+  return 0;
+}
+
 /* charge_reserve once the library is known to be active. */
-static CUresult reserve(CUdevice dev, uint64_t bytes, int round, struct charge* c) {
+static inline CUresult reserve(CUdevice dev, uint64_t bytes, int round, struct charge* c) {
   int index = hook_device_index(dev);
   if (index < 0) return CUDA_ERROR_OUT_OF_MEMORY;
   uint64_t charged = round ? hook_round_up(bytes, hook_granularity(dev)) : bytes;
   uint64_t limit = hook_limits()->memory[index];
-  int fits = region_charge(index, charged, limit) == 0;
-  if (!fits) {
-    charge_refresh_held();
-    fits = region_charge(index, charged, limit) == 0;
-  }
-  if (!fits) {
-    HOOK_LOG(HOOK_LOG_INFO,
-             "refused %llu bytes on device %d: %llu of the limit %llu bytes are in use",
-             (unsigned long long)charged, index, (unsigned long long)region_used(index),
-             (unsigned long long)limit);
+  if (region_charge(index, charged, limit) != 0 && !fits_after_refresh(index, charged, limit)) {
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   c->active = 1;

@@ -27,10 +27,6 @@ static int g_slot_pid;
 static uint64_t g_slot_start;
 static int g_reaper_started;
 static pthread_mutex_t g_slot_mutex = PTHREAD_MUTEX_INITIALIZER;
-/* Bytes per device this process released while the lock was unavailable: given back at its next
- * lock. Until then they stay charged (a charge may lag, never run ahead of the driver). */
-static uint64_t g_pending[TESSERA_REGION_MAX_DEVICES];
-static int g_pending_any;    /* some g_pending[] is not 0 */
 static int g_lock_timed_out; /* the last lock timed out (logged once per run of timeouts) */
 
 struct tessera_region* region_get(void) {
@@ -107,32 +103,21 @@ int region_open(const char* path, char* error, size_t error_size) {
   return 0;
 }
 
-/* Makes device totals equal the sum of the live slots (after a holder of the lock died). */
-static void repair(struct tessera_region* r) {
-  for (int d = 0; d < TESSERA_REGION_MAX_DEVICES; ++d) {
-    uint64_t sum = 0;
-    for (int s = 0; s < TESSERA_REGION_MAX_SLOTS; ++s) {
-      if (r->slots[s].pid != 0) sum += r->slots[s].used_bytes[d];
-    }
-    r->devices[d].used_bytes = sum;
-  }
+/* Subtracts `bytes` from *value, stopping at 0; returns what it took. */
+static uint64_t sub_saturating(uint64_t* value, uint64_t bytes) {
+  uint64_t old = __atomic_load_n(value, __ATOMIC_RELAXED);
+  uint64_t take;
+  do {
+    take = bytes < old ? bytes : old;
+  } while (take != 0 && !__atomic_compare_exchange_n(value, &old, old - take, 1, __ATOMIC_ACQ_REL,
+                                                     __ATOMIC_RELAXED));
+  return take;
 }
 
-static void uncharge_locked(struct tessera_region* r, int index, uint64_t bytes);
-
-/* Applies the releases that found the lock taken (region_uncharge). Under the lock. */
-static void apply_pending(struct tessera_region* r) {
-  if (!__atomic_load_n(&g_pending_any, __ATOMIC_ACQUIRE)) return;
-  __atomic_store_n(&g_pending_any, 0, __ATOMIC_RELAXED);
-  for (int d = 0; d < TESSERA_REGION_MAX_DEVICES; ++d) {
-    if (__atomic_load_n(&g_pending[d], __ATOMIC_RELAXED) == 0) continue;
-    uncharge_locked(r, d, __atomic_exchange_n(&g_pending[d], 0, __ATOMIC_RELAXED));
-  }
-}
-
-/* Takes the region's lock, waiting at most LOCK_TIMEOUT_NS: a holder that is stopped (SIGSTOP,
- * a debugger) must not block the container's other processes for good. Returns 0, or -1 (the
- * caller then refuses what it was to charge, or defers what it was to release). */
+/* Takes the region's lock, which serialises taking and freeing slots (charges do not take it),
+ * waiting at most LOCK_TIMEOUT_NS: a holder that is stopped (SIGSTOP, a debugger) must not block
+ * the container's new processes for good. Returns 0, or -1 (the caller then gives up what it was
+ * to do: a new process gets no slot and so no memory; a sweep waits for the next round). */
 static int lock(struct tessera_region* r) {
   int rc = pthread_mutex_trylock(&r->lock.mutex); /* uncontended: no clock to read */
   if (rc == EBUSY) {
@@ -142,8 +127,10 @@ static int lock(struct tessera_region* r) {
     rc = pthread_mutex_timedlock(&r->lock.mutex, &deadline);
   }
   if (rc == EOWNERDEAD) {
-    HOOK_LOG(HOOK_LOG_INFO, "a process died holding the shared region lock; repairing");
-    repair(r);
+    /* Nothing to repair: under the lock slots are claimed (pid written last) and freed (each
+     * device's charge taken out of the slot before it leaves the total), so a holder that died
+     * left at worst a total above its slots' sum, which region_slot's reconcile gives back. */
+    HOOK_LOG(HOOK_LOG_INFO, "a process died holding the shared region lock; going on");
     pthread_mutex_consistent(&r->lock.mutex);
   } else if (rc == ETIMEDOUT) {
     if (!__atomic_exchange_n(&g_lock_timed_out, 1, __ATOMIC_RELAXED)) {
@@ -158,7 +145,6 @@ static int lock(struct tessera_region* r) {
     return -1;
   }
   __atomic_store_n(&g_lock_timed_out, 0, __ATOMIC_RELAXED);
-  apply_pending(r);
   return 0;
 }
 
@@ -166,16 +152,24 @@ static void unlock(struct tessera_region* r) {
   pthread_mutex_unlock(&r->lock.mutex);
 }
 
+/* Under the lock. The slot's charge leaves the slot before the total: a holder that dies in
+ * between leaves the total too high (given back by the reconcile), never too low. */
 static void free_slot_locked(struct tessera_region* r, int s) {
   struct tessera_region_slot* slot = &r->slots[s];
   for (int d = 0; d < TESSERA_REGION_MAX_DEVICES; ++d) {
-    uint64_t used = slot->used_bytes[d];
-    uint64_t total = r->devices[d].used_bytes;
-    r->devices[d].used_bytes = total > used ? total - used : 0;
-    slot->used_bytes[d] = 0;
+    uint64_t used = __atomic_exchange_n(&slot->used_bytes[d], 0, __ATOMIC_ACQ_REL);
+    if (used != 0) sub_saturating(&r->devices[d].used_bytes, used);
   }
-  slot->start_time = 0;
-  slot->pid = 0;
+  __atomic_store_n(&slot->start_time, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot->pid, 0, __ATOMIC_RELEASE);
+}
+
+/* Whether the process of a taken slot (its pid and recorded start time) still runs. */
+static int process_alive(int pid, uint64_t recorded) {
+  uint64_t start = 0;
+  int zombie = 0;
+  return os_process_info(pid, &start, &zombie) == 0 && !zombie &&
+         (start == 0 || recorded == 0 || start == recorded);
 }
 
 int region_sweep(void) {
@@ -188,11 +182,7 @@ int region_sweep(void) {
     int pid = __atomic_load_n(&r->slots[s].pid, __ATOMIC_RELAXED);
     if (pid == 0 || s == self) continue;
     uint64_t recorded = __atomic_load_n(&r->slots[s].start_time, __ATOMIC_RELAXED);
-    uint64_t start = 0;
-    int zombie = 0;
-    int alive = os_process_info(pid, &start, &zombie) == 0 && !zombie &&
-                (start == 0 || recorded == 0 || start == recorded);
-    if (alive) continue;
+    if (process_alive(pid, recorded)) continue;
     if (lock(r) != 0) return freed;
     /* Still the same process? (the slot may have been freed and retaken meanwhile) */
     if (r->slots[s].pid == pid && r->slots[s].start_time == recorded) {
@@ -255,14 +245,40 @@ static void start_reaper(void) {
   pthread_detach(thread);
 }
 
+/* Under the lock, when every taken slot's process is dead (their slots are then freed): no
+ * process can be charging (a process charges only once it holds a slot, and slots are taken under
+ * the lock), so every device's total must be 0. What is left is a charge a process made, or a
+ * release it left half done, when it was killed between the two atomic steps: given back here. */
+static void reconcile_locked(struct tessera_region* r) {
+  for (int s = 0; s < TESSERA_REGION_MAX_SLOTS; ++s) {
+    int pid = __atomic_load_n(&r->slots[s].pid, __ATOMIC_ACQUIRE);
+    if (pid != 0 && process_alive(pid, r->slots[s].start_time)) return;
+  }
+  for (int s = 0; s < TESSERA_REGION_MAX_SLOTS; ++s) {
+    if (r->slots[s].pid != 0) free_slot_locked(r, s);
+  }
+  for (int d = 0; d < TESSERA_REGION_MAX_DEVICES; ++d) {
+    uint64_t left = __atomic_exchange_n(&r->devices[d].used_bytes, 0, __ATOMIC_ACQ_REL);
+    if (left != 0) {
+      HOOK_LOG(HOOK_LOG_INFO,
+               "device %d had %llu bytes charged with no process left to hold them (a process "
+               "killed mid-update): released",
+               d, (unsigned long long)left);
+    }
+  }
+}
+
 static int take_slot(struct tessera_region* r, int pid, uint64_t start) {
   if (lock(r) != 0) return -1;
-  int found = -1;
-  for (int s = 0; s < TESSERA_REGION_MAX_SLOTS && found < 0; ++s) {
+  for (int s = 0; s < TESSERA_REGION_MAX_SLOTS; ++s) {
     if (r->slots[s].pid == pid) {
       /* A slot left by an earlier process with this PID (it died unseen): release it. */
       free_slot_locked(r, s);
     }
+  }
+  reconcile_locked(r);
+  int found = -1;
+  for (int s = 0; s < TESSERA_REGION_MAX_SLOTS && found < 0; ++s) {
     if (r->slots[s].pid == 0) found = s;
   }
   if (found >= 0) {
@@ -304,21 +320,34 @@ int region_slot(void) {
   return slot;
 }
 
-static int try_charge(struct tessera_region* r, int slot, int index, uint64_t bytes,
-                      uint64_t limit) {
-  if (lock(r) != 0) return -1;
+/* Lock-free: the total first (compare-and-swap against the limit), then this process's slot. A
+ * process killed between the two leaves the total too high, never too low. */
+static inline int try_charge(struct tessera_region* r, int slot, int index, uint64_t bytes,
+                             uint64_t limit) {
   struct tessera_region_device* device = &r->devices[index];
-  uint64_t used = device->used_bytes;
   /* No limit still bounds the sum: a saturated size (cuMemAlloc(SIZE_MAX)) must not wrap it. */
   uint64_t bound = limit == 0 ? UINT64_MAX : limit;
-  int fits = bytes <= bound && used <= bound - bytes;
-  if (fits) {
-    device->used_bytes = used + bytes;
-    if (device->used_bytes > device->peak_bytes) device->peak_bytes = device->used_bytes;
-    r->slots[slot].used_bytes[index] += bytes;
+  if (bytes > bound) return -1;
+  uint64_t used = __atomic_load_n(&device->used_bytes, __ATOMIC_RELAXED);
+  do {
+    if (used > bound - bytes) return -1;
+  } while (!__atomic_compare_exchange_n(&device->used_bytes, &used, used + bytes, 1,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+  __atomic_add_fetch(&r->slots[slot].used_bytes[index], bytes, __ATOMIC_RELAXED);
+  uint64_t now = used + bytes, peak = __atomic_load_n(&device->peak_bytes, __ATOMIC_RELAXED);
+  while (now > peak && !__atomic_compare_exchange_n(&device->peak_bytes, &peak, now, 1,
+                                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
-  unlock(r);
-  return fits ? 0 : -1;
+  return 0;
+}
+
+/* region_charge's second try, once dead processes' charges are released. Out of line, so that the
+ * common case inlines. */
+__attribute__((noinline, cold)) static int charge_after_sweep(struct tessera_region* r, int slot,
+                                                              int index, uint64_t bytes,
+                                                              uint64_t limit) {
+  if (region_sweep() == 0) return -1;
+  return try_charge(r, slot, index, bytes, limit);
 }
 
 int region_charge(int index, uint64_t bytes, uint64_t limit) {
@@ -326,34 +355,22 @@ int region_charge(int index, uint64_t bytes, uint64_t limit) {
   int slot = region_slot();
   if (r == NULL || slot < 0) return -1;
   if (try_charge(r, slot, index, bytes, limit) == 0) return 0;
-  if (region_sweep() == 0) return -1;
-  return try_charge(r, slot, index, bytes, limit);
+  return charge_after_sweep(r, slot, index, bytes, limit);
 }
 
-static void uncharge_locked(struct tessera_region* r, int index, uint64_t bytes) {
-  int slot = __atomic_load_n(&g_slot, __ATOMIC_ACQUIRE);
-  if (slot < 0) return;
-  struct tessera_region_slot* s = &r->slots[slot];
-  if (s->pid == g_slot_pid && s->start_time == g_slot_start) {
-    uint64_t mine = s->used_bytes[index];
-    uint64_t give = bytes < mine ? bytes : mine;
-    s->used_bytes[index] = mine - give;
-    uint64_t total = r->devices[index].used_bytes;
-    r->devices[index].used_bytes = total > give ? total - give : 0;
-  }
-}
-
+/* Lock-free, in the order that errs high: out of this process's slot (never more than it holds),
+ * then out of the total. */
 void region_uncharge(int index, uint64_t bytes) {
   struct tessera_region* r = region_get();
   int slot = __atomic_load_n(&g_slot, __ATOMIC_ACQUIRE);
   if (r == NULL || slot < 0 || bytes == 0) return;
-  if (lock(r) != 0) {
-    __atomic_add_fetch(&g_pending[index], bytes, __ATOMIC_RELAXED);
-    __atomic_store_n(&g_pending_any, 1, __ATOMIC_RELEASE);
-    return;
+  struct tessera_region_slot* s = &r->slots[slot];
+  if (__atomic_load_n(&s->pid, __ATOMIC_ACQUIRE) != g_slot_pid ||
+      __atomic_load_n(&s->start_time, __ATOMIC_RELAXED) != g_slot_start) {
+    return; /* the slot was taken from this process (a sweep that thought it dead) */
   }
-  uncharge_locked(r, index, bytes);
-  unlock(r);
+  uint64_t give = sub_saturating(&s->used_bytes[index], bytes);
+  if (give != 0) sub_saturating(&r->devices[index].used_bytes, give);
 }
 
 uint64_t region_used(int index) {
@@ -363,10 +380,9 @@ uint64_t region_used(int index) {
 
 void region_publish_device(int index, uint64_t limit, uint32_t cores) {
   struct tessera_region* r = region_get();
-  if (r == NULL || lock(r) != 0) return;
-  r->devices[index].limit_bytes = limit;
-  r->devices[index].cores_percent = cores;
-  unlock(r);
+  if (r == NULL) return;
+  __atomic_store_n(&r->devices[index].limit_bytes, limit, __ATOMIC_RELAXED);
+  __atomic_store_n(&r->devices[index].cores_percent, cores, __ATOMIC_RELAXED);
 }
 
 void region_release_own_slot(void) {
@@ -385,7 +401,5 @@ void region_reset_in_child(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_slot_mutex = fresh;
   g_slot = -1;
-  g_reaper_started = 0;                    /* threads do not survive fork() */
-  memset(g_pending, 0, sizeof(g_pending)); /* the parent's, for the parent's slot */
-  g_pending_any = 0;
+  g_reaper_started = 0; /* threads do not survive fork() */
 }

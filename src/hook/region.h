@@ -9,8 +9,15 @@
  * the last 150 ms (last_sweep_ns), so a dead process's charge is gone within about 0.4 s even
  * when no process allocates, at a cost of about five sweeps a second per container.
  *
- * Thread-safety: all functions are thread-safe; the region's fields are changed only under its
- * robust process-shared mutex. After fork() the child calls region_reset_in_child(). */
+ * Charges and releases are lock-free (atomic operations on the device's total and the process's
+ * slot, in the order that errs high if the process is killed between them); the region's robust
+ * process-shared mutex serialises only taking and freeing slots, so a process stopped while it
+ * holds the lock delays new processes of the container (by at most a second each, then they are
+ * refused), never the charges and releases of running ones. A total left above the slots' sum by
+ * a process killed mid-update is given back when the container next has no process.
+ *
+ * Thread-safety: all functions are thread-safe. After fork() the child calls
+ * region_reset_in_child(). */
 #ifndef TESSERA_HOOK_REGION_H_
 #define TESSERA_HOOK_REGION_H_
 

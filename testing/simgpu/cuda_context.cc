@@ -162,13 +162,24 @@ CUresult cuCtxSetCurrent(CUcontext c) {
   return CUDA_SUCCESS;
 }
 
+// A real driver answers from thread-local state without a lock (allocators and interposers call
+// it on every allocation): so does this, unless a context was destroyed since the thread last
+// found its current one alive, which it then checks under mu.
 CUresult cuCtxGetCurrent(CUcontext* pctx) {
   if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
   Driver& d = TheDriver();
+  if (!d.initialized.load(std::memory_order_acquire)) return CUDA_ERROR_NOT_INITIALIZED;
+  ThreadContext& thread = ThisThread();
+  Context* ctx = thread.current;
+  if (ctx == nullptr ||
+      thread.checked_generation == d.context_generation.load(std::memory_order_acquire)) {
+    *pctx = reinterpret_cast<CUcontext>(ctx);
+    return CUDA_SUCCESS;
+  }
   std::lock_guard<std::mutex> guard(d.mu);
-  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
-  Context* ctx = CurrentContext();
-  *pctx = d.contexts.count(ctx) != 0 ? reinterpret_cast<CUcontext>(ctx) : nullptr;
+  bool alive = d.contexts.count(ctx) != 0;
+  if (alive) thread.checked_generation = d.context_generation.load(std::memory_order_relaxed);
+  *pctx = alive ? reinterpret_cast<CUcontext>(ctx) : nullptr;
   return CUDA_SUCCESS;
 }
 

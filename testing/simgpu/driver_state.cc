@@ -60,9 +60,9 @@ std::vector<Context*>& ContextStack() {
   return stack;
 }
 
-Context*& CurrentContext() {
-  thread_local Context* current = nullptr;
-  return current;
+ThreadContext& ThisThread() {
+  thread_local ThreadContext state;
+  return state;
 }
 
 CUresult CheckInit(const Driver& d) {
@@ -169,6 +169,7 @@ void DestroyContext(Driver& d, Context* ctx) {
     d.state->CountContext(lock, ctx->device, -1);
   }
   d.contexts.erase(ctx);
+  d.context_generation.fetch_add(1, std::memory_order_release);
   if (CurrentContext() == ctx) CurrentContext() = nullptr;
   delete ctx;
 }

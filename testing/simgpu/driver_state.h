@@ -13,6 +13,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -165,7 +166,10 @@ struct ArrayAlloc {
 
 struct Driver {
   std::mutex mu;
-  bool initialized = false;
+  std::atomic<bool> initialized = false;  // written under mu, read by cuCtxGetCurrent without it
+  // Bumped (under mu) by every context destruction: a thread's current context is known alive
+  // without mu while this equals its ThreadContext's checked_generation (cuCtxGetCurrent).
+  std::atomic<uint64_t> context_generation = 1;
   SharedState* state = nullptr;
   std::vector<int> visible;  // ordinal -> physical device index (CUDA_VISIBLE_DEVICES)
 
@@ -201,8 +205,17 @@ struct Driver {
 // had never called cuInit): the parent's contexts and memory are the parent's.
 Driver& TheDriver();
 
+// The calling thread's context state: one thread-local, so that cuCtxGetCurrent's fast path
+// looks it up once.
+struct ThreadContext {
+  Context* current = nullptr;       // top of the context stack
+  uint64_t checked_generation = 0;  // context_generation when `current` was last found alive
+};
+ThreadContext& ThisThread();
 // The calling thread's current context (top of its context stack), or nullptr.
-Context*& CurrentContext();
+inline Context*& CurrentContext() {
+  return ThisThread().current;
+}
 std::vector<Context*>& ContextStack();
 
 // Checks that cuInit succeeded; CUDA_ERROR_NOT_INITIALIZED otherwise. Needs mu.

@@ -1,5 +1,7 @@
 /* Exercises every simulated driver path through the public ABI (src/abi/cuda_driver.h), linked to
  * simgpu's libcuda.so.1 like any CUDA program. Two 4 GiB devices, 64 MiB per context. */
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -565,6 +567,47 @@ static void TestContextTeardownFreesMemory(void) {
   EXPECT_TRUE(FreeBytes() == start);
 }
 
+/* cuCtxGetCurrent answers without the driver's mutex: a thread whose current context another
+ * thread destroys must still be told it has none, on the first call after and every call after. */
+struct CurrentProbe {
+  CUcontext ctx;
+  sem_t primed, destroyed;
+  CUcontext seen_before, seen_after, seen_again;
+};
+
+static void* CurrentProbeThread(void* arg) {
+  struct CurrentProbe* p = (struct CurrentProbe*)arg;
+  cuCtxSetCurrent(p->ctx);
+  cuCtxGetCurrent(&p->seen_before);
+  cuCtxGetCurrent(&p->seen_before); /* the second call takes the fast path */
+  sem_post(&p->primed);
+  sem_wait(&p->destroyed);
+  cuCtxGetCurrent(&p->seen_after);
+  cuCtxGetCurrent(&p->seen_again);
+  return NULL;
+}
+
+static void TestCurrentContextDestroyedByAnotherThread(void) {
+  struct CurrentProbe p = {0};
+  sem_init(&p.primed, 0, 0);
+  sem_init(&p.destroyed, 0, 0);
+  CUcontext previous = NULL;
+  CHECK_OK(cuCtxGetCurrent(&previous));
+  CHECK_OK(cuCtxCreate(&p.ctx, 0, 0));
+  pthread_t thread;
+  EXPECT_TRUE(pthread_create(&thread, NULL, CurrentProbeThread, &p) == 0);
+  sem_wait(&p.primed);
+  CHECK_OK(cuCtxDestroy(p.ctx));
+  sem_post(&p.destroyed);
+  pthread_join(thread, NULL);
+  EXPECT_TRUE(p.seen_before == p.ctx);
+  EXPECT_TRUE(p.seen_after == NULL);
+  EXPECT_TRUE(p.seen_again == NULL);
+  CHECK_OK(cuCtxSetCurrent(previous));
+  sem_destroy(&p.primed);
+  sem_destroy(&p.destroyed);
+}
+
 int main(void) {
   UsePrivateState("count=2,memory=4GiB,sms=40,model=SimGPU-T,ctxmem=64MiB");
   TestInitAndDevices();
@@ -575,5 +618,6 @@ int main(void) {
   TestModulesLaunchesStreamsEvents();
   TestGraphs();
   TestContextTeardownFreesMemory();
+  TestCurrentContextDestroyedByAnotherThread();
   return Finish("driver_paths_test");
 }
