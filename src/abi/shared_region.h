@@ -84,7 +84,12 @@ struct tessera_region {
   uint32_t device_count;  /* TESSERA_REGION_MAX_DEVICES */
   uint32_t slot_count;    /* TESSERA_REGION_MAX_SLOTS */
   uint64_t last_sweep_ns; /* CLOCK_MONOTONIC time of the last dead-process sweep (atomic) */
-  uint64_t reserved[3];
+  /* The kernel's boot ID when the region was last opened (0: not recorded, a library before it
+   * was added). A process that finds another one starts the region over: no process of an
+   * earlier boot is alive, and CLOCK_MONOTONIC times (last_sweep_ns, compute_tat_ns,
+   * compute_contended_ns) and slot start times of an earlier boot mean nothing in this one. */
+  uint64_t boot_id[2];
+  uint64_t reserved[1];
   union {
     pthread_mutex_t mutex; /* robust, process-shared */
     unsigned char bytes[64];

@@ -12,12 +12,13 @@
 #include "state.h"
 
 /* Parameters (docs/compute-limit.md explains each). */
-#define SAMPLE_INTERVAL_NS 1000000ull   /* at most one timed launch per process per ms */
-#define BACK_TO_BACK_NS 50000ull        /* a launch this soon after the last one is preferred */
-#define SAMPLE_OVERDUE_NS 4000000ull    /* then any launch is timed */
-#define CREDIT_NS 10000000ull           /* virtual time a container may fall behind and catch up */
-#define LEAD_NS 100000ull               /* hard: how early a launch may queue before its slot */
-#define WINDOW_SAMPLES 64               /* the estimate is the minimum over this many samples */
+#define SAMPLE_INTERVAL_NS 1000000ull /* at most one timed launch per process per ms */
+#define BACK_TO_BACK_NS 50000ull      /* a launch this soon after the last one is preferred */
+#define SAMPLE_OVERDUE_NS 4000000ull  /* then any launch is timed */
+#define CREDIT_NS 10000000ull         /* virtual time a container may fall behind and catch up */
+#define LEAD_NS 100000ull             /* hard: how early a launch may queue before its slot */
+#define MAX_WAIT_NS 60000000000ull    /* no share makes a launch wait longer: the clock is wrong */
+#define WINDOW_SAMPLES 64             /* the estimate is the minimum over this many samples */
 #define CONTENTION_HOLD_NS 500000000ull /* elastic: contended for this long after evidence */
 #define EVIDENCE_SPAN_NS 200000000ull   /* two inflated samples this close make evidence */
 #define MIN_EXCESS_NS 30000ull          /* a span must exceed the cost by this much, and by half */
@@ -194,6 +195,23 @@ static inline void count_expected(int index, uint64_t cost) {
   if (g_elastic) __atomic_fetch_add(&g_devices[index].compute_estimated_ns, cost, __ATOMIC_RELAXED);
 }
 
+/* The virtual clock is further ahead than any share can put it (a region whose boot was not
+ * recorded, written to, or of another machine): it restarts from now rather than make the launch
+ * sleep for that long. Logged once per process. */
+__attribute__((noinline, cold)) static void restart_clock(struct tessera_region_device* d,
+                                                          uint64_t ahead, uint64_t expected,
+                                                          uint64_t fresh) {
+  static int logged;
+  __atomic_compare_exchange_n(&d->compute_tat_ns, &expected, fresh, 0, __ATOMIC_RELAXED,
+                              __ATOMIC_RELAXED);
+  if (!__atomic_exchange_n(&logged, 1, __ATOMIC_RELAXED)) {
+    hook_log(HOOK_LOG_WARN,
+             "compute: the container's device-time clock was %llu s ahead of now, longer than "
+             "any launch waits: restarted it from now",
+             (unsigned long long)(ahead / 1000000000ull));
+  }
+}
+
 /* Charges `cost` ns of device time to device `index` and sleeps until the container's share
  * allows the launch: the region's virtual clock advances by cost * `scale` (100 / P) per launch,
  * and a launch may start once the clock, before its own charge, is not ahead of now. Returns
@@ -209,6 +227,10 @@ static inline int charge_and_wait(int index, uint64_t cost, uint64_t scale, uint
                                         __ATOMIC_RELAXED));
   uint64_t lead = g_elastic ? 0 : LEAD_NS;
   if (__builtin_expect(base <= now + lead, 1)) return 0;
+  if (base - now > MAX_WAIT_NS) {
+    restart_clock(d, base - now, base + add, now + add);
+    return 0;
+  }
   os_sleep_ns(base - now - lead);
   return 1;
 }

@@ -31,6 +31,21 @@ void os_sleep_ns(uint64_t ns) {
   }
 }
 
+int os_boot_id(uint64_t id[2]) {
+  char text[64];
+  if (os_read_small_file("/proc/sys/kernel/random/boot_id", text, sizeof(text)) != 0) return -1;
+  int digits = 0;
+  id[0] = id[1] = 0;
+  for (const char* p = text; *p != '\0' && *p != '\n'; ++p) {
+    if (*p == '-') continue;
+    int v = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+    if (v < 0 || digits == 32) return -1;
+    id[digits / 16] = id[digits / 16] << 4 | (uint64_t)v;
+    ++digits;
+  }
+  return digits == 32 ? 0 : -1;
+}
+
 /* Liveness without /proc: kill(pid, 0) tells "no such process" (ESRCH) from "exists" (0) and
  * "exists, not ours" (EPERM). The start time is then unknown (0). */
 static int process_exists(int pid, uint64_t* start_time, int* zombie) {

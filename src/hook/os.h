@@ -87,6 +87,10 @@ void os_sleep_ns(uint64_t ns);
  * *start_time is 0 (unknown). */
 int os_process_info(int pid, uint64_t* start_time, int* zombie);
 
+/* The kernel's boot ID (/proc/sys/kernel/random/boot_id, a UUID new at every boot) as two
+ * integers. Returns 0, or -1 when it cannot be read or parsed. */
+int os_boot_id(uint64_t id[2]);
+
 /* The type bits (S_IFMT of <sys/stat.h>) of the file at `path`, following links; -1 with errno. */
 int os_file_type(const char* path, unsigned int* type);
 

@@ -43,6 +43,34 @@ static int init_mutex(pthread_mutex_t* mutex) {
   return rc == 0 ? 0 : -1;
 }
 
+/* Under region_open's flock, in a valid region: when it was last opened in another boot (or by a
+ * library that did not record boots), nothing in it is current. Its processes are gone, and its
+ * CLOCK_MONOTONIC times would make the compute limiter wait for as long as the previous boot
+ * lasted: it starts over. */
+static void start_over_after_reboot(struct tessera_region* r) {
+  uint64_t boot[2];
+  if (os_boot_id(boot) != 0) return;
+  if (r->boot_id[0] == boot[0] && r->boot_id[1] == boot[1]) return;
+  int had_boot = r->boot_id[0] != 0 || r->boot_id[1] != 0;
+  /* A holder of the lock at the crash left it taken by a thread that no longer exists, which the
+   * kernel never reports as dead: the lock is made anew. */
+  if (init_mutex(&r->lock.mutex) != 0) return;
+  memset(r->slots, 0, sizeof(r->slots));
+  for (int d = 0; d < TESSERA_REGION_MAX_DEVICES; ++d) {
+    r->devices[d].used_bytes = 0;
+    r->devices[d].compute_tat_ns = 0;
+    r->devices[d].compute_contended_ns = 0;
+  }
+  r->last_sweep_ns = 0;
+  r->boot_id[0] = boot[0];
+  r->boot_id[1] = boot[1];
+  if (had_boot) {
+    HOOK_LOG(HOOK_LOG_INFO,
+             "the shared region was last used before the machine rebooted: its "
+             "processes, charges and clocks are gone; starting over");
+  }
+}
+
 int region_open(const char* path, char* error, size_t error_size) {
   int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd >= 0) {
@@ -93,6 +121,7 @@ int region_open(const char* path, char* error, size_t error_size) {
              (unsigned long long)region->total_size, TESSERA_REGION_VERSION, size);
     rc = -1;
   }
+  if (rc == 0) start_over_after_reboot(region);
   flock(fd, LOCK_UN);
   close(fd);
   if (rc != 0) {

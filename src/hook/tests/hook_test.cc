@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -420,6 +421,71 @@ TEST_F(HookTest, StoppedLockHolderDelaysOnlyNewProcessesBoundedlyAndNothingIsOve
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   r = Probe({"direct", "alloc", Bytes(512 * kMiB)}, env, seconds(30));
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+// Issue 17 item 6: the region outlives a reboot (it lies in the node agent's state folder). What
+// the previous boot left, a device-time clock an uptime ahead and a slot whose PID is taken again,
+// must neither make launches sleep nor keep memory charged.
+TEST_F(HookTest, RegionOfAnEarlierBootStartsOver) {
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  env["CUDA_DEVICE_SM_LIMIT"] = "30";
+  env["TESSERA_LOG_LEVEL"] = "info";
+  std::string load = hook.build_dir() + "/tests/compute_load";
+  RunResult r = RunProgram({load, "startup"}, env, seconds(30));  // makes the region
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  pid_t self = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    tessera_region* region = MapRegionInChild(hook.region_path());
+    region->boot_id[0] ^= 1;  // another boot
+    region->devices[0].compute_tat_ns = MonotonicNs() + 3600ull * 1000000000ull;
+    region->slots[7].pid = self;  // alive in this boot, so no sweep frees it
+    region->slots[7].start_time = 0;
+    region->slots[7].used_bytes[0] = 900 * kMiB;
+    region->devices[0].used_bytes = 900 * kMiB;
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  auto start = std::chrono::steady_clock::now();
+  r = RunProgram({load, "startup"}, env, seconds(30));
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(10));
+  EXPECT_THAT(r.err, HasSubstr("before the machine rebooted")) << r.Describe();
+  r = Probe({"direct", "alloc", Bytes(kGiB)}, env, seconds(30));
+  EXPECT_EQ(r.exit_code, 0) << "the previous boot's 900 MiB must be gone: " << r.Describe();
+}
+
+// Whatever wrote the clock (a region whose boot was not recorded, a process that writes the
+// region), no launch waits longer than any share can make it wait.
+TEST_F(HookTest, DeviceTimeClockFarAheadIsRestartedInsteadOfSleptOn) {
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_SM_LIMIT"] = "30";
+  std::string load = hook.build_dir() + "/tests/compute_load";
+  RunResult r = RunProgram({load, "startup"}, env, seconds(30));
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  pid_t pid = fork();
+  if (pid == 0) {
+    tessera_region* region = MapRegionInChild(hook.region_path());
+    region->devices[0].compute_tat_ns = MonotonicNs() + 3600ull * 1000000000ull;
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  auto start = std::chrono::steady_clock::now();
+  r = RunProgram({load, "startup"}, env, seconds(30));
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(10));
+  EXPECT_THAT(r.err, HasSubstr("restarted it from now")) << r.Describe();
 }
 
 TEST_F(HookTest, LogLevelMakesItTalk) {

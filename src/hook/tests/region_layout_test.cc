@@ -34,6 +34,7 @@ TEST(RegionLayout, Version1IsPinned) {
   EXPECT_EQ(offsetof(tessera_region, total_size), 16u);
   EXPECT_EQ(offsetof(tessera_region, device_count), 24u);
   EXPECT_EQ(offsetof(tessera_region, last_sweep_ns), 32u);
+  EXPECT_EQ(offsetof(tessera_region, boot_id), 40u);
   EXPECT_EQ(offsetof(tessera_region, lock), 64u);
   EXPECT_EQ(offsetof(tessera_region, devices), 128u);
   EXPECT_EQ(offsetof(tessera_region, slots), 128u + 16 * 128u);
