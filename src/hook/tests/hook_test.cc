@@ -320,6 +320,20 @@ tessera_region* MapRegionInChild(const std::string& path) {
   return static_cast<tessera_region*>(p);
 }
 
+// Changes the test's region from a forked child, as another process of the container would (the
+// test's own mapping is read-only); returns once the child is done.
+template <typename Change>
+void ChangeRegion(const std::string& path, Change change) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    change(MapRegionInChild(path));
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 TEST_F(HookTest, ProcessDyingInsideTheRegionLockLeavesItUsable) {
   Env env = hook.ProbeEnv();
   env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
@@ -353,15 +367,10 @@ TEST_F(HookTest, ChargeLeftByAProcessKilledMidUpdateIsGivenBackWhenNoProcessIsLe
   {
     Child holder({hook.probe(), "direct", "hold", Bytes(256 * kMiB)}, env);
     ASSERT_TRUE(holder.WaitForLine("held", seconds(30)));
-    pid_t pid = fork();
-    if (pid == 0) {
-      tessera_region* region = MapRegionInChild(hook.region_path());
+    // As if killed after its compare-and-swap on the total, before its slot.
+    ChangeRegion(hook.region_path(), [](tessera_region* region) {
       __atomic_add_fetch(&region->devices[0].used_bytes, 512 * kMiB, __ATOMIC_RELAXED);
-      _exit(0);  // as if killed after its compare-and-swap on the total, before its slot
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    });
     // While the holder lives the orphaned 512 MiB stay charged: 512 MiB more do not fit.
     r = Probe({"direct", "alloc", Bytes(512 * kMiB)}, env, seconds(30));
     EXPECT_EQ(r.exit_code, 3) << r.Describe();
@@ -429,6 +438,18 @@ uint64_t MonotonicNs() {
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
+// Runs `compute_load startup` (one launch under the compute limit) and checks that it ends within
+// a few seconds, logging `says`.
+void ExpectQuickLaunch(const HookEnv& hook, const Env& env, const std::string& says) {
+  auto start = std::chrono::steady_clock::now();
+  RunResult r = RunProgram({hook.build_dir() + "/tests/compute_load", "startup"}, env, seconds(30));
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(10));
+  EXPECT_THAT(r.err, HasSubstr(says)) << r.Describe();
+}
+
+constexpr uint64_t kHourNs = 3600ull * 1000000000ull;
+
 // Issue 17 item 6: the region outlives a reboot (it lies in the node agent's state folder). What
 // the previous boot left, a device-time clock an uptime ahead and a slot whose PID is taken again,
 // must neither make launches sleep nor keep memory charged.
@@ -437,29 +458,17 @@ TEST_F(HookTest, RegionOfAnEarlierBootStartsOver) {
   env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
   env["CUDA_DEVICE_SM_LIMIT"] = "30";
   env["TESSERA_LOG_LEVEL"] = "info";
-  std::string load = hook.build_dir() + "/tests/compute_load";
-  RunResult r = RunProgram({load, "startup"}, env, seconds(30));  // makes the region
+  RunResult r = Probe({"direct", "alloc", Bytes(2 * kMiB)}, env, seconds(30));  // makes the region
   ASSERT_EQ(r.exit_code, 0) << r.Describe();
   pid_t self = getpid();
-  pid_t pid = fork();
-  if (pid == 0) {
-    tessera_region* region = MapRegionInChild(hook.region_path());
+  ChangeRegion(hook.region_path(), [self](tessera_region* region) {
     region->boot_id[0] ^= 1;  // another boot
-    region->devices[0].compute_tat_ns = MonotonicNs() + 3600ull * 1000000000ull;
+    region->devices[0].compute_tat_ns = MonotonicNs() + kHourNs;
     region->slots[7].pid = self;  // alive in this boot, so no sweep frees it
-    region->slots[7].start_time = 0;
     region->slots[7].used_bytes[0] = 900 * kMiB;
     region->devices[0].used_bytes = 900 * kMiB;
-    _exit(0);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  auto start = std::chrono::steady_clock::now();
-  r = RunProgram({load, "startup"}, env, seconds(30));
-  EXPECT_EQ(r.exit_code, 0) << r.Describe();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(10));
-  EXPECT_THAT(r.err, HasSubstr("before the machine rebooted")) << r.Describe();
+  });
+  ExpectQuickLaunch(hook, env, "before the machine rebooted");
   r = Probe({"direct", "alloc", Bytes(kGiB)}, env, seconds(30));
   EXPECT_EQ(r.exit_code, 0) << "the previous boot's 900 MiB must be gone: " << r.Describe();
 }
@@ -469,23 +478,12 @@ TEST_F(HookTest, RegionOfAnEarlierBootStartsOver) {
 TEST_F(HookTest, DeviceTimeClockFarAheadIsRestartedInsteadOfSleptOn) {
   Env env = hook.ProbeEnv();
   env["CUDA_DEVICE_SM_LIMIT"] = "30";
-  std::string load = hook.build_dir() + "/tests/compute_load";
-  RunResult r = RunProgram({load, "startup"}, env, seconds(30));
+  RunResult r = Probe({"direct", "alloc", Bytes(2 * kMiB)}, env, seconds(30));
   ASSERT_EQ(r.exit_code, 0) << r.Describe();
-  pid_t pid = fork();
-  if (pid == 0) {
-    tessera_region* region = MapRegionInChild(hook.region_path());
-    region->devices[0].compute_tat_ns = MonotonicNs() + 3600ull * 1000000000ull;
-    _exit(0);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  auto start = std::chrono::steady_clock::now();
-  r = RunProgram({load, "startup"}, env, seconds(30));
-  EXPECT_EQ(r.exit_code, 0) << r.Describe();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(10));
-  EXPECT_THAT(r.err, HasSubstr("restarted it from now")) << r.Describe();
+  ChangeRegion(hook.region_path(), [](tessera_region* region) {
+    region->devices[0].compute_tat_ns = MonotonicNs() + kHourNs;
+  });
+  ExpectQuickLaunch(hook, env, "restarted it from now");
 }
 
 TEST_F(HookTest, LogLevelMakesItTalk) {
