@@ -3,7 +3,6 @@
 #include <optional>
 
 #include "common/strings.h"
-#include "config/loader.h"
 #include "kube/config_keys.h"
 #include "kube/resource.h"
 #include "log/log.h"
@@ -233,14 +232,9 @@ void AddCertgenKeys(config::Schema& s) {
 namespace {
 
 int Run(const config::Config& cfg, const std::vector<std::string>&) {
-  Result<std::unique_ptr<kube::Client>> client =
-      kube::ClientFromConfig(cfg, config::ProcessEnvironment());
-  if (!client.ok()) {
-    log::Error("cannot connect to a Kubernetes API server; set --kubeconfig or run in a cluster",
-               {{"error", client.status().message()}});
-    return 1;
-  }
-  Status s = Generate(**client, Options::FromConfig(cfg), std::chrono::system_clock::now());
+  std::unique_ptr<kube::Client> client = kube::CommandClient(cfg);
+  if (client == nullptr) return 1;
+  Status s = Generate(*client, Options::FromConfig(cfg), std::chrono::system_clock::now());
   if (!s.ok()) {
     log::Error("certgen failed", {{"error", s.message()}});
     return 1;

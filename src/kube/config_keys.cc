@@ -1,5 +1,8 @@
 #include "kube/config_keys.h"
 
+#include "config/loader.h"
+#include "log/log.h"
+
 namespace tessera::kube {
 
 void AddConfigKeys(config::Schema& schema) {
@@ -42,6 +45,14 @@ Result<std::unique_ptr<Client>> ClientFromConfig(const config::Config& config,
   ASSIGN_OR_RETURN(ConnectionConfig connection,
                    ResolveConnection(config.GetString("kube.kubeconfig"), env));
   return Client::Create(connection, ClientOptionsFromConfig(config));
+}
+
+std::unique_ptr<Client> CommandClient(const config::Config& config) {
+  Result<std::unique_ptr<Client>> client = ClientFromConfig(config, config::ProcessEnvironment());
+  if (client.ok()) return std::move(*client);
+  log::Error("cannot connect to a Kubernetes API server; set --kubeconfig or run in a cluster",
+             {{"error", client.status().message()}});
+  return nullptr;
 }
 
 }  // namespace tessera::kube

@@ -28,4 +28,8 @@ ClientOptions ClientOptionsFromConfig(const config::Config& config);
 Result<std::unique_ptr<Client>> ClientFromConfig(const config::Config& config,
                                                  const Environment& env);
 
+// ClientFromConfig for a command that needs the cluster, resolved from the process's environment.
+// Without one it logs why and what to set, and returns nullptr (the command then exits 1).
+std::unique_ptr<Client> CommandClient(const config::Config& config);
+
 }  // namespace tessera::kube

@@ -21,8 +21,6 @@
 #include "node/metrics/metrics_server.h"
 #include "node/pods/kube_pod_source.h"
 
-extern char** environ;
-
 namespace tessera::node {
 namespace {
 
@@ -35,16 +33,6 @@ class UnavailableGpuSource : public GpuSource {
  private:
   Status why_;
 };
-
-kube::Environment ProcessEnvironment() {
-  kube::Environment env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string kv = *e;
-    size_t eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  return env;
-}
 
 int Run(const config::Config& cfg, const std::vector<std::string>& args) {
   if (!args.empty()) {
@@ -78,17 +66,14 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
   } else {
     gpus = std::make_unique<UnavailableGpuSource>(nvml.status());
   }
-  Result<std::unique_ptr<kube::Client>> client = kube::ClientFromConfig(cfg, ProcessEnvironment());
-  if (!client.ok()) {
-    log::Error("cannot reach the API server", {{"error", client.status().message()}});
-    return 1;
-  }
-  KubePodSource pods(**client, options->allocator.node_name);
+  std::unique_ptr<kube::Client> client = kube::CommandClient(cfg);
+  if (client == nullptr) return 1;
+  KubePodSource pods(*client, options->allocator.node_name);
   if (Status s = pods.Start(std::chrono::seconds(60)); !s.ok()) {
     log::Error("cannot start the pod cache", {{"error", s.message()}});
     return 1;
   }
-  Result<nlohmann::json> node = (*client)->Get(kube::kNodes, "", options->allocator.node_name);
+  Result<nlohmann::json> node = client->Get(kube::kNodes, "", options->allocator.node_name);
   if (node.ok()) options->node_uid = kube::UidOf(*node);
   if (options->allocator.signing.enabled() && options->node_uid.empty()) {
     log::Error("cannot read this node's metadata.uid, which tessera.io/gpus is signed for",

@@ -7,7 +7,6 @@
 
 #include "annotations/signing.h"
 #include "common/strings.h"
-#include "config/loader.h"
 #include "kube/config_keys.h"
 #include "log/log.h"
 #include "scheduler/scheduler_app.h"
@@ -35,16 +34,11 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
-  Result<std::unique_ptr<kube::Client>> client =
-      kube::ClientFromConfig(cfg, config::ProcessEnvironment());
-  if (!client.ok()) {
-    log::Error("cannot connect to a Kubernetes API server; set --kubeconfig or run in a cluster",
-               {{"error", client.status().message()}});
-    return 1;
-  }
+  std::unique_ptr<kube::Client> client = kube::CommandClient(cfg);
+  if (client == nullptr) return 1;
   AppOptions options = AppOptions::FromConfig(cfg);
   options.signing = *signing;
-  SchedulerApp app(**client, options);
+  SchedulerApp app(*client, options);
   Status started = app.Start();
   if (!started.ok()) {
     log::Error("cannot start the scheduler's HTTP server", {{"error", started.message()}});
@@ -53,7 +47,7 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
   log::Info("tessera scheduler serving", {{"listen", options.server.listen},
                                           {"port", std::to_string(app.port())},
                                           {"tls", app.tls() ? "on" : "off"},
-                                          {"api-server", (*client)->transport().server()},
+                                          {"api-server", client->transport().server()},
                                           {"scheduler-name", options.scheduler_name}});
   annotations::LogSigning(options.signing, "scheduler.annotation-key-file", key_file);
   if (options.server.client_ca.empty()) {
