@@ -27,7 +27,9 @@ struct PluginManager::Plugin {
 namespace {
 // Retries of a failed registration: kubelet creates kubelet.sock (the watch's event) before it
 // listens on it, so the first try after a restart can be refused, and no second event comes.
-constexpr std::chrono::milliseconds kFirstRetry{500};
+// The first retry comes soon (the watch polls every 100 ms): after a node's reboot kubelet admits
+// the pods bound to it as soon as it runs, and fails those whose devices no plugin serves yet.
+constexpr std::chrono::milliseconds kFirstRetry{100};
 constexpr std::chrono::milliseconds kLongestRetry{8000};
 }  // namespace
 

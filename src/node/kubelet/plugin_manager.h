@@ -34,7 +34,7 @@ class PluginManager {
   ~PluginManager();
 
   // Serves every plugin, registers each (a kubelet that is not there yet, or that refuses, is
-  // logged and tried again, 0.5 s and then up to 8 s apart, and at once when kubelet.sock is
+  // logged and tried again, 0.1 s and then up to 8 s apart, and at once when kubelet.sock is
   // recreated) and starts watching for kubelet.sock. Fails when a socket cannot be served.
   Status Start();
   void Stop();
