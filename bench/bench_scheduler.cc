@@ -235,7 +235,7 @@ int Run(const Args& a) {
     const PodRequest& r = requests[i % requests.size()];
     double cpu = ThreadCpuMicros();
     auto s = Clock::now();
-    FilterResult f = engine.Filter(r, names);
+    FilterResult f = engine.Filter({"bench", "pod", ""}, r, names);
     filter_us.push_back(Micros(Clock::now() - s));
     filter_cpu_us.push_back(ThreadCpuMicros() - cpu);
     fits += f.fits.size();
@@ -243,7 +243,7 @@ int Run(const Args& a) {
   std::vector<double> prio_us;
   for (int i = 0; i < a.filters / 3; ++i) {
     auto s = Clock::now();
-    auto scores = engine.Prioritize(requests[i % requests.size()], names);
+    auto scores = engine.Prioritize({"bench", "pod", ""}, requests[i % requests.size()], names);
     prio_us.push_back(Micros(Clock::now() - s));
   }
 

@@ -176,7 +176,10 @@ void AddCertgenKeys(config::Schema& s) {
          .type = Type::kList,
          .default_value = "tessera-scheduler,tessera-scheduler.tessera-system,"
                           "tessera-scheduler.tessera-system.svc,"
-                          "tessera-scheduler.tessera-system.svc.cluster.local,localhost,127.0.0.1",
+                          "tessera-scheduler.tessera-system.svc.cluster.local,"
+                          "tessera-scheduler-extender.tessera-system.svc,"
+                          "tessera-scheduler-extender.tessera-system.svc.cluster.local,localhost,"
+                          "127.0.0.1",
          .help = "names (DNS names or IP addresses) of the serving certificate; the first is its "
                  "common name"});
   s.Add({.path = "certgen.extender-client-secret",

@@ -11,6 +11,7 @@ namespace tessera::kube {
 namespace {
 
 constexpr const char* kMergePatch = "application/merge-patch+json";
+constexpr const char* kStrategicMergePatch = "application/strategic-merge-patch+json";
 
 // Sleeps `wait`, waking early (false) when `cancel` fires.
 bool SleepUnlessCancelled(std::chrono::milliseconds wait, CancelToken* cancel) {
@@ -216,6 +217,18 @@ Result<Json> Client::MergePatch(const Resource& resource, const std::string& ns,
 Status Client::Delete(const Resource& resource, const std::string& ns, const std::string& name,
                       const CallOptions& call) {
   return Request("DELETE", ObjectPath(resource, ns, name), nullptr, "", call).status();
+}
+
+Result<Json> Client::SetPodCondition(const std::string& ns, const std::string& name,
+                                     const Json& condition) {
+  Json patch = {{"status", {{"conditions", Json::array({condition})}}}};
+  return Request("PATCH", ObjectPath(kPods, ns, name, "status"), &patch, kStrategicMergePatch, {});
+}
+
+Status Client::DeletePod(const std::string& ns, const std::string& name, const std::string& uid) {
+  Json options = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
+  if (!uid.empty()) options["preconditions"] = {{"uid", uid}};
+  return Request("DELETE", ObjectPath(kPods, ns, name), &options, "application/json", {}).status();
 }
 
 Result<Json> Client::PatchAnnotations(const Resource& resource, const std::string& ns,

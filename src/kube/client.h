@@ -112,6 +112,13 @@ class Client {
   // Merge-patches the status subresource with {"status": status}.
   Result<Json> PatchStatus(const Resource& resource, const std::string& ns, const std::string& name,
                            const Json& status, const std::string& resource_version = "");
+  // Adds or replaces (by type) one condition of a pod's status: a strategic merge patch, which
+  // keeps the other conditions.
+  Result<Json> SetPodCondition(const std::string& ns, const std::string& name,
+                               const Json& condition);
+  // DELETEs a pod only while it has this UID (DeleteOptions.preconditions): a pod recreated
+  // under the name is left alone (kConflict). Its own grace period applies.
+  Status DeletePod(const std::string& ns, const std::string& name, const std::string& uid);
   // POSTs a Binding of the pod to `node`; `annotations` are merged into the pod in the same update.
   // `uid` (optional) makes the server refuse a pod that was recreated under the same name.
   Status Bind(const std::string& ns, const std::string& pod, const std::string& uid,

@@ -82,7 +82,8 @@ void Agent::Publish() {
   while (!stop_) {
     DeviceBoard::Snapshot snap = board_.Get();
     if (snap.version != seen) {
-      std::string value = GpusAnnotation(snap.gpus, options_.cores_scaling);
+      std::string value =
+          GpusAnnotation(snap.gpus, options_.cores_scaling, options_.allocator.split_count);
       if (value != published) {
         AnnotationPatch patch;
         for (auto& [name, text] :

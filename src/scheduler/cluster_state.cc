@@ -1,6 +1,7 @@
 #include "scheduler/cluster_state.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "log/log.h"
 
@@ -47,9 +48,16 @@ size_t Fingerprint(const json& object, const Refusals& refusals) {
   return h == 0 ? 1 : h;
 }
 
+int IntAt(const json& object, const char* a, const char* b) {
+  const json* first = Member(object, a);
+  const json* second = first ? Member(*first, b) : nullptr;
+  return second && second->is_number_integer() ? second->get<int>() : 0;
+}
+
 void AddUsage(GpuSlot& to, const GpuSlot& from) {
   to.used_mib += from.used_mib;
   to.used_cores += from.used_cores;
+  to.used_slots += from.used_slots;
   to.pods += from.pods;
   to.exclusive_pods += from.exclusive_pods;
 }
@@ -179,9 +187,11 @@ void ClusterState::ApplyToNode(NodeState& node, const std::vector<GpuCharge>& ch
     if (sign > 0) {
       slot->used_mib += c.memory_mib;
       slot->used_cores += c.cores;
+      slot->used_slots += c.slots;
     } else {
       slot->used_mib -= std::min(slot->used_mib, c.memory_mib);
       slot->used_cores -= std::min(slot->used_cores, c.cores);
+      slot->used_slots -= std::min(slot->used_slots, c.slots);
     }
     slot->pods += sign;
     slot->exclusive_pods += c.exclusive ? sign : 0;
@@ -249,6 +259,7 @@ Status ClusterState::OnPod(EventType type, const json& pod) {
       if (!checked.ok()) refusals.push_back({kAllocationAnnotation, checked.message(), ""});
       Result<Allocation> parsed = ParseAllocation(text);
       if (parsed.ok()) {
+        MarkSlotContainers(pod, dialects_, *parsed);
         allocation = std::move(*parsed);
       } else {
         problem = parsed.status().WithContext("pod " + key);
@@ -275,6 +286,7 @@ Status ClusterState::OnPod(EventType type, const json& pod) {
     shard.pods.erase(it);
     it = shard.pods.end();
   }
+  if (gone || allocation) ClearNomination(key);
   if (gone) {
     if (it != shard.pods.end()) {
       ReleaseLocked(it->second);
@@ -291,6 +303,9 @@ Status ClusterState::OnPod(EventType type, const json& pod) {
   }
   PodRecord& r = it->second;
   r.uid = id.uid;
+  r.priority = IntAt(pod, "spec", "priority");
+  r.may_preempt = StringAt(pod, "spec", "preemptionPolicy") != "Never";
+  r.terminating = !StringAt(pod, "metadata", "deletionTimestamp").empty();
   // The decision that verified (or that a bind reserved) stands against a bound pod's annotations
   // that do not verify, rewritten or removed: only a user outside the webhook could make them.
   const bool keep = r.verified && r.allocation && !node.empty() && !verified;
@@ -362,6 +377,7 @@ Result<Allocation> ClusterState::Reserve(
   }
   NodeState* node = Find(node_name);
   if (!node) return NotFound("node " + node_name + " is not known to the Tessera scheduler");
+  const int priority = it != shard.pods.end() ? it->second.priority : 0;
   Allocation allocation;
   std::vector<GpuCharge> charges;
   {
@@ -370,10 +386,15 @@ Result<Allocation> ClusterState::Reserve(
       return NotFound("node " + node_name +
                       " has no usable GPU inventory: " + node->inventory_error);
     }
-    ASSIGN_OR_RETURN(allocation, decide(std::span<const GpuSlot>(node->slots)));
+    ASSIGN_OR_RETURN(allocation, decide(ViewFor(*node, {key, priority})));
     allocation.node = node_name;
     charges = ChargesOf(allocation);
     ApplyToNode(*node, charges, +1);
+    std::erase_if(node->nominations, [&](const Nomination& n) { return n.pod == key; });
+  }
+  {
+    std::lock_guard<std::mutex> lock(nominated_mu_);
+    nominated_.erase(key);
   }
   PodRecord& r = shard.pods[key];
   r.uid = pod.uid;
@@ -490,6 +511,108 @@ size_t ClusterState::NodeCount() const {
     count += node->present;
   }
   return count;
+}
+
+std::span<const GpuSlot> ClusterState::ViewFor(const NodeState& node, const Claimant& who) {
+  const auto now = std::chrono::steady_clock::now();
+  auto applies = [&](const Nomination& n) {
+    return n.pod != who.pod && n.priority >= who.priority && n.expires > now;
+  };
+  if (std::none_of(node.nominations.begin(), node.nominations.end(), applies)) {
+    return node.slots;
+  }
+  thread_local NodeState view;
+  view.slots = node.slots;
+  view.orphans.clear();
+  for (const Nomination& n : node.nominations) {
+    if (applies(n)) ApplyToNode(view, n.charges, +1);
+  }
+  return view.slots;
+}
+
+std::optional<PendingPriority> ClusterState::PriorityOf(const PodId& pod) const {
+  const std::string key = pod.Key();
+  Shard& shard = ShardOf(key);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  auto it = shard.pods.find(key);
+  if (it == shard.pods.end() || !it->second.pending) return std::nullopt;
+  return PendingPriority{it->second.priority, it->second.may_preempt};
+}
+
+std::unordered_map<std::string, std::vector<PodOnNode>> ClusterState::PodsOn(
+    std::span<const std::string> nodes) const {
+  std::unordered_set<std::string_view> wanted(nodes.begin(), nodes.end());
+  std::unordered_map<std::string, std::vector<PodOnNode>> out;
+  for (const Shard& shard : shards_) {
+    std::lock_guard<std::mutex> lock(shard.mu);
+    for (const auto& [key, r] : shard.pods) {
+      if (r.charges.empty() || !wanted.count(r.node)) continue;
+      size_t slash = key.find('/');
+      out[r.node].push_back({{key.substr(0, slash), key.substr(slash + 1), r.uid},
+                             r.priority,
+                             r.terminating,
+                             r.charges});
+    }
+  }
+  return out;
+}
+
+std::vector<GpuSlot> ClusterState::GpusFor(const std::string& name, const Claimant& who) const {
+  const NodeState* node = Find(name);
+  if (!node) return {};
+  return ReadFor(*node, who, [](bool present, std::span<const GpuSlot> gpus) {
+    return present ? std::vector<GpuSlot>(gpus.begin(), gpus.end()) : std::vector<GpuSlot>();
+  });
+}
+
+Status ClusterState::Nominate(const PodId& pod, const std::string& node_name, int priority,
+                              std::vector<GpuCharge> charges,
+                              std::chrono::steady_clock::time_point expires) {
+  const std::string key = pod.Key();
+  NodeState* node = Find(node_name);
+  if (!node) return NotFound("node " + node_name + " is not known to the Tessera scheduler");
+  ClearNomination(key);
+  {
+    std::lock_guard<std::mutex> lock(node->mu);
+    node->nominations.push_back({key, priority, std::move(charges), expires});
+  }
+  std::lock_guard<std::mutex> lock(nominated_mu_);
+  nominated_[key] = node_name;
+  return Status::Ok();
+}
+
+std::optional<std::string> ClusterState::NominatedNode(const PodId& pod) const {
+  const std::string key = pod.Key();
+  std::string name;
+  {
+    std::lock_guard<std::mutex> lock(nominated_mu_);
+    auto it = nominated_.find(key);
+    if (it == nominated_.end()) return std::nullopt;
+    name = it->second;
+  }
+  const NodeState* node = Find(name);
+  if (!node) return std::nullopt;
+  std::lock_guard<std::mutex> lock(node->mu);
+  const auto now = std::chrono::steady_clock::now();
+  for (const Nomination& n : node->nominations) {
+    if (n.pod == key && n.expires > now) return name;
+  }
+  return std::nullopt;
+}
+
+void ClusterState::ClearNomination(const std::string& pod_key) {
+  std::string name;
+  {
+    std::lock_guard<std::mutex> lock(nominated_mu_);
+    auto it = nominated_.find(pod_key);
+    if (it == nominated_.end()) return;
+    name = std::move(it->second);
+    nominated_.erase(it);
+  }
+  NodeState* node = Find(name);
+  if (!node) return;
+  std::lock_guard<std::mutex> lock(node->mu);
+  std::erase_if(node->nominations, [&](const Nomination& n) { return n.pod == pod_key; });
 }
 
 StateSnapshot ClusterState::Snapshot() const {

@@ -34,6 +34,7 @@
 #include <shared_mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -57,6 +58,21 @@ struct PodId {
   std::string Key() const { return ns + "/" + name; }
 };
 
+// GPUs held on a node for a pod that preempted others there, until it is bound (preemption.h):
+// pods of the same or lower priority see them as used.
+struct Nomination {
+  std::string pod;  // namespace/name
+  int priority = 0;
+  std::vector<GpuCharge> charges;
+  std::chrono::steady_clock::time_point expires;
+};
+
+// Who reads a node: another pod's nomination counts as used when its priority is at least this.
+struct Claimant {
+  std::string_view pod;  // namespace/name, "" = nobody's own nomination is skipped
+  int priority = 0;
+};
+
 // One node's GPUs. Internal to ClusterState; exposed only so Read() can be a template.
 struct NodeState {
   mutable std::mutex mu;
@@ -66,6 +82,21 @@ struct NodeState {
   std::vector<GpuSlot> slots;              // in inventory order
   std::map<std::string, GpuSlot> orphans;  // usage on UUIDs the inventory does not list
   size_t refused = 0;                      // fingerprint of the last refusal reported, 0 = none
+  std::vector<Nomination> nominations;
+};
+
+// A pod that holds GPUs on a node, as preemption sees it.
+struct PodOnNode {
+  PodId pod;
+  int priority = 0;
+  bool terminating = false;  // deleted, waiting for its containers to end
+  std::vector<GpuCharge> charges;
+};
+
+// What preemption needs to know of a pod that waits for a node, from its pod events.
+struct PendingPriority {
+  int priority = 0;
+  bool may_preempt = true;  // spec.preemptionPolicy is not Never
 };
 
 // A copy of the state, for /inspect, /metrics and tests.
@@ -111,10 +142,18 @@ class ClusterState {
     std::lock_guard<std::mutex> lock(node.mu);
     return fn(node.present, std::span<const GpuSlot>(node.slots));
   }
+  // Read as `who` sees the node: with the GPUs nominated for other pods of at least its priority
+  // counted as used.
+  template <typename F>
+  auto ReadFor(const NodeState& node, const Claimant& who, F&& fn) const {
+    std::lock_guard<std::mutex> lock(node.mu);
+    return fn(node.present, ViewFor(node, who));
+  }
 
-  // Bind: under the pod's and the node's locks, calls decide(gpus) and charges the allocation it
-  // returns. Errors: NotFound (node unknown or without inventory), AlreadyExists (the pod already
-  // holds GPUs), or decide's own error; none of them changes anything.
+  // Bind: under the pod's and the node's locks, calls decide(gpus) (the node as the pod sees it,
+  // ReadFor) and charges the allocation it returns; the pod's nomination, if any, ends. Errors:
+  // NotFound (node unknown or without inventory), AlreadyExists (the pod already holds GPUs), or
+  // decide's own error; none of them changes anything.
   Result<Allocation> Reserve(
       const PodId& pod, const std::string& node,
       const std::function<Result<Allocation>(std::span<const GpuSlot>)>& decide);
@@ -133,6 +172,23 @@ class ClusterState {
                               std::string* uid = nullptr) const;
   // Drops the pending request of a pod that holds no GPUs (bound without any).
   void ForgetPending(const PodId& pod);
+  // The priority of an unbound pod, from its pod events (nullopt: not known as unbound).
+  std::optional<PendingPriority> PriorityOf(const PodId& pod) const;
+
+  // Preemption (preemptor.h). The pods holding GPUs on each of `nodes`, in one pass over all
+  // pods; a node without any is left out.
+  std::unordered_map<std::string, std::vector<PodOnNode>> PodsOn(
+      std::span<const std::string> nodes) const;
+  // A copy of `node`'s GPUs as `who` sees them (ReadFor); empty when the node is unknown or has
+  // no usable inventory.
+  std::vector<GpuSlot> GpusFor(const std::string& node, const Claimant& who) const;
+  // Holds `charges` on `node` for `pod` until it is bound or gone, or `expires`; replaces an
+  // earlier nomination of the pod. NotFound when the node is unknown.
+  Status Nominate(const PodId& pod, const std::string& node, int priority,
+                  std::vector<GpuCharge> charges, std::chrono::steady_clock::time_point expires);
+  // The node `pod` is nominated on, if its nomination still stands.
+  std::optional<std::string> NominatedNode(const PodId& pod) const;
+  void ClearNomination(const std::string& pod_key);
 
   // Pod events seen so far; WaitForPodEvent waits until the count passes `seen` or `deadline`.
   uint64_t PodEvents() const;
@@ -160,8 +216,11 @@ class ClusterState {
     std::vector<GpuCharge> charges;
     std::optional<PodRequest> pending;
     std::string scheduler;  // spec.schedulerName of a pending pod
-    bool verified = false;  // signing on, and `allocation` verified or was reserved by a bind
-    size_t refused = 0;     // fingerprint of the last refusal reported, 0 = none
+    int priority = 0;       // spec.priority
+    bool may_preempt = true;
+    bool terminating = false;  // metadata.deletionTimestamp is set
+    bool verified = false;     // signing on, and `allocation` verified or was reserved by a bind
+    size_t refused = 0;        // fingerprint of the last refusal reported, 0 = none
   };
   struct Refusal {
     const char* annotation;
@@ -179,6 +238,9 @@ class ClusterState {
   // Adds (sign +1) or removes (-1) a pod's charges on its node. Caller holds the pod's shard.
   void ApplyCharges(const std::string& node, const std::vector<GpuCharge>& charges, int sign);
   static void ApplyToNode(NodeState& node, const std::vector<GpuCharge>& charges, int sign);
+  // The node's GPUs as `who` sees them (ReadFor); a thread's own copy when nominations apply.
+  // Caller holds the node's lock.
+  static std::span<const GpuSlot> ViewFor(const NodeState& node, const Claimant& who);
   void ReleaseLocked(PodRecord& record);
   // Reports the refusals of one event, unless `fingerprint` (of the refused values) is the one
   // reported last for the object (`*last`, null when there is no record to keep it in).
@@ -192,6 +254,9 @@ class ClusterState {
   uint64_t pod_events_ = 0;  // guarded by events_mu_
   mutable std::shared_mutex nodes_mu_;
   std::unordered_map<std::string, std::unique_ptr<NodeState>> nodes_;  // guarded by nodes_mu_
+  // The node of each pod's nomination. A leaf lock: nothing else is taken while it is held.
+  mutable std::mutex nominated_mu_;
+  std::unordered_map<std::string, std::string> nominated_;  // guarded by nominated_mu_
 };
 
 }  // namespace tessera::scheduler

@@ -43,6 +43,33 @@ TEST(ClusterState, InventoryAndUsageFromAnnotations) {
   EXPECT_EQ(state.NodeCount(), 1u);
 }
 
+TEST(ClusterState, VgpuSlotsAreChargedAlsoForDecisionsWithoutTheSlotField) {
+  ClusterState state{DialectConfig{}};
+  ASSERT_TRUE(state.OnNode(EventType::kAdded, MakeUniformNode("n1", 1, "T4", 15360)).ok());
+  // A decision written before the "slot" field: the container names nvidia.com/gpu, as kubelet
+  // counts it, so it holds a slot.
+  nlohmann::json old = BoundPod(MakePod("old", {{"nvidia.com/gpu", 1}, {"nvidia.com/gpumem", 100}}),
+                                "n1", OneDevice("n1", "n1-gpu0", 100, 0));
+  ASSERT_TRUE(state.OnPod(EventType::kAdded, old).ok());
+  // A gpushare pod holds none.
+  ASSERT_TRUE(state
+                  .OnPod(EventType::kAdded, BoundPod(MakePod("share", {{"aliyun.com/gpu-mem", 1}}),
+                                                     "n1", OneDevice("n1", "n1-gpu0", 1024, 0)))
+                  .ok());
+  // A decision with the field.
+  Allocation marked = OneDevice("n1", "n1-gpu0", 100, 0);
+  marked.containers[0].slot = true;
+  ASSERT_TRUE(state
+                  .OnPod(EventType::kAdded, BoundPod(MakePod("new", {{"nvidia.com/gpu", 1},
+                                                                     {"nvidia.com/gpumem", 100}}),
+                                                     "n1", marked))
+                  .ok());
+  EXPECT_EQ(SlotOf(state.Snapshot(), "n1", 0).used_slots, 2);
+  EXPECT_EQ(SlotOf(state.Snapshot(), "n1", 0).pods, 3);
+  ASSERT_TRUE(state.OnPod(EventType::kDeleted, old).ok());
+  EXPECT_EQ(SlotOf(state.Snapshot(), "n1", 0).used_slots, 1);
+}
+
 TEST(ClusterState, FinishedDeletedAndFailedPodsFreeTheirGpus) {
   struct Case {
     const char* name;

@@ -55,6 +55,64 @@ void AddSchedulerKeys(config::Schema& s) {
          .default_value = "binpack",
          .help = "how bind picks GPUs on a node: binpack (fullest GPU that fits) or spread",
          .allowed = {"binpack", "spread"}});
+  s.Add({.path = "scheduler.preemption.enabled",
+         .type = Type::kBool,
+         .default_value = "true",
+         .help =
+             "a GPU pod that fits nowhere evicts the fewest lower-priority GPU pods whose shares "
+             "make it fit on one node (kube-scheduler's own preemption cannot see GPUs); "
+             "false: GPU pods never preempt"});
+  s.Add({.path = "scheduler.preemption.nomination-ttl",
+         .type = Type::kDuration,
+         .default_value = "5m",
+         .help = "how long the GPUs freed by a preemption are held for the preempting pod while "
+                 "it is not bound",
+         .min = 1,
+         .max = 86400});
+  s.Add({.path = "scheduler.leader-election.enabled",
+         .type = Type::kBool,
+         .default_value = "false",
+         .help = "run as one of several replicas: only the holder of the Lease binds and preempts "
+                 "(and carries the label tessera.io/scheduler-leader=true that the extender's "
+                 "Service selects); the others keep their state current and take over when it "
+                 "goes"});
+  s.Add({.path = "scheduler.leader-election.lease",
+         .type = Type::kString,
+         .default_value = "tessera-system/tessera-scheduler",
+         .help = "the coordination.k8s.io Lease the replicas compete for, namespace/name"});
+  s.Add({.path = "scheduler.leader-election.identity",
+         .type = Type::kString,
+         .default_value = "",
+         .help = "this replica's name in the Lease; empty = scheduler.leader-election.pod-name, "
+                 "else the host name"});
+  s.Add({.path = "scheduler.leader-election.pod-name",
+         .type = Type::kString,
+         .default_value = "",
+         .help = "this replica's own pod (from the downward API), which the leader labels "
+                 "tessera.io/scheduler-leader=true; empty = no label (a scheduler outside a pod)"});
+  s.Add({.path = "scheduler.leader-election.pod-namespace",
+         .type = Type::kString,
+         .default_value = "tessera-system",
+         .help = "the namespace of scheduler.leader-election.pod-name"});
+  s.Add({.path = "scheduler.leader-election.lease-duration",
+         .type = Type::kDuration,
+         .default_value = "15s",
+         .help = "how long followers wait after the leader's last renewal before taking over",
+         .min = 1,
+         .max = 600});
+  s.Add({.path = "scheduler.leader-election.renew-deadline",
+         .type = Type::kDuration,
+         .default_value = "10s",
+         .help = "a leader that cannot renew for this long stops binding; less than "
+                 "lease-duration by more than a bind's API call may take",
+         .min = 1,
+         .max = 600});
+  s.Add({.path = "scheduler.leader-election.retry-period",
+         .type = Type::kDuration,
+         .default_value = "2s",
+         .help = "how often the leader renews and followers try",
+         .min = 0.1,
+         .max = 60});
   s.Add({.path = "scheduler.max-body",
          .type = Type::kBytes,
          .default_value = "4Mi",

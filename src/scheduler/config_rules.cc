@@ -97,9 +97,31 @@ Status ClientCaNeedsTls(const Config& c) {
   return Status::Ok();
 }
 
+// retry-period < renew-deadline < lease-duration, as the elector needs; the lease namespace/name.
+Status LeaderElectionTimes(const Config& c) {
+  if (!c.GetBool("scheduler.leader-election.enabled")) return Status::Ok();
+  const std::string lease = c.GetString("scheduler.leader-election.lease");
+  size_t slash = lease.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == lease.size() ||
+      lease.find('/', slash + 1) != std::string::npos) {
+    return InvalidArgument("scheduler.leader-election.lease must be namespace/name, not \"" +
+                           lease + "\"");
+  }
+  const double duration = c.GetDuration("scheduler.leader-election.lease-duration").count();
+  const double renew = c.GetDuration("scheduler.leader-election.renew-deadline").count();
+  const double retry = c.GetDuration("scheduler.leader-election.retry-period").count();
+  if (!(retry < renew && renew < duration)) {
+    return InvalidArgument(
+        "scheduler.leader-election: retry-period must be less than renew-deadline, and "
+        "renew-deadline less than lease-duration (a leader must stop before another may start)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddSchedulerRules(config::Schema& s) {
+  s.AddRule(LeaderElectionTimes);
   s.AddRule(ResourceNamesDistinctAndQualified);
   s.AddRule(MemoryUnitsWholeMiB);
   s.AddRule(ListenAddress);

@@ -95,6 +95,7 @@ Result<std::optional<GpuRequest>> ParseVgpu(const Quantities& q, const DialectCo
   if (!count && !memory && !percent && !cores) return std::optional<GpuRequest>();
   GpuRequest r;
   r.dialect = "vGPU";
+  r.slot = true;
   // A memory or cores request without a count means one GPU, as in HAMi.
   r.count = count ? static_cast<int>(std::min<int64_t>(*count, kMaxGpusPerContainer + 1)) : 1;
   if (count && *count == 0) {
@@ -278,6 +279,25 @@ std::vector<std::string> DialectConfig::ResourceNames() const {
   add(vcuda_enabled, {vcuda_core, vcuda_memory});
   add(gpushare_enabled, {gpushare_memory});
   return out;
+}
+
+void MarkSlotContainers(const json& pod, const DialectConfig& dialects, Allocation& allocation) {
+  const json* spec = Member(pod, "spec");
+  if (!dialects.vgpu_enabled || !spec || !spec->is_object()) return;
+  for (ContainerAllocation& ca : allocation.containers) {
+    if (ca.slot) continue;
+    for (const char* list : {"initContainers", "containers"}) {
+      const json* containers = Member(*spec, list);
+      if (!containers || !containers->is_array()) continue;
+      for (const json& c : *containers) {
+        if (!c.is_object() || StringMember(c, "name", "") != ca.name) continue;
+        const json* resources = Member(c, "resources");
+        const json* limits =
+            resources && resources->is_object() ? Member(*resources, "limits") : nullptr;
+        ca.slot = limits && limits->is_object() && limits->contains(dialects.vgpu_count);
+      }
+    }
+  }
 }
 
 Result<PodRequest> ParsePod(const json& pod, const DialectConfig& dialects) {

@@ -17,6 +17,7 @@
 
 #include "common/status.h"
 #include "config/config.h"
+#include "scheduler/protocol.h"
 #include "scheduler/request.h"
 
 namespace tessera::scheduler {
@@ -61,5 +62,11 @@ inline constexpr char kHamiPriorityResource[] = "nvidia.com/priority";
 // The request of `pod` (a v1 Pod as JSON). An empty request means the pod asks for no Tessera
 // resource. InvalidArgument for an invalid request, with a message a user can act on.
 Result<PodRequest> ParsePod(const nlohmann::json& pod, const DialectConfig& dialects);
+
+// Marks the containers of `allocation` that take a vGPU slot on each of their GPUs: those whose
+// limits name the vGPU count resource, as kubelet counts it. For decisions written without the
+// "slot" field (by a scheduler from before slots were counted); it never clears one.
+void MarkSlotContainers(const nlohmann::json& pod, const DialectConfig& dialects,
+                        Allocation& allocation);
 
 }  // namespace tessera::scheduler

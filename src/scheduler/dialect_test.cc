@@ -69,6 +69,7 @@ TEST(Dialect, OneContainerRequests) {
     ASSERT_EQ(r->containers.size(), 1u) << c.name;
     GpuRequest want = c.want;
     want.dialect = c.dialect;
+    want.slot = want.dialect == "vGPU";  // only the vGPU dialect's containers take slots
     EXPECT_EQ(r->containers[0].gpu, want) << c.name << ": got " << r->containers[0].gpu.Describe();
   }
 }

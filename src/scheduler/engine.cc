@@ -22,7 +22,14 @@ std::vector<const NodeState*>& ThreadNodes() {
 Engine::Engine(ClusterState& state, Binder& binder, EngineOptions options, Metrics* metrics)
     : state_(state), binder_(binder), options_(options), metrics_(metrics) {}
 
-FilterResult Engine::Filter(const PodRequest& request, std::span<const std::string> names) const {
+Claimant Engine::ClaimantOf(const PodId& pod, std::string& key) const {
+  key = pod.Key();
+  std::optional<PendingPriority> priority = state_.PriorityOf(pod);
+  return {key, priority ? priority->priority : 0};
+}
+
+FilterResult Engine::Filter(const PodId& pod, const PodRequest& request,
+                            std::span<const std::string> names) const {
   FilterResult result;
   result.fits.reserve(names.size());
   FitScratch& scratch = ThreadScratch();
@@ -34,6 +41,8 @@ FilterResult Engine::Filter(const PodRequest& request, std::span<const std::stri
     result.fits.assign(names.begin(), names.end());
     return result;
   }
+  std::string key;
+  const Claimant who = ClaimantOf(pod, key);
   std::vector<const NodeState*>& nodes = ThreadNodes();
   state_.FindAll(names, nodes);
   for (size_t i = 0; i < names.size(); ++i) {
@@ -44,7 +53,7 @@ FilterResult Engine::Filter(const PodRequest& request, std::span<const std::stri
       continue;
     }
     // 0 = fits, 1 = not now, 2 = never.
-    int verdict = state_.Read(*node, [&](bool present, std::span<const GpuSlot> gpus) {
+    int verdict = state_.ReadFor(*node, who, [&](bool present, std::span<const GpuSlot> gpus) {
       if (!present) {
         out.reason = "node has no usable GPU inventory: " + node->inventory_error;
         return 2;
@@ -64,11 +73,13 @@ FilterResult Engine::Filter(const PodRequest& request, std::span<const std::stri
 }
 
 std::vector<std::pair<std::string, int>> Engine::Prioritize(
-    const PodRequest& request, std::span<const std::string> names) const {
+    const PodId& pod, const PodRequest& request, std::span<const std::string> names) const {
   std::vector<std::pair<std::string, int>> scores;
   scores.reserve(names.size());
   FitScratch& scratch = ThreadScratch();
   const Policy policy = request.node_policy.value_or(options_.node_policy);
+  std::string key;
+  const Claimant who = ClaimantOf(pod, key);
   std::vector<const NodeState*>& nodes = ThreadNodes();
   state_.FindAll(names, nodes);
   for (size_t i = 0; i < names.size(); ++i) {
@@ -76,7 +87,7 @@ std::vector<std::pair<std::string, int>> Engine::Prioritize(
     const NodeState* node = nodes[i];
     int score = 0;
     if (node) {
-      score = state_.Read(*node, [&](bool present, std::span<const GpuSlot> gpus) {
+      score = state_.ReadFor(*node, who, [&](bool present, std::span<const GpuSlot> gpus) {
         if (!present) return 0;
         std::optional<uint64_t> charged = ChargedMib(request, gpus, options_.gpu_policy, scratch);
         return charged ? NodeScore(policy, gpus, *charged) : 0;
@@ -111,6 +122,12 @@ Status Engine::Bind(const PodId& pod, const std::string& node) {
     }
     return status;
   };
+  if (options_.leadership && !options_.leadership->Leading()) {
+    return finish(Outcome::kInvalid,
+                  Unavailable("this Tessera scheduler replica does not lead, so it binds no "
+                              "pod (" +
+                              options_.leadership->Describe() + ")"));
+  }
   auto not_seen = [](const Result<PodRequest>& r) {
     return !r.ok() && r.status().code() == StatusCode::kNotFound;
   };

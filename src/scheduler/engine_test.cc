@@ -14,6 +14,8 @@ using testing::FakeBinder;
 using testing::MakePod;
 using testing::MakeUniformNode;
 
+const PodId kPod{"default", "p", "uid-p"};
+
 class EngineTest : public ::testing::Test {
  protected:
   EngineTest()
@@ -40,7 +42,7 @@ class EngineTest : public ::testing::Test {
 };
 
 TEST_F(EngineTest, FilterSortsNodesIntoFitsFailedAndUnresolvable) {
-  FilterResult f = engine_.Filter(Request(MakePod("p", {{"nvidia.com/gpu", 2}})), names_);
+  FilterResult f = engine_.Filter(kPod, Request(MakePod("p", {{"nvidia.com/gpu", 2}})), names_);
   EXPECT_EQ(f.fits, std::vector<std::string>{"big"});
   EXPECT_TRUE(f.failed.empty());
   ASSERT_EQ(f.unresolvable.size(), 2u);
@@ -51,7 +53,7 @@ TEST_F(EngineTest, FilterSortsNodesIntoFitsFailedAndUnresolvable) {
   // Fill "small": then a request that fits it empty fails there, resolvably.
   PodRequest big = Request(MakePod("a", {{"tencent.com/vcuda-memory", 90}}));
   ASSERT_TRUE(engine_.Bind({"default", "a", "uid-a"}, "small").ok());
-  f = engine_.Filter(Request(MakePod("b", {{"tencent.com/vcuda-memory", 10}})), names_);
+  f = engine_.Filter(kPod, Request(MakePod("b", {{"tencent.com/vcuda-memory", 10}})), names_);
   EXPECT_EQ(f.fits, std::vector<std::string>{"big"});
   ASSERT_EQ(f.failed.size(), 1u);
   EXPECT_EQ(f.failed[0].first, "small");
@@ -59,17 +61,17 @@ TEST_F(EngineTest, FilterSortsNodesIntoFitsFailedAndUnresolvable) {
             std::string::npos)
       << f.failed[0].second;
   // A pod without GPU request fits everywhere.
-  EXPECT_EQ(engine_.Filter(PodRequest{}, names_).fits, names_);
+  EXPECT_EQ(engine_.Filter(kPod, PodRequest{}, names_).fits, names_);
 }
 
 TEST_F(EngineTest, PrioritizeByPolicy) {
   PodRequest req = Request(MakePod("p", {{"nvidia.com/gpumem", 20000}}));
-  auto scores = engine_.Prioritize(req, names_);
+  auto scores = engine_.Prioritize(kPod, req, names_);
   // binpack: the small node ends up fuller.
   EXPECT_EQ(scores,
             (std::vector<std::pair<std::string, int>>{{"small", 8}, {"big", 1}, {"ghost", 0}}));
   req.node_policy = Policy::kSpread;
-  scores = engine_.Prioritize(req, names_);
+  scores = engine_.Prioritize(kPod, req, names_);
   EXPECT_EQ(scores,
             (std::vector<std::pair<std::string, int>>{{"small", 2}, {"big", 9}, {"ghost", 0}}));
 }

@@ -118,8 +118,8 @@ std::string PrioritizeAnswer(const std::vector<std::pair<std::string, int>>& sco
 
 }  // namespace
 
-Extender::Extender(Engine& engine, ClusterState& state, Metrics& metrics)
-    : engine_(engine), state_(state), metrics_(metrics) {}
+Extender::Extender(Engine& engine, ClusterState& state, Metrics& metrics, Preemptor* preemptor)
+    : engine_(engine), state_(state), metrics_(metrics), preemptor_(preemptor) {}
 
 Result<Extender::Args> Extender::ParseArgs(const json& args) {
   if (!args.is_object()) return InvalidArgument("the request body must be a JSON object");
@@ -164,8 +164,17 @@ Result<std::string> Extender::Filter(const json& body) {
     const std::string why = "invalid GPU request: " + args.request.status().message();
     for (const std::string& n : args.names) result.unresolvable.emplace_back(n, why);
   } else {
-    result = engine_.Filter(*args.request, args.names);
+    result = engine_.Filter(args.pod, *args.request, args.names);
     if (result.fits.empty()) metrics_.Count(Outcome::kNoFit);
+    if (result.fits.empty() && preemptor_ && !result.failed.empty()) {
+      std::vector<std::string> failed;
+      for (const auto& [name, reason] : result.failed) failed.push_back(name);
+      if (auto note = preemptor_->AfterNoFit(args.pod, *args.request, failed)) {
+        for (auto& [name, reason] : result.failed) {
+          if (name == note->first) reason += "; " + note->second;
+        }
+      }
+    }
   }
   std::string out = FilterAnswer(result, args.nodes);
   metrics_.filter_latency.Observe(std::chrono::steady_clock::now() - start);
@@ -179,7 +188,7 @@ Result<std::string> Extender::Prioritize(const json& body) {
   if (!args.request.ok()) {
     for (std::string& n : args.names) scores.emplace_back(std::move(n), 0);
   } else {
-    scores = engine_.Prioritize(*args.request, args.names);
+    scores = engine_.Prioritize(args.pod, *args.request, args.names);
   }
   std::string out = PrioritizeAnswer(scores);
   metrics_.prioritize_latency.Observe(std::chrono::steady_clock::now() - start);
@@ -195,6 +204,61 @@ Result<std::string> Extender::Bind(const json& body) {
   if (name.empty() || node.empty()) return InvalidArgument("\"PodName\" and \"Node\" must be set");
   Status s = engine_.Bind({ns.empty() ? "default" : ns, name, uid}, node);
   return Dump(json{{"Error", s.ok() ? "" : s.message()}});
+}
+
+Result<std::string> Extender::Preempt(const json& body) {
+  ASSIGN_OR_RETURN(Args args, ParseArgs(body));
+  // NodeNameToMetaVictims (nodeCacheCapable) or NodeNameToVictims: node -> {Pods, NumPDBViolations}
+  // with each pod as {UID} or as a Pod object.
+  std::vector<Preemptor::Candidate> candidates;
+  for (const char* key : {"NodeNameToMetaVictims", "NodeNameToVictims"}) {
+    const json* map = Field(body, key);
+    if (!map) continue;
+    if (!map->is_object()) return InvalidArgument(std::string("\"") + key + "\" must be an object");
+    for (const auto& [node, victims] : map->items()) {
+      Preemptor::Candidate c{node, {}, 0};
+      const json* pods = victims.is_object() ? Field(victims, "Pods") : nullptr;
+      if (pods && !pods->is_array()) return InvalidArgument("\"Pods\" must be a list");
+      for (const json& p : pods ? *pods : json::array()) {
+        std::string uid = p.is_object() && p.contains("UID") && p["UID"].is_string()
+                              ? p["UID"].get<std::string>()
+                              : MetaString(p, "uid");
+        if (uid.empty()) return InvalidArgument("a victim of node " + node + " has no UID");
+        c.victims.push_back(std::move(uid));
+      }
+      if (const json* n = victims.is_object() ? Field(victims, "NumPDBViolations") : nullptr) {
+        if (n->is_number_integer()) c.pdb_violations = n->get<int64_t>();
+      }
+      candidates.push_back(std::move(c));
+    }
+  }
+  // ExtenderPreemptionResult: the candidates kept, with their victims as {UID}.
+  std::string out = R"({"NodeNameToMetaVictims":{)";
+  auto append = [&out](const Preemptor::Candidate& c) {
+    if (out.back() != '{') out += ',';
+    AppendString(out, c.node);
+    out += R"(:{"Pods":[)";
+    for (size_t i = 0; i < c.victims.size(); ++i) {
+      if (i) out += ',';
+      out += R"({"UID":)";
+      AppendString(out, c.victims[i]);
+      out += '}';
+    }
+    out += R"(],"NumPDBViolations":)" + std::to_string(c.pdb_violations) + "}";
+  };
+  if (!preemptor_ || (args.request.ok() && args.request->empty())) {
+    // No GPUs to account for: kube-scheduler's candidates stand as they are.
+    for (const Preemptor::Candidate& c : candidates) append(c);
+  } else if (args.request.ok() && !candidates.empty()) {
+    const json* spec = Field(body["Pod"], "spec");
+    const json* priority = spec && spec->is_object() ? Field(*spec, "priority") : nullptr;
+    int sent = priority && priority->is_number_integer() ? priority->get<int>() : 0;
+    if (auto chosen = preemptor_->Choose(args.pod, *args.request, sent, candidates)) {
+      append(*chosen);
+    }
+  }
+  out += "}}";
+  return out;
 }
 
 }  // namespace tessera::scheduler

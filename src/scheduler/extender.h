@@ -1,5 +1,6 @@
-// Extender: the kube-scheduler extender protocol (filter, prioritize, bind): JSON in, the answer's
-// JSON text out.
+// Extender: the kube-scheduler extender protocol (filter, prioritize, bind, preempt): JSON in, the
+// answer's JSON text out. With a Preemptor, a filter in which no node fits may start a GPU
+// preemption (preemptor.h), and the preempt verb widens kube-scheduler's candidates.
 //
 // kube-scheduler's extender types have no JSON tags, so keys are PascalCase; embedded Pods and
 // Nodes are ordinary API objects (camelCase). Unset pointers arrive as null, and null is accepted
@@ -20,12 +21,14 @@
 #include "scheduler/cluster_state.h"
 #include "scheduler/engine.h"
 #include "scheduler/metrics.h"
+#include "scheduler/preemptor.h"
 
 namespace tessera::scheduler {
 
 class Extender {
  public:
-  Extender(Engine& engine, ClusterState& state, Metrics& metrics);
+  // `preemptor` may be null: no preemption.
+  Extender(Engine& engine, ClusterState& state, Metrics& metrics, Preemptor* preemptor = nullptr);
 
   // ExtenderArgs -> ExtenderFilterResult {Nodes, NodeNames, FailedNodes,
   // FailedAndUnresolvableNodes, Error}.
@@ -34,6 +37,10 @@ class Extender {
   Result<std::string> Prioritize(const nlohmann::json& args);
   // ExtenderBindingArgs {PodName, PodNamespace, PodUID, Node} -> ExtenderBindingResult {Error}.
   Result<std::string> Bind(const nlohmann::json& args);
+  // ExtenderPreemptionArgs {Pod, NodeNameToMetaVictims or NodeNameToVictims} ->
+  // ExtenderPreemptionResult {NodeNameToMetaVictims}: at most one node, its victims widened for the
+  // pod's GPUs; none when no candidate works or preemption is off.
+  Result<std::string> Preempt(const nlohmann::json& args);
 
  private:
   struct Args {
@@ -47,6 +54,7 @@ class Extender {
   Engine& engine_;
   ClusterState& state_;
   Metrics& metrics_;
+  Preemptor* preemptor_;
 };
 
 }  // namespace tessera::scheduler

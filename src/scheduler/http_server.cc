@@ -113,6 +113,7 @@ void HttpServer::Routes() {
   post("/filter", extender, [this](const json& b) { return extender_.Filter(b); });
   post("/prioritize", extender, [this](const json& b) { return extender_.Prioritize(b); });
   post("/bind", extender, [this](const json& b) { return extender_.Bind(b); });
+  post("/preempt", extender, [this](const json& b) { return extender_.Preempt(b); });
   auto dumped = [](Result<json> r) -> Result<std::string> {
     if (!r.ok()) return r.status();
     return Dump(*r);

@@ -14,6 +14,8 @@ json GpuJson(const GpuSlot& g) {
           {"memoryMiB", g.info.memory_mib},
           {"usedMiB", g.used_mib},
           {"usedCores", g.used_cores},
+          {"slots", g.info.slots},
+          {"usedSlots", g.used_slots},
           {"pods", g.pods},
           {"exclusive", g.exclusive_pods > 0}};
 }

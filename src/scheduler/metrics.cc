@@ -112,6 +112,12 @@ std::string Metrics::Render(const StateSnapshot& state) const {
          "extender and webhook requests refused for the client's certificate (answered 403)");
   out += "tessera_scheduler_unauthorized_requests_total " +
          std::to_string(unauthorized_requests_.load()) + "\n";
+  Header(out, "tessera_scheduler_preemptions_total", "counter",
+         "preemptions the scheduler started for pods' GPUs (the pods it evicts itself)");
+  out += "tessera_scheduler_preemptions_total " + std::to_string(preemptions_.load()) + "\n";
+  Header(out, "tessera_scheduler_preempted_pods_total", "counter",
+         "pods evicted by the preemptions the scheduler started");
+  out += "tessera_scheduler_preempted_pods_total " + std::to_string(preempted_pods_.load()) + "\n";
   return out;
 }
 

@@ -48,6 +48,11 @@ class Metrics {
   uint64_t Decisions(Outcome o) const { return decisions_[static_cast<int>(o)].load(); }
   void CountBadRequest() { bad_requests_.fetch_add(1, std::memory_order_relaxed); }
   void CountUnauthorized() { unauthorized_requests_.fetch_add(1, std::memory_order_relaxed); }
+  // A preemption started for a pod's GPUs, with this many victims.
+  void CountPreemption(size_t victims) {
+    preemptions_.fetch_add(1, std::memory_order_relaxed);
+    preempted_pods_.fetch_add(victims, std::memory_order_relaxed);
+  }
 
   // The whole exposition: per-GPU memory and cores (allocated and total) from `state`, the
   // histograms and the counters.
@@ -58,6 +63,8 @@ class Metrics {
   std::atomic<uint64_t> bad_requests_{0};
   annotations::Signing signing_;
   std::atomic<uint64_t> unauthorized_requests_{0};
+  std::atomic<uint64_t> preemptions_{0};
+  std::atomic<uint64_t> preempted_pods_{0};
 };
 
 }  // namespace tessera::scheduler

@@ -1,6 +1,7 @@
 #include "scheduler/node_fit.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <initializer_list>
 #include <string_view>
@@ -17,6 +18,12 @@ std::string Cat(std::initializer_list<std::string_view> parts) {
   out.reserve(size);
   for (std::string_view p : parts) out += p;
   return out;
+}
+
+// vGPU slots left on a GPU; INT_MAX where it does not count them.
+int FreeSlots(const GpuSlot& gpu, bool ignore_usage) {
+  if (gpu.info.slots <= 0) return INT_MAX;
+  return std::max(0, gpu.info.slots - (ignore_usage ? 0 : gpu.used_slots));
 }
 
 // What this pod already uses a GPU for (app containers only).
@@ -76,6 +83,8 @@ class Fitter {
     s_.free_cores.resize(n);
     s_.pod_mib.assign(n, 0);
     s_.pod_cores.assign(n, 0);
+    s_.free_slots.resize(n);
+    s_.pod_slots.assign(n, 0);
     s_.eligible.resize(n);
     s_.pod_exclusive.assign(n, kUnused);
     for (size_t g = 0; g < n; ++g) {
@@ -84,6 +93,7 @@ class Fitter {
       int used_cores = opt_.ignore_usage ? 0 : slot.used_cores;
       s_.free_mib[g] = slot.info.memory_mib > used ? slot.info.memory_mib - used : 0;
       s_.free_cores[g] = std::max(0, 100 - used_cores);
+      s_.free_slots[g] = FreeSlots(slot, opt_.ignore_usage);
       s_.eligible[g] = slot.info.healthy && req_.selection.Allows(slot.info.model, slot.info.uuid);
     }
   }
@@ -112,12 +122,18 @@ class Fitter {
   int AddCores(int g, const GpuRequest& r, bool init) const {
     return init ? ExtraCores(g, r) : r.cores;
   }
+  // A slot-taking init container needs one only where the pod's app containers hold none.
+  int AddSlots(int g, const GpuRequest& r, bool init) const {
+    if (!r.slot) return 0;
+    return init && s_.pod_slots[g] > 0 ? 0 : 1;
+  }
 
   bool Admits(int g, const GpuRequest& r, bool init) const {
     if (!s_.eligible[g] || !ExclusivityAllows(g, r, init)) return false;
     uint64_t need = r.MemoryOn(gpus_[g].info.memory_mib);
     if (need == 0) return false;  // a GPU with no memory cannot hold anything
-    return AddMib(g, r, init) <= s_.free_mib[g] && AddCores(g, r, init) <= s_.free_cores[g];
+    return AddMib(g, r, init) <= s_.free_mib[g] && AddCores(g, r, init) <= s_.free_cores[g] &&
+           AddSlots(g, r, init) <= s_.free_slots[g];
   }
 
   bool Choose(const GpuRequest& r, bool init) {
@@ -167,14 +183,18 @@ class Fitter {
       ca->name = c.name;
       ca->init = c.init;
       ca->mode = r.mode;
+      ca->slot = r.slot;
     }
     for (int g : s_.chosen) {
       uint64_t add_mib = AddMib(g, r, c.init);
       int add_cores = AddCores(g, r, c.init);
+      int add_slots = AddSlots(g, r, c.init);
       s_.free_mib[g] -= add_mib;
       s_.free_cores[g] -= add_cores;
+      s_.free_slots[g] -= add_slots;
       s_.pod_mib[g] += add_mib;
       s_.pod_cores[g] += add_cores;
+      s_.pod_slots[g] += add_slots;
       if (!c.init) s_.pod_exclusive[g] = r.exclusive ? kExclusive : kShared;
       if (out_) out_->charged_mib += add_mib;
       if (ca) {
@@ -219,11 +239,16 @@ class Fitter {
       return Cat({prefix, "needs ", count, gpus_word, " matching ", req_.selection.Describe(),
                   ", node has ", std::to_string(matching), " (its GPUs: ", models, ")"});
     }
-    int exclusivity_ok = 0, memory_ok = 0, cores_ok = 0;
-    int best_mem = -1, best_cores = -1;
+    int exclusivity_ok = 0, slots_ok = 0, memory_ok = 0, cores_ok = 0;
+    int best_mem = -1, best_cores = -1, full = -1;
     for (int g = 0; g < n; ++g) {
       if (!s_.eligible[g] || !ExclusivityAllows(g, r, c.init)) continue;
       ++exclusivity_ok;
+      if (AddSlots(g, r, c.init) > s_.free_slots[g]) {
+        if (full < 0) full = g;
+        continue;
+      }
+      ++slots_ok;
       bool mem = AddMib(g, r, c.init) <= s_.free_mib[g];
       bool cores = AddCores(g, r, c.init) <= s_.free_cores[g];
       memory_ok += mem;
@@ -239,6 +264,13 @@ class Fitter {
       }
       return Cat({prefix, "needs ", count, gpus_word, ", only ", std::to_string(exclusivity_ok),
                   " of ", std::to_string(matching), " are not held exclusively by another pod"});
+    }
+    if (slots_ok < r.count) {
+      const std::string enough =
+          r.count > 1 ? Cat({"; ", std::to_string(slots_ok), " GPUs have a free one"}) : "";
+      return Cat({prefix, "no free vGPU slot: ", GpuName(full), " has all its ",
+                  std::to_string(gpus_[full].info.slots),
+                  " slots taken (the node's device-split-count)", enough});
     }
     if (memory_ok < r.count) {
       const std::string percent =
@@ -283,6 +315,7 @@ bool FitsOneContainer(const PodRequest& request, std::span<const GpuSlot> gpus, 
     if (need == 0 || need > free) continue;
     int free_cores = std::max(0, 100 - (ignore_usage ? 0 : slot.used_cores));
     if (r.cores > free_cores) continue;
+    if (r.slot && FreeSlots(slot, ignore_usage) < 1) continue;
     if (!request.selection.empty() && !request.selection.Allows(slot.info.model, slot.info.uuid)) {
       continue;
     }

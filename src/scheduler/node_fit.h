@@ -29,6 +29,7 @@ struct GpuSlot {
   GpuInfo info;
   uint64_t used_mib = 0;
   int used_cores = 0;
+  int used_slots = 0;      // vGPU slots taken (GpuInfo::slots)
   int pods = 0;            // pods holding a charge on it
   int exclusive_pods = 0;  // of those, the ones holding it exclusively
   bool operator==(const GpuSlot&) const = default;
@@ -39,6 +40,8 @@ struct FitScratch {
   std::vector<int> free_cores;
   std::vector<uint64_t> pod_mib;
   std::vector<int> pod_cores;
+  std::vector<int> free_slots;  // INT_MAX where the GPU does not count slots
+  std::vector<int> pod_slots;
   std::vector<char> eligible;
   std::vector<char> pod_exclusive;
   std::vector<int> candidates;

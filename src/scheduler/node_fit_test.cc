@@ -298,6 +298,70 @@ TEST(NodeFit, ComputeAndPercentAndHealth) {
                   .fits);
 }
 
+TEST(NodeFit, VgpuSlotsAreCountedPerGpu) {
+  // Two GPUs of 4 slots; GPU 0 has all 4 taken, GPU 1 three: a vGPU container fits on GPU 1
+  // only, although GPU 0 has far more memory free (binpack would pick it).
+  std::vector<GpuSlot> gpus = Uniform(2, "A10", 24000);
+  for (GpuSlot& g : gpus) g.info.slots = 4;
+  gpus[0].used_slots = 4;
+  gpus[0].used_mib = 1000;
+  gpus[0].pods = 4;
+  gpus[1].used_slots = 3;
+  gpus[1].used_mib = 20000;
+  gpus[1].pods = 3;
+  nlohmann::json vgpu = MakePod("p", {{"nvidia.com/gpu", 1}, {"nvidia.com/gpumem", 1000}});
+  FitCase o = FitPod(Parse(vgpu), gpus);
+  ASSERT_TRUE(o.fits) << o.out.reason;
+  EXPECT_EQ(Uuids(o.out.allocation), std::vector<std::string>{"GPU-1"});
+  EXPECT_TRUE(o.out.allocation.containers[0].slot);
+  ASSERT_EQ(ChargesOf(o.out.allocation).size(), 1u);
+  EXPECT_EQ(ChargesOf(o.out.allocation)[0].slots, 1);
+  // With both full, the reason names the GPU, its slot count and where it comes from.
+  gpus[1].used_slots = 4;
+  o = FitPod(Parse(vgpu), gpus);
+  EXPECT_FALSE(o.fits);
+  EXPECT_NE(o.out.reason.find("no free vGPU slot: GPU 0, A10 has all its 4 slots taken "
+                              "(the node's device-split-count)"),
+            std::string::npos)
+      << o.out.reason;
+  // Other dialects take no slot: a vcuda and a gpushare container still fit.
+  EXPECT_TRUE(
+      FitPod(Parse(MakePod("p", {{"tencent.com/vcuda-core", 10}, {"tencent.com/vcuda-memory", 4}})),
+             gpus)
+          .fits);
+  EXPECT_TRUE(FitPod(Parse(MakePod("p", {{"aliyun.com/gpu-mem", 1}})), gpus).fits);
+  // Against the empty node (could it ever fit here?) the slots are free again.
+  EXPECT_TRUE(FitPod(Parse(vgpu), gpus, Policy::kBinpack, /*ignore_usage=*/true).fits);
+  // An inventory without slots (an older agent) does not limit them.
+  for (GpuSlot& g : gpus) g.info.slots = 0;
+  EXPECT_TRUE(FitPod(Parse(vgpu), gpus).fits);
+}
+
+TEST(NodeFit, AnInitContainerTakesNoSecondSlotWhereThePodHoldsOne) {
+  // One slot left on each of two GPUs: the app container takes one, the init container reuses
+  // the pod's GPU (the peak of init against the sum of app, as kubelet hands devices on).
+  std::vector<GpuSlot> gpus = Uniform(2, "A10", 24000);
+  for (GpuSlot& g : gpus) {
+    g.info.slots = 2;
+    g.used_slots = 1;
+    g.pods = 1;
+  }
+  nlohmann::json pod =
+      MakePod("p", std::vector<TestContainer>{
+                       {"main", {{"nvidia.com/gpu", 1}, {"nvidia.com/gpumem", 100}}},
+                       {"init", {{"nvidia.com/gpu", 1}, {"nvidia.com/gpumem", 100}}, true}});
+  FitCase o = FitPod(Parse(pod), gpus);
+  ASSERT_TRUE(o.fits) << o.out.reason;
+  std::vector<GpuCharge> charges = ChargesOf(o.out.allocation);
+  ASSERT_EQ(charges.size(), 1u);
+  EXPECT_EQ(charges[0].slots, 1);
+  // Two app containers need a slot each: on two GPUs of one free slot each, they split.
+  pod["spec"]["initContainers"][0]["restartPolicy"] = "Always";
+  o = FitPod(Parse(pod), gpus);
+  ASSERT_TRUE(o.fits) << o.out.reason;
+  EXPECT_NE(Uuids(o.out.allocation, 0), Uuids(o.out.allocation, 1));
+}
+
 // A random one-GPU-kind request for the agreement tests below.
 GpuRequest RandomRequest(std::mt19937& rng) {
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -307,6 +371,7 @@ GpuRequest RandomRequest(std::mt19937& rng) {
   r.memory_percent = pick(1, 100);
   r.cores = pick(0, 10) * 10;
   r.exclusive = pick(0, 4) == 0;
+  r.slot = pick(0, 1) == 0;
   return r;
 }
 
@@ -324,6 +389,8 @@ TEST(NodeFit, QuickCheckAgreesWithTheFullFit) {
       g.used_cores = g.pods * pick(0, 50);
       g.exclusive_pods = g.pods > 0 && pick(0, 5) == 0;
       g.info.healthy = pick(0, 9) > 0;
+      g.info.slots = pick(0, 3);
+      g.used_slots = std::min(g.pods, g.info.slots);
     }
     GpuRequest r = RandomRequest(rng);
     PodRequest req{{{"main", false, r}}, {}, std::nullopt};
@@ -358,6 +425,8 @@ TEST(NodeFit, ChargedMibAgreesWithTheFullFit) {
       g.used_cores = g.pods * pick(0, 50);
       g.exclusive_pods = g.pods > 0 && pick(0, 5) == 0;
       g.info.healthy = pick(0, 9) > 0;
+      g.info.slots = pick(0, 3);
+      g.used_slots = std::min(g.pods, g.info.slots);
     }
     PodRequest req{{{"main", pick(0, 3) == 0, RandomRequest(rng)}}, {}, std::nullopt};
     if (pick(0, 2) == 0) req.containers.push_back({"side", pick(0, 1) == 1, RandomRequest(rng)});

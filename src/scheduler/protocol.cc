@@ -64,6 +64,8 @@ Result<std::vector<GpuInfo>> ParseInventory(std::string_view text) {
     RETURN_IF_ERROR(Field(g, "sms", where, info.sms, false));
     RETURN_IF_ERROR(Field(g, "numa", where, info.numa, false));
     RETURN_IF_ERROR(Field(g, "healthy", where, info.healthy, false));
+    RETURN_IF_ERROR(Field(g, "slots", where, info.slots, false));
+    if (info.slots < 0) return InvalidArgument(where + ": \"slots\" must not be negative");
     if (info.uuid.empty()) return InvalidArgument(where + ": \"uuid\" is empty");
     if (!seen.insert(info.uuid).second) {
       return InvalidArgument(where + ": uuid " + info.uuid + " appears twice");
@@ -82,7 +84,8 @@ std::string InventoryToJson(const std::vector<GpuInfo>& gpus) {
                     {"memoryMiB", g.memory_mib},
                     {"sms", g.sms},
                     {"numa", g.numa},
-                    {"healthy", g.healthy}});
+                    {"healthy", g.healthy},
+                    {"slots", g.slots}});
   }
   return json{{"version", 1}, {"gpus", list}}.dump();
 }
@@ -99,6 +102,7 @@ std::string AllocationToJson(const Allocation& a) {
     }
     json container = {{"name", c.name}, {"mode", ComputeModeName(c.mode)}, {"devices", devices}};
     if (c.init) container["init"] = true;
+    if (c.slot) container["slot"] = true;
     containers.push_back(std::move(container));
   }
   return json{{"version", 1}, {"node", a.node}, {"containers", containers}}.dump();
@@ -122,6 +126,7 @@ Result<Allocation> ParseAllocation(std::string_view text) {
     RETURN_IF_ERROR(Field(c, "name", where, ca.name, true));
     RETURN_IF_ERROR(Field(c, "mode", where, mode, false));
     RETURN_IF_ERROR(Field(c, "init", where, ca.init, false));
+    RETURN_IF_ERROR(Field(c, "slot", where, ca.slot, false));
     if (mode != "hard" && mode != "elastic") {
       return InvalidArgument(where + ": \"mode\" must be hard or elastic, not " + mode);
     }
@@ -168,10 +173,12 @@ std::vector<GpuCharge> ChargesOf(const Allocation& allocation) {
       if (c.init) {
         it->init.memory_mib = std::max(it->init.memory_mib, d.memory_mib);
         it->init.cores = std::max(it->init.cores, d.cores);
+        it->init.slots = std::max(it->init.slots, c.slot ? 1 : 0);
         it->init.exclusive = it->init.exclusive || d.exclusive;
       } else {
         it->app.memory_mib += d.memory_mib;
         it->app.cores = std::min(100, it->app.cores + d.cores);
+        it->app.slots += c.slot ? 1 : 0;
         it->app.exclusive = it->app.exclusive || d.exclusive;
       }
     }
@@ -180,7 +187,8 @@ std::vector<GpuCharge> ChargesOf(const Allocation& allocation) {
   out.reserve(acc.size());
   for (const Acc& a : acc) {
     out.push_back({a.app.uuid, std::max(a.app.memory_mib, a.init.memory_mib),
-                   std::max(a.app.cores, a.init.cores), a.app.exclusive || a.init.exclusive});
+                   std::max(a.app.cores, a.init.cores), a.app.exclusive || a.init.exclusive,
+                   std::max(a.app.slots, a.init.slots)});
   }
   return out;
 }

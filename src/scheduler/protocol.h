@@ -32,11 +32,14 @@ struct GpuInfo {
   int sms = 0;
   int numa = -1;  // -1 = unknown
   bool healthy = true;
+  // vGPU slots (node.device-split-count): how many containers of the slot-counted resource
+  // (nvidia.com/gpu) kubelet admits on this GPU; 0 = not counted (an agent that does not say).
+  int slots = 0;
   bool operator==(const GpuInfo&) const = default;
 };
 
 // `{"version":1,"gpus":[{"uuid":..,"index":..,"model":..,"memoryMiB":..,"sms":..,"numa":..,
-// "healthy":..}]}`. UUIDs must be unique and non-empty.
+// "healthy":..,"slots":..}]}`. UUIDs must be unique and non-empty.
 Result<std::vector<GpuInfo>> ParseInventory(std::string_view text);
 std::string InventoryToJson(const std::vector<GpuInfo>& gpus);
 
@@ -54,6 +57,7 @@ struct ContainerAllocation {
   bool init = false;  // field "init", omitted when false
   ComputeMode mode = ComputeMode::kHard;
   std::vector<DeviceAllocation> devices;
+  bool slot = false;  // takes a vGPU slot on each of its GPUs (field "slot", omitted when false)
   bool operator==(const ContainerAllocation&) const = default;
 };
 
@@ -74,6 +78,7 @@ struct GpuCharge {
   uint64_t memory_mib = 0;
   int cores = 0;
   bool exclusive = false;
+  int slots = 0;
   bool operator==(const GpuCharge&) const = default;
 };
 

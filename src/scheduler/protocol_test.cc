@@ -6,8 +6,8 @@ namespace tessera::scheduler {
 namespace {
 
 TEST(Protocol, InventoryRoundTripAndDefaults) {
-  std::vector<GpuInfo> gpus = {{"GPU-a", 0, "NVIDIA H200", 143771, 132, 0, true},
-                               {"GPU-b", 1, "NVIDIA H200", 143771, 132, 1, false}};
+  std::vector<GpuInfo> gpus = {{"GPU-a", 0, "NVIDIA H200", 143771, 132, 0, true, 10},
+                               {"GPU-b", 1, "NVIDIA H200", 143771, 132, 1, false, 10}};
   Result<std::vector<GpuInfo>> back = ParseInventory(InventoryToJson(gpus));
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(*back, gpus);
@@ -17,6 +17,7 @@ TEST(Protocol, InventoryRoundTripAndDefaults) {
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_TRUE((*back)[0].healthy);
   EXPECT_EQ((*back)[0].numa, -1);
+  EXPECT_EQ((*back)[0].slots, 0) << "an inventory without slots does not count them";
 }
 
 TEST(Protocol, InventoryErrorsNameTheField) {
@@ -34,6 +35,8 @@ TEST(Protocol, InventoryErrorsNameTheField) {
       {R"({"version":1,"gpus":[{"uuid":"a","index":0,"model":"T4","memoryMiB":1},)"
        R"({"uuid":"a","index":1,"model":"T4","memoryMiB":1}]})",
        "uuid a appears twice"},
+      {R"({"version":1,"gpus":[{"uuid":"a","index":0,"model":"T4","memoryMiB":1,"slots":-1}]})",
+       "gpus[0]: \"slots\" must not be negative"},
   };
   for (const Case& c : cases) {
     Result<std::vector<GpuInfo>> r = ParseInventory(c.text);
@@ -49,8 +52,9 @@ TEST(Protocol, AllocationRoundTrip) {
                  false,
                  ComputeMode::kElastic,
                  {{"GPU-a", 4096, 30, 80, false}, {"GPU-b", 4096, 30, 80, false}}},
-                {"solo", false, ComputeMode::kHard, {{"GPU-c", 80000, 100, 0, true}}}}};
+                {"solo", false, ComputeMode::kHard, {{"GPU-c", 80000, 100, 0, true}}, true}}};
   std::string text = AllocationToJson(a);
+  EXPECT_NE(text.find(R"("slot":true)"), std::string::npos);
   EXPECT_NE(text.find(R"("mode":"elastic")"), std::string::npos);
   Result<Allocation> back = ParseAllocation(text);
   ASSERT_TRUE(back.ok()) << back.status().message();
@@ -74,6 +78,23 @@ TEST(Protocol, ChargesArePeakOfInitAgainstSumOfApp) {
   std::vector<GpuCharge> want = {
       {"GPU-a", 6000, 50, false}, {"GPU-b", 1000, 0, false}, {"GPU-c", 500, 0, true}};
   EXPECT_EQ(ChargesOf(a), want);
+}
+
+TEST(Protocol, SlotsArePeakOfInitAgainstSumOfApp) {
+  Allocation a{"n",
+               {{"init",
+                 true,
+                 ComputeMode::kHard,
+                 {{"GPU-a", 1, 0, 0, false}, {"GPU-b", 1, 0, 0, false}},
+                 true},
+                {"app1", false, ComputeMode::kHard, {{"GPU-a", 1, 0, 0, false}}, true},
+                {"app2", false, ComputeMode::kHard, {{"GPU-a", 1, 0, 0, false}}, true},
+                {"app3", false, ComputeMode::kHard, {{"GPU-c", 1, 0, 0, false}}}}};
+  std::vector<GpuCharge> charges = ChargesOf(a);
+  ASSERT_EQ(charges.size(), 3u);
+  EXPECT_EQ(charges[0].slots, 2);  // two app containers against one init container
+  EXPECT_EQ(charges[1].slots, 1);  // the init container alone
+  EXPECT_EQ(charges[2].slots, 0);  // a container that takes no slot
 }
 
 }  // namespace

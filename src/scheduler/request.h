@@ -31,6 +31,9 @@ struct GpuRequest {
   ComputeMode mode = ComputeMode::kHard;
   bool exclusive = false;  // no other pod may use these GPUs
   std::string dialect;     // which dialect it came from, for messages only
+  // Takes one vGPU slot on each of its GPUs (GpuInfo::slots): kubelet admits the slot-counted
+  // resource (the vGPU dialect's nvidia.com/gpu) per container and GPU, whatever the memory.
+  bool slot = false;
 
   // The memory this request needs on a GPU with `total_mib` of memory.
   uint64_t MemoryOn(uint64_t total_mib) const {

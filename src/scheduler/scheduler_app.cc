@@ -1,6 +1,11 @@
 #include "scheduler/scheduler_app.h"
 
+#include <unistd.h>
+
+#include <thread>
+
 #include "kube/resource.h"
+#include "log/log.h"
 
 namespace tessera::scheduler {
 namespace {
@@ -14,6 +19,12 @@ kube::InformerHandlers Feed(ClusterState& state, bool nodes) {
           .on_update = [apply](const kube::Json&,
                                const kube::Json& o) { apply(EventType::kModified, o); },
           .on_delete = [apply](const kube::Json& o) { apply(EventType::kDeleted, o); }};
+}
+
+template <typename Options>
+Options WithLeadership(Options options, const Leadership& leadership) {
+  options.leadership = &leadership;
+  return options;
 }
 
 }  // namespace
@@ -43,15 +54,67 @@ AppOptions AppOptions::FromConfig(const config::Config& cfg) {
   o.scheduler_name = cfg.GetString("scheduler.name");
   o.engine.scheduler_name = o.scheduler_name;
   o.trusted_users = cfg.GetList("scheduler.webhook.trusted-users");
+  o.preemption = cfg.GetBool("scheduler.preemption.enabled");
+  o.preemptor.gpu_policy = o.engine.gpu_policy;
+  o.preemptor.nomination_ttl = std::chrono::duration_cast<std::chrono::seconds>(
+      cfg.GetDuration("scheduler.preemption.nomination-ttl"));
+  o.elected = cfg.GetBool("scheduler.leader-election.enabled");
+  const std::string lease = cfg.GetString("scheduler.leader-election.lease");
+  o.election.lease_namespace = lease.substr(0, lease.find('/'));
+  o.election.lease_name = lease.substr(lease.find('/') + 1);
+  o.pod_name = cfg.GetString("scheduler.leader-election.pod-name");
+  o.pod_namespace = cfg.GetString("scheduler.leader-election.pod-namespace");
+  o.election.identity = cfg.GetString("scheduler.leader-election.identity");
+  if (o.election.identity.empty()) o.election.identity = o.pod_name;
+  if (o.election.identity.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    o.election.identity = host;
+  }
+  o.election.lease_duration =
+      duration_cast<milliseconds>(cfg.GetDuration("scheduler.leader-election.lease-duration"));
+  o.election.renew_deadline =
+      duration_cast<milliseconds>(cfg.GetDuration("scheduler.leader-election.renew-deadline"));
+  o.election.retry_period =
+      duration_cast<milliseconds>(cfg.GetDuration("scheduler.leader-election.retry-period"));
   return o;
 }
 
+Status KubeEvictor::Evict(const Eviction& e) {
+  const kube::Json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", e.victim.name}, {"namespace", e.victim.ns}, {"uid", e.victim.uid}}}};
+  // As kube-scheduler marks its victims, so that controllers can tell why the pod ends; a pod
+  // that is gone already fails the DELETE below with NotFound.
+  kube::Json condition = {{"type", "DisruptionTarget"},
+                          {"status", "True"},
+                          {"reason", "PreemptionByScheduler"},
+                          {"message", "Tessera scheduler: " + e.message}};
+  Result<kube::Json> marked = client_.SetPodCondition(e.victim.ns, e.victim.name, condition);
+  if (!marked.ok() && marked.status().code() == StatusCode::kNotFound) return Status::Ok();
+  Status deleted = client_.DeletePod(e.victim.ns, e.victim.name, e.victim.uid);
+  if (!deleted.ok()) {
+    return deleted.code() == StatusCode::kNotFound ? Status::Ok() : deleted;
+  }
+  (void)client_.CreateEvent(pod, "Normal", "Preempted", e.message, "tessera-scheduler");
+  return Status::Ok();
+}
+
 SchedulerApp::SchedulerApp(kube::Client& client, AppOptions options)
-    : state_(options.dialects, options.signing),
+    : client_(client),
+      options_(options),
+      leadership_(options.elected, [this] { return elector_ ? elector_->Leader() : ""; }),
+      state_(options.dialects, options.signing),
       binder_(client),
+      evictor_(client),
       metrics_(options.signing),
-      engine_(state_, binder_, options.engine, &metrics_),
-      extender_(engine_, state_, metrics_),
+      engine_(state_, binder_, WithLeadership(options.engine, leadership_), &metrics_),
+      preemptor_(options.preemption ? std::make_unique<Preemptor>(
+                                          state_, evictor_,
+                                          WithLeadership(options.preemptor, leadership_), &metrics_)
+                                    : nullptr),
+      extender_(engine_, state_, metrics_, preemptor_.get()),
       webhook_(state_, options.scheduler_name, options.trusted_users),
       server_(options.server, extender_, webhook_, state_, metrics_),
       nodes_(std::make_unique<kube::Informer>(
@@ -67,7 +130,60 @@ Status SchedulerApp::Start() {
   RETURN_IF_ERROR(server_.Start());
   nodes_->Start();
   pods_->Start();
+  if (options_.elected) {
+    kube::LeaderElectionConfig election = options_.election;
+    election.on_started_leading = [this] { StartedLeading(); };
+    election.on_stopped_leading = [this] { StoppedLeading(); };
+    ASSIGN_OR_RETURN(elector_, kube::LeaderElector::Create(client_, election));
+    log::Info("campaigning for leadership: only the leader binds and preempts",
+              {{"lease", election.lease_namespace + "/" + election.lease_name},
+               {"identity", election.identity}});
+    elector_->Start();
+  }
   return Status::Ok();
+}
+
+void SchedulerApp::StartedLeading() {
+  // Every Binding the previous leader posted was answered before this replica could take the
+  // Lease (it stops binding at renew-deadline, before lease-duration); a LIST now holds them all.
+  while (!WaitForSync(std::chrono::seconds(5))) {
+    if (stopping_) return;
+    log::Warn("leading, but nodes and pods are not synced yet; binding waits");
+  }
+  Result<kube::ObjectList> pods = client_.List(kube::kPods, {});
+  while (!pods.ok()) {
+    if (stopping_) return;
+    log::Warn("leading, but cannot list pods to catch up; binding waits",
+              {{"error", pods.status().message()}});
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    pods = client_.List(kube::kPods, {});
+  }
+  for (const kube::Json& pod : pods->items) (void)state_.OnPod(EventType::kModified, pod);
+  leadership_.Lead();
+  LabelPod(true);
+  log::Info("leading: this replica binds and preempts",
+            {{"pods-caught-up", std::to_string(pods->items.size())}});
+}
+
+void SchedulerApp::StoppedLeading() {
+  leadership_.Follow();
+  LabelPod(false);
+  log::Warn("no longer leading: this replica binds and preempts nothing",
+            {{"leader", elector_ ? elector_->Leader() : ""}});
+}
+
+void SchedulerApp::LabelPod(bool leader) {
+  if (options_.pod_name.empty()) return;
+  kube::StringMapChanges change;
+  change[kLeaderLabel] = leader ? std::optional<std::string>("true") : std::nullopt;
+  Result<kube::Json> patched =
+      client_.PatchLabels(kube::kPods, options_.pod_namespace, options_.pod_name, change);
+  if (!patched.ok()) {
+    log::Warn("cannot label this replica's pod; the extender's Service may not reach the leader",
+              {{"pod", options_.pod_namespace + "/" + options_.pod_name},
+               {"label", kLeaderLabel},
+               {"error", patched.status().message()}});
+  }
 }
 
 bool SchedulerApp::WaitForSync(std::chrono::milliseconds timeout) {
@@ -81,6 +197,8 @@ bool SchedulerApp::WaitForSync(std::chrono::milliseconds timeout) {
 }
 
 void SchedulerApp::Stop() {
+  stopping_ = true;
+  if (elector_) elector_->Stop();  // a leader releases the Lease, so a follower takes over at once
   server_.Stop();
   nodes_->Stop();
   pods_->Stop();

@@ -7,6 +7,7 @@
 // Thread-safe after Start(); the Client must outlive the app.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -16,6 +17,7 @@
 #include "config/config.h"
 #include "kube/client.h"
 #include "kube/informer.h"
+#include "kube/leader_elector.h"
 #include "scheduler/binder.h"
 #include "scheduler/cluster_state.h"
 #include "scheduler/engine.h"
@@ -35,9 +37,26 @@ struct AppOptions {
       DefaultTrustedUsers();  // scheduler.webhook.trusted-users
   // The keys of scheduler.annotation-key-file, which the command loads (unsigned: none).
   annotations::Signing signing;
+  bool preemption = true;
+  PreemptorOptions preemptor;
+  // scheduler.leader-election.*: off = one replica. The callbacks are the app's own.
+  bool elected = false;
+  kube::LeaderElectionConfig election;
+  std::string pod_name, pod_namespace;  // the replica's pod, labelled while it leads
 
   // From the scheduler.* keys.
   static AppOptions FromConfig(const config::Config& cfg);
+};
+
+// Evictor over the real client: the DisruptionTarget condition, a DELETE with the victim's UID
+// as precondition, and a Normal event "Preempted" on the victim.
+class KubeEvictor : public Evictor {
+ public:
+  explicit KubeEvictor(kube::Client& client) : client_(client) {}
+  Status Evict(const Eviction& eviction) override;
+
+ private:
+  kube::Client& client_;
 };
 
 // Binder over the real client: POST /api/v1/namespaces/<ns>/pods/<name>/binding.
@@ -53,12 +72,17 @@ class KubeBinder : public Binder {
   kube::Client& client_;
 };
 
+// The label the leading replica's pod carries (scheduler.leader-election.pod-name); the
+// extender's Service selects it, so that kube-scheduler reaches the replica that binds.
+inline constexpr char kLeaderLabel[] = "tessera.io/scheduler-leader";
+
 class SchedulerApp {
  public:
   SchedulerApp(kube::Client& client, AppOptions options);
   ~SchedulerApp();  // Stop()
 
-  // Starts the HTTP server, then the informers. Errors from the server (address, TLS files).
+  // Starts the HTTP server, then the informers, then (with leader election) the campaign for the
+  // Lease. Errors from the server (address, TLS files) and from the election's settings.
   Status Start();
   // Waits until both informers have synced, then marks the server ready. False on timeout.
   bool WaitForSync(std::chrono::milliseconds timeout);
@@ -67,12 +91,26 @@ class SchedulerApp {
   int port() const { return server_.port(); }
   bool tls() const { return server_.tls(); }
   ClusterState& state() { return state_; }
+  const Leadership& leadership() const { return leadership_; }
 
  private:
+  // Leader election's callbacks: leading starts after the state has caught up with every pod
+  // the API server holds (a LIST), so that no binding of the replica that led before is missed.
+  void StartedLeading();
+  void StoppedLeading();
+  void LabelPod(bool leader);
+
+  kube::Client& client_;
+  const AppOptions options_;
+  std::atomic<bool> stopping_{false};
+  std::unique_ptr<kube::LeaderElector> elector_;  // set by Start() when elected
+  Leadership leadership_;
   ClusterState state_;
   KubeBinder binder_;
+  KubeEvictor evictor_;
   Metrics metrics_;
   Engine engine_;
+  std::unique_ptr<Preemptor> preemptor_;  // null when scheduler.preemption.enabled is false
   Extender extender_;
   Webhook webhook_;
   HttpServer server_;

@@ -1,5 +1,7 @@
 #include "scheduler/webhook.h"
 
+#include <algorithm>
+
 #include "common/strings.h"
 #include "log/log.h"
 #include "scheduler/dialect.h"
@@ -20,6 +22,56 @@ std::string StringAt(const json& object, const char* a, const char* b) {
   const json* first = Field(object, a);
   const json* second = first ? Field(*first, b) : nullptr;
   return second && second->is_string() ? second->get<std::string>() : "";
+}
+
+// "/" and "~" escaped for a JSON Pointer (RFC 6901).
+std::string PointerToken(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Patches that give `count` a limit of 1 in every container of `request` that takes vGPU slots
+// without naming it (memory or cores alone, which mean one GPU): kubelet hands devices, and so
+// the limits, only to containers that ask for the device plugin's resource, as HAMi's webhook
+// adds it too.
+void AddMissingCounts(const json& pod, const PodRequest& request, const std::string& count,
+                      json& patch) {
+  const json* spec = Field(pod, "spec");
+  for (const char* list : {"initContainers", "containers"}) {
+    const json* containers = spec ? Field(*spec, list) : nullptr;
+    if (!containers || !containers->is_array()) continue;
+    for (size_t i = 0; i < containers->size(); ++i) {
+      const json& c = (*containers)[i];
+      const json* name = Field(c, "name");
+      bool takes_slot = name && name->is_string() &&
+                        std::any_of(request.containers.begin(), request.containers.end(),
+                                    [&](const ContainerRequest& r) {
+                                      return r.gpu.slot && r.name == name->get<std::string>();
+                                    });
+      if (!takes_slot) continue;
+      const json* resources = Field(c, "resources");
+      const json* limits = resources ? Field(*resources, "limits") : nullptr;
+      if (limits && limits->contains(count)) continue;
+      // The request came from its resources, so they exist; its limits may not (requests only).
+      std::string path =
+          std::string("/spec/") + list + "/" + std::to_string(i) + "/resources/limits";
+      if (limits) {
+        patch.push_back(
+            {{"op", "add"}, {"path", path + "/" + PointerToken(count)}, {"value", "1"}});
+      } else {
+        patch.push_back({{"op", "add"}, {"path", path}, {"value", json{{count, "1"}}}});
+      }
+    }
+  }
 }
 
 json Response(const std::string& uid) {
@@ -102,9 +154,12 @@ Result<json> Webhook::Review(const json& review, bool mutate) const {
     return out;
   }
   if (parsed->empty()) return out;
-  if (StringAt(*pod, "spec", "schedulerName") == scheduler_name_) return out;
-  json patch =
-      json::array({{{"op", "add"}, {"path", "/spec/schedulerName"}, {"value", scheduler_name_}}});
+  json patch = json::array();
+  if (StringAt(*pod, "spec", "schedulerName") != scheduler_name_) {
+    patch.push_back({{"op", "add"}, {"path", "/spec/schedulerName"}, {"value", scheduler_name_}});
+  }
+  AddMissingCounts(*pod, *parsed, state_.dialects().vgpu_count, patch);
+  if (patch.empty()) return out;
   out["response"]["patchType"] = "JSONPatch";
   out["response"]["patch"] = Base64Encode(patch.dump());
   return out;

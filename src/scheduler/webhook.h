@@ -1,6 +1,8 @@
 // Webhook: the admission webhook for pods (AdmissionReview admission.k8s.io/v1).
 //
-// /mutate sets spec.schedulerName (scheduler.name) on pods that ask for a Tessera resource, with
+// /mutate sets spec.schedulerName (scheduler.name) on pods that ask for a Tessera resource, and a
+// limit of 1 of the vGPU count resource on containers that give vGPU memory or cores without it
+// (one GPU, as in HAMi: kubelet only gives devices to containers that ask for that resource), with
 // a JSONPatch; /validate only checks. Both deny an invalid request with a message that says what
 // is allowed: the dialect rules (dialect.h), and more GPUs in one container than the largest
 // known node has. Pods labelled tessera.io/webhook=ignore pass untouched, as do other kinds and

@@ -169,13 +169,23 @@ TEST_F(DeployTest, SchedulerArgsAreAcceptedAndAgreeWithServiceAndKubeScheduler) 
   EXPECT_EQ(kcfg["kind"].as<std::string>(), "KubeSchedulerConfiguration");
   EXPECT_EQ(kcfg["profiles"][0]["schedulerName"].as<std::string>(), "tessera");
   YAML::Node extender = kcfg["extenders"][0];
-  std::string service_host = service["metadata"]["name"].as<std::string>() + "." +
-                             service["metadata"]["namespace"].as<std::string>() + ".svc";
+  // kube-scheduler calls the replica that leads (the extender's Service selects the leader's
+  // label); the webhooks call any of them.
+  YAML::Node extender_service = Get("Service", "tessera-scheduler-extender");
+  EXPECT_EQ(extender_service["spec"]["selector"]["tessera.io/scheduler-leader"].as<std::string>(""),
+            "true");
+  EXPECT_EQ(extender_service["spec"]["ports"][0]["port"].as<std::string>(), port);
+  EXPECT_EQ(FlagValue(args, "--scheduler.leader-election.enabled"), "true");
+  EXPECT_GE(Get("Deployment", "tessera-scheduler")["spec"]["replicas"].as<int>(), 2);
+  std::string service_host = extender_service["metadata"]["name"].as<std::string>() + "." +
+                             extender_service["metadata"]["namespace"].as<std::string>() + ".svc";
   EXPECT_EQ(extender["urlPrefix"].as<std::string>(), "https://" + service_host + ":" + port);
   EXPECT_TRUE(extender["enableHTTPS"].as<bool>(false));
-  for (const char* verb : {"filterVerb", "prioritizeVerb", "bindVerb"}) {
+  for (const char* verb : {"filterVerb", "prioritizeVerb", "bindVerb", "preemptVerb"}) {
     EXPECT_TRUE(extender[verb]) << verb;
   }
+  EXPECT_EQ(kcfg["profiles"][0]["percentageOfNodesToScore"].as<int>(0), 100)
+      << "every feasible node goes to the extender (docs/scheduler.md)";
   EXPECT_TRUE(extender["nodeCacheCapable"].as<bool>(false));
   EXPECT_FALSE(extender["ignorable"].as<bool>(true));
   std::set<std::string> managed;
@@ -349,7 +359,8 @@ TEST_F(DeployTest, WebhooksPointAtTheSchedulerAndGetTheirCertificate) {
   EXPECT_EQ(certgen[0], "certgen");
   ExpectTesseraAccepts(certgen, "");
   std::string hosts = FlagValue(certgen, "--certgen.hosts");
-  for (const char* host : {"tessera-scheduler.tessera-system.svc", "localhost"}) {
+  for (const char* host : {"tessera-scheduler.tessera-system.svc",
+                           "tessera-scheduler-extender.tessera-system.svc", "localhost"}) {
     EXPECT_NE(("," + hosts + ",").find(std::string(",") + host + ","), std::string::npos) << host;
   }
   // certgen's defaults: the Secret the scheduler mounts, the webhook configurations "tessera".
@@ -445,11 +456,21 @@ TEST_F(DeployTest, RbacGivesEachPartExactlyWhatItCalls) {
       EXPECT_TRUE(g != "*" && r != "*" && v != "*") << sa << " has a wildcard rule";
     }
   }
-  EXPECT_EQ(rights["tessera-scheduler"], (Rights{{"", "nodes", "list", "*"},
-                                                 {"", "nodes", "watch", "*"},
-                                                 {"", "pods", "list", "*"},
-                                                 {"", "pods", "watch", "*"},
-                                                 {"", "pods/binding", "create", "*"}}));
+  EXPECT_EQ(rights["tessera-scheduler"],
+            (Rights{{"", "nodes", "list", "*"},
+                    {"", "nodes", "watch", "*"},
+                    {"", "pods", "list", "*"},
+                    {"", "pods", "watch", "*"},
+                    {"", "pods/binding", "create", "*"},
+                    // preemption
+                    {"", "pods", "delete", "*"},
+                    {"", "pods/status", "patch", "*"},
+                    {"", "events", "create", "*"},
+                    // leader election: the Lease, and the leader's label on its own pod
+                    {"coordination.k8s.io", "leases", "create", "*"},
+                    {"coordination.k8s.io", "leases", "get", "tessera-scheduler"},
+                    {"coordination.k8s.io", "leases", "update", "tessera-scheduler"},
+                    {"", "pods", "patch", "*"}}));
   EXPECT_TRUE(external_roles["tessera-scheduler"].empty());
   EXPECT_EQ(rights["tessera-node"], (Rights{{"", "events", "create", "*"},
                                             {"", "pods", "list", "*"},

@@ -4,7 +4,7 @@
 
 namespace tessera::node {
 
-std::string GpusAnnotation(const std::vector<GpuInfo>& gpus, double cores_scaling) {
+std::string GpusAnnotation(const std::vector<GpuInfo>& gpus, double cores_scaling, int slots) {
   nlohmann::json list = nlohmann::json::array();
   for (const GpuInfo& g : gpus) {
     list.push_back({{"uuid", g.uuid},
@@ -15,7 +15,8 @@ std::string GpusAnnotation(const std::vector<GpuInfo>& gpus, double cores_scalin
                     {"numa", g.numa},
                     {"healthy", g.healthy},
                     {"pciBusId", g.pci_bus_id},
-                    {"coresScaling", cores_scaling}});
+                    {"coresScaling", cores_scaling},
+                    {"slots", slots}});
   }
   return nlohmann::json{{"version", 1}, {"gpus", list}}.dump();
 }

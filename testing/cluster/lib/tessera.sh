@@ -54,7 +54,7 @@ EOT
 # The names of the scheduler's certificate: certgen-job.yaml's, and the host's address, where
 # kube-scheduler calls the extender.
 certgen_hosts() {
-  echo "tessera-scheduler,tessera-scheduler.tessera-system,tessera-scheduler.tessera-system.svc,tessera-scheduler.tessera-system.svc.cluster.local,localhost,127.0.0.1,$host_ip"
+  echo "tessera-scheduler,tessera-scheduler.tessera-system,tessera-scheduler.tessera-system.svc,tessera-scheduler.tessera-system.svc.cluster.local,tessera-scheduler-extender.tessera-system.svc,tessera-scheduler-extender.tessera-system.svc.cluster.local,localhost,127.0.0.1,$host_ip"
 }
 
 # `tessera certgen` under the certgen Job's service account, with a client certificate for the
