@@ -9,6 +9,11 @@ inline constexpr char kAllocation[] = "tessera.io/allocation";               // 
 inline constexpr char kAllocated[] = "tessera.io/allocated";                 // node's record
 inline constexpr char kAllocationFailed[] = "tessera.io/allocation-failed";  // node's verdict
 
+// The label the node agent puts on a node with GPUs ("true"); the webhook selects it for GPU pods
+// (scheduler.webhook.gpu-node-selector), so that kube-scheduler's own filters leave CPU-only nodes
+// out before it samples.
+inline constexpr char kGpuNodeLabel[] = "tessera.io/gpu-node";
+
 // Beside each of the four, the signature of its value (signing.h): "<name>-signature".
 inline constexpr char kSignatureSuffix[] = "-signature";
 inline constexpr char kGpusSignature[] = "tessera.io/gpus-signature";

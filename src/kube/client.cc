@@ -252,8 +252,8 @@ Result<Json> Client::PatchStatus(const Resource& resource, const std::string& ns
 }
 
 Status Client::Bind(const std::string& ns, const std::string& pod, const std::string& uid,
-                    const std::string& node,
-                    const std::map<std::string, std::string>& annotations) {
+                    const std::string& node, const std::map<std::string, std::string>& annotations,
+                    const CallOptions& call) {
   Json metadata = {{"name", pod}, {"namespace", ns}};
   if (!uid.empty()) metadata["uid"] = uid;
   if (!annotations.empty()) metadata["annotations"] = annotations;
@@ -261,7 +261,8 @@ Status Client::Bind(const std::string& ns, const std::string& pod, const std::st
                   {"kind", "Binding"},
                   {"metadata", metadata},
                   {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
-  return Request("POST", ObjectPath(kPods, ns, pod, "binding"), &binding).status();
+  return Request("POST", ObjectPath(kPods, ns, pod, "binding"), &binding, "application/json", call)
+      .status();
 }
 
 Result<Json> Client::CreateEvent(const Json& involved, const std::string& type,

@@ -122,7 +122,8 @@ class Client {
   // POSTs a Binding of the pod to `node`; `annotations` are merged into the pod in the same update.
   // `uid` (optional) makes the server refuse a pod that was recreated under the same name.
   Status Bind(const std::string& ns, const std::string& pod, const std::string& uid,
-              const std::string& node, const std::map<std::string, std::string>& annotations);
+              const std::string& node, const std::map<std::string, std::string>& annotations,
+              const CallOptions& call = {});
   // Creates a core/v1 Event about `involved` (any object with metadata); type "Normal"/"Warning".
   Result<Json> CreateEvent(const Json& involved, const std::string& type, const std::string& reason,
                            const std::string& message, const std::string& component);

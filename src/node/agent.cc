@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "annotations/names.h"
 #include "log/log.h"
 #include "node/allocation/allocation_folders.h"
 #include "node/allocation/grant.h"
@@ -90,7 +91,11 @@ void Agent::Publish() {
              options_.allocator.signing.Signed(kGpusAnnotation, options_.node_uid, value)) {
           patch[name] = std::move(text);
         }
-        Status s = writer_.PatchNodeAnnotations(options_.allocator.node_name, patch);
+        // The label lets the webhook keep GPU pods to GPU nodes before kube-scheduler samples.
+        AnnotationPatch labels;
+        labels[annotations::kGpuNodeLabel] =
+            snap.gpus.empty() ? std::nullopt : std::optional<std::string>("true");
+        Status s = writer_.PatchNode(options_.allocator.node_name, patch, labels);
         if (s.ok()) {
           published = value;
           seen = snap.version;

@@ -71,6 +71,8 @@ TEST(AgentTest, PublishesTheInventoryAndItsHealthChanges) {
   EXPECT_EQ(doc["gpus"][1]["memoryMiB"], 81920);
   EXPECT_EQ(doc["gpus"][1]["sms"], 132);
   EXPECT_EQ(doc["gpus"][1]["healthy"], true);
+  EXPECT_EQ(doc["gpus"][1]["slots"], 10) << "the split count";
+  EXPECT_EQ(store.NodeLabels()[annotations::kGpuNodeLabel], "true");
   agent.board().SetHealthy("GPU-1", false);
   EXPECT_TRUE(WaitForAnnotation(store, "\"healthy\":false"));
   agent.Stop();

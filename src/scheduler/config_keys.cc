@@ -146,6 +146,13 @@ void AddSchedulerKeys(config::Schema& s) {
                           "system:serviceaccount:tessera-system:tessera-node",
          .help = "users (as the API server names them) that may set or change "
                  "tessera.io/allocation, allocated and allocation-failed on pods"});
+  s.Add({.path = "scheduler.webhook.gpu-node-selector",
+         .type = Type::kBool,
+         .default_value = "true",
+         .help = "the webhook gives GPU pods the nodeSelector tessera.io/gpu-node=true (the label "
+                 "the node agent puts on nodes with GPUs), so that kube-scheduler's own filters "
+                 "leave CPU-only nodes out before it samples and calls the extender; false for "
+                 "node agents older than the label"});
   s.Add({.path = "scheduler.annotation-key-file",
          .type = Type::kString,
          .default_value = "",

@@ -54,6 +54,7 @@ AppOptions AppOptions::FromConfig(const config::Config& cfg) {
   o.scheduler_name = cfg.GetString("scheduler.name");
   o.engine.scheduler_name = o.scheduler_name;
   o.trusted_users = cfg.GetList("scheduler.webhook.trusted-users");
+  o.gpu_node_selector = cfg.GetBool("scheduler.webhook.gpu-node-selector");
   o.preemption = cfg.GetBool("scheduler.preemption.enabled");
   o.preemptor.gpu_policy = o.engine.gpu_policy;
   o.preemptor.nomination_ttl = std::chrono::duration_cast<std::chrono::seconds>(
@@ -106,7 +107,11 @@ SchedulerApp::SchedulerApp(kube::Client& client, AppOptions options)
       options_(options),
       leadership_(options.elected, [this] { return elector_ ? elector_->Leader() : ""; }),
       state_(options.dialects, options.signing),
-      binder_(client),
+      // With several replicas a Binding must be answered before another replica may take over:
+      // the leader stops binding at renew-deadline, a follower takes the Lease at lease-duration.
+      binder_(client, options.elected
+                          ? (options.election.lease_duration - options.election.renew_deadline) / 2
+                          : std::chrono::milliseconds(0)),
       evictor_(client),
       metrics_(options.signing),
       engine_(state_, binder_, WithLeadership(options.engine, leadership_), &metrics_),
@@ -115,7 +120,7 @@ SchedulerApp::SchedulerApp(kube::Client& client, AppOptions options)
                                           WithLeadership(options.preemptor, leadership_), &metrics_)
                                     : nullptr),
       extender_(engine_, state_, metrics_, preemptor_.get()),
-      webhook_(state_, options.scheduler_name, options.trusted_users),
+      webhook_(state_, options.scheduler_name, options.trusted_users, options.gpu_node_selector),
       server_(options.server, extender_, webhook_, state_, metrics_),
       nodes_(std::make_unique<kube::Informer>(
           client, kube::kNodes, kube::InformerOptions{.name = "nodes"}, Feed(state_, true))),

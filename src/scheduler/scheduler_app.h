@@ -34,7 +34,8 @@ struct AppOptions {
   DialectConfig dialects;
   std::string scheduler_name = "tessera";
   std::vector<std::string> trusted_users =
-      DefaultTrustedUsers();  // scheduler.webhook.trusted-users
+      DefaultTrustedUsers();      // scheduler.webhook.trusted-users
+  bool gpu_node_selector = true;  // scheduler.webhook.gpu-node-selector
   // The keys of scheduler.annotation-key-file, which the command loads (unsigned: none).
   annotations::Signing signing;
   bool preemption = true;
@@ -59,17 +60,20 @@ class KubeEvictor : public Evictor {
   kube::Client& client_;
 };
 
-// Binder over the real client: POST /api/v1/namespaces/<ns>/pods/<name>/binding.
+// Binder over the real client: POST /api/v1/namespaces/<ns>/pods/<name>/binding, each within
+// `timeout` (0: the client's own), retries included.
 class KubeBinder : public Binder {
  public:
-  explicit KubeBinder(kube::Client& client) : client_(client) {}
+  KubeBinder(kube::Client& client, std::chrono::milliseconds timeout)
+      : client_(client), timeout_(timeout) {}
   Status Bind(const BindingRequest& request) override {
     return client_.Bind(request.pod.ns, request.pod.name, request.pod.uid, request.node,
-                        request.annotations);
+                        request.annotations, {.timeout = timeout_});
   }
 
  private:
   kube::Client& client_;
+  const std::chrono::milliseconds timeout_;
 };
 
 // The label the leading replica's pod carries (scheduler.leader-election.pod-name); the

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "annotations/names.h"
 #include "common/strings.h"
 #include "log/log.h"
 #include "scheduler/dialect.h"
@@ -83,8 +84,11 @@ json Response(const std::string& uid) {
 }  // namespace
 
 Webhook::Webhook(const ClusterState& state, std::string scheduler_name,
-                 std::vector<std::string> trusted_users)
-    : state_(state), scheduler_name_(std::move(scheduler_name)), guard_(std::move(trusted_users)) {}
+                 std::vector<std::string> trusted_users, bool gpu_node_selector)
+    : state_(state),
+      scheduler_name_(std::move(scheduler_name)),
+      guard_(std::move(trusted_users)),
+      gpu_node_selector_(gpu_node_selector) {}
 
 std::string Webhook::Check(const PodRequest& request) const {
   int largest = state_.MaxGpusPerNode();
@@ -159,6 +163,19 @@ Result<json> Webhook::Review(const json& review, bool mutate) const {
     patch.push_back({{"op", "add"}, {"path", "/spec/schedulerName"}, {"value", scheduler_name_}});
   }
   AddMissingCounts(*pod, *parsed, state_.dialects().vgpu_count, patch);
+  if (gpu_node_selector_) {
+    const json* spec = Field(*pod, "spec");
+    const json* selector = spec ? Field(*spec, "nodeSelector") : nullptr;
+    if (!selector) {
+      patch.push_back({{"op", "add"},
+                       {"path", "/spec/nodeSelector"},
+                       {"value", {{annotations::kGpuNodeLabel, "true"}}}});
+    } else if (!selector->contains(annotations::kGpuNodeLabel)) {
+      patch.push_back({{"op", "add"},
+                       {"path", "/spec/nodeSelector/" + PointerToken(annotations::kGpuNodeLabel)},
+                       {"value", "true"}});
+    }
+  }
   if (patch.empty()) return out;
   out["response"]["patchType"] = "JSONPatch";
   out["response"]["patch"] = Base64Encode(patch.dump());

@@ -2,15 +2,16 @@
 //
 // /mutate sets spec.schedulerName (scheduler.name) on pods that ask for a Tessera resource, and a
 // limit of 1 of the vGPU count resource on containers that give vGPU memory or cores without it
-// (one GPU, as in HAMi: kubelet only gives devices to containers that ask for that resource), with
-// a JSONPatch; /validate only checks. Both deny an invalid request with a message that says what
-// is allowed: the dialect rules (dialect.h), and more GPUs in one container than the largest
-// known node has. Pods labelled tessera.io/webhook=ignore pass untouched, as do other kinds and
-// DELETE operations. /validate also guards Tessera's annotations on CREATE and UPDATE
-// (annotation_guard.h), before the opt-out label is looked at, and refuses a GPU pod created with
-// spec.nodeName set. /validate adds an admission warning (kubectl prints it) when the request is
-// valid but no known GPU node could ever hold it, even empty. A review of the wrong shape is
-// InvalidArgument (HTTP 400). Thread-safe.
+// (one GPU, as in HAMi: kubelet only gives devices to containers that ask for that resource), and,
+// when asked, the nodeSelector tessera.io/gpu-node=true (so that kube-scheduler's own filters keep
+// the pod to GPU nodes before it samples), with a JSONPatch; /validate only checks. Both deny an
+// invalid request with a message that says what is allowed: the dialect rules (dialect.h), and more
+// GPUs in one container than the largest known node has. Pods labelled tessera.io/webhook=ignore
+// pass untouched, as do other kinds and DELETE operations. /validate also guards Tessera's
+// annotations on CREATE and UPDATE (annotation_guard.h), before the opt-out label is looked at, and
+// refuses a GPU pod created with spec.nodeName set. /validate adds an admission warning (kubectl
+// prints it) when the request is valid but no known GPU node could ever hold it, even empty. A
+// review of the wrong shape is InvalidArgument (HTTP 400). Thread-safe.
 #pragma once
 
 #include <string>
@@ -28,8 +29,10 @@ inline constexpr char kWebhookLabel[] = "tessera.io/webhook";  // value "ignore"
 
 class Webhook {
  public:
+  // `gpu_node_selector`: /mutate also gives GPU pods the nodeSelector tessera.io/gpu-node=true.
   Webhook(const ClusterState& state, std::string scheduler_name,
-          std::vector<std::string> trusted_users = DefaultTrustedUsers());
+          std::vector<std::string> trusted_users = DefaultTrustedUsers(),
+          bool gpu_node_selector = false);
 
   Result<nlohmann::json> Mutate(const nlohmann::json& review) const { return Review(review, true); }
   Result<nlohmann::json> Validate(const nlohmann::json& review) const {
@@ -44,6 +47,7 @@ class Webhook {
   const ClusterState& state_;
   const std::string scheduler_name_;
   const AnnotationGuard guard_;
+  const bool gpu_node_selector_;
 };
 
 }  // namespace tessera::scheduler

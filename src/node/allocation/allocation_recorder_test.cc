@@ -21,8 +21,9 @@ class FlakyWriter : public ApiWriter {
     if (failures_-- > 0) return Unavailable("the API server is away (test)");
     return api_.PatchPodAnnotations(ns, name, patch);
   }
-  Status PatchNodeAnnotations(const std::string& node, const AnnotationPatch& patch) override {
-    return api_.PatchNodeAnnotations(node, patch);
+  Status PatchNode(const std::string& node, const AnnotationPatch& annotations,
+                   const AnnotationPatch& labels) override {
+    return api_.PatchNode(node, annotations, labels);
   }
   Status CreatePodEvent(const std::string& ns, const std::string& name, const std::string& type,
                         const std::string& reason, const std::string& message) override {

@@ -55,8 +55,17 @@ Status KubePodSource::PatchPodAnnotations(const std::string& ns, const std::stri
   return client_.PatchAnnotations(kube::kPods, ns, name, patch).status();
 }
 
-Status KubePodSource::PatchNodeAnnotations(const std::string& node, const AnnotationPatch& patch) {
-  return client_.PatchAnnotations(kube::kNodes, "", node, patch).status();
+Status KubePodSource::PatchNode(const std::string& node, const AnnotationPatch& annotations,
+                                const AnnotationPatch& labels) {
+  auto values = [](const AnnotationPatch& patch) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [k, v] : patch) out[k] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+    return out;
+  };
+  nlohmann::json metadata = nlohmann::json::object();
+  if (!annotations.empty()) metadata["annotations"] = values(annotations);
+  if (!labels.empty()) metadata["labels"] = values(labels);
+  return client_.MergePatch(kube::kNodes, "", node, {{"metadata", metadata}}).status();
 }
 
 Status KubePodSource::CreatePodEvent(const std::string& ns, const std::string& name,

@@ -27,7 +27,8 @@ class KubePodSource : public PodSource, public ApiWriter {
   PodRef FindPod(const std::string& ns, const std::string& name) const override;
   Status PatchPodAnnotations(const std::string& ns, const std::string& name,
                              const AnnotationPatch& patch) override;
-  Status PatchNodeAnnotations(const std::string& node, const AnnotationPatch& patch) override;
+  Status PatchNode(const std::string& node, const AnnotationPatch& annotations,
+                   const AnnotationPatch& labels) override;
   Status CreatePodEvent(const std::string& ns, const std::string& name, const std::string& type,
                         const std::string& reason, const std::string& message) override;
 

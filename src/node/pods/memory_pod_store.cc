@@ -17,6 +17,11 @@ void MemoryPodStore::Remove(const std::string& ns, const std::string& name) {
   pods_.erase(ns + "/" + name);
 }
 
+std::map<std::string, std::string> MemoryPodStore::NodeLabels() const {
+  std::lock_guard lock(mu_);
+  return node_labels_;
+}
+
 std::map<std::string, std::string> MemoryPodStore::NodeAnnotations() const {
   std::lock_guard lock(mu_);
   return node_annotations_;
@@ -67,15 +72,19 @@ Status MemoryPodStore::PatchPodAnnotations(const std::string& ns, const std::str
   return Status::Ok();
 }
 
-Status MemoryPodStore::PatchNodeAnnotations(const std::string& node, const AnnotationPatch& patch) {
+Status MemoryPodStore::PatchNode(const std::string& node, const AnnotationPatch& annotations,
+                                 const AnnotationPatch& labels) {
   std::lock_guard lock(mu_);
   if (!fail_.ok()) return fail_;
   if (node != node_) return NotFound("node " + node + " not found");
-  for (const auto& [k, v] : patch) {
-    if (v) {
-      node_annotations_[k] = *v;
-    } else {
-      node_annotations_.erase(k);
+  for (auto [patch, into] :
+       {std::pair{&annotations, &node_annotations_}, {&labels, &node_labels_}}) {
+    for (const auto& [k, v] : *patch) {
+      if (v) {
+        (*into)[k] = *v;
+      } else {
+        into->erase(k);
+      }
     }
   }
   return Status::Ok();

@@ -19,8 +19,9 @@ class MemoryPodStore : public PodSource, public ApiWriter {
   // Adds or replaces a pod (keyed by namespace/name).
   void Put(nlohmann::json pod);
   void Remove(const std::string& ns, const std::string& name);
-  // The node's annotations as patched so far.
+  // The node's annotations and labels as patched so far.
   std::map<std::string, std::string> NodeAnnotations() const;
+  std::map<std::string, std::string> NodeLabels() const;
   // Makes every later patch fail with `status` (OK restores normal behaviour).
   void FailWrites(Status status);
 
@@ -28,7 +29,8 @@ class MemoryPodStore : public PodSource, public ApiWriter {
   PodRef FindPod(const std::string& ns, const std::string& name) const override;
   Status PatchPodAnnotations(const std::string& ns, const std::string& name,
                              const AnnotationPatch& patch) override;
-  Status PatchNodeAnnotations(const std::string& node, const AnnotationPatch& patch) override;
+  Status PatchNode(const std::string& node, const AnnotationPatch& annotations,
+                   const AnnotationPatch& labels) override;
   Status CreatePodEvent(const std::string& ns, const std::string& name, const std::string& type,
                         const std::string& reason, const std::string& message) override;
   // "<namespace>/<name> <type> <reason>: <message>" per event recorded so far.
@@ -39,6 +41,7 @@ class MemoryPodStore : public PodSource, public ApiWriter {
   mutable std::mutex mu_;
   std::map<std::string, PodRef> pods_;                   // guarded by mu_
   std::map<std::string, std::string> node_annotations_;  // guarded by mu_
+  std::map<std::string, std::string> node_labels_;       // guarded by mu_
   Status fail_;                                          // guarded by mu_
   std::vector<std::string> events_;                      // guarded by mu_
 };

@@ -44,7 +44,9 @@ class ApiWriter {
   virtual ~ApiWriter() = default;
   virtual Status PatchPodAnnotations(const std::string& ns, const std::string& name,
                                      const AnnotationPatch& patch) = 0;
-  virtual Status PatchNodeAnnotations(const std::string& node, const AnnotationPatch& patch) = 0;
+  // One merge patch of the node's annotations and labels (a nullopt value removes one).
+  virtual Status PatchNode(const std::string& node, const AnnotationPatch& annotations,
+                           const AnnotationPatch& labels) = 0;
   // Records an Event about pod `ns`/`name`; `type` is "Normal" or "Warning".
   virtual Status CreatePodEvent(const std::string& ns, const std::string& name,
                                 const std::string& type, const std::string& reason,

@@ -75,7 +75,7 @@ start_controller_manager() {
     --use-service-account-credentials=true \
     --cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key" \
     --service-cluster-ip-range="$service_cidr" --cluster-name=tessera-dev \
-    --leader-elect=false --profiling=false --v=1
+    --controllers="${DEV_CLUSTER_CONTROLLERS:-*}" --leader-elect=false --profiling=false --v=1
   wait_for kube-controller-manager 60 "healthy controller manager" \
     curl -skf --max-time 2 "https://$loop_ip:10257/healthz"
   log "ok: kube-controller-manager"

@@ -109,7 +109,6 @@ make_annotation_key() {
 }
 
 start_tessera_scheduler() {
-  make_annotation_key
   start tessera-scheduler -- "$tessera_build/bin/tessera" scheduler \
     --kubeconfig "$kubeconfigs/tessera-scheduler.kubeconfig" --listen="$host_ip:8443" \
     --scheduler.tls.cert="$tessera_certs/server.crt" --scheduler.tls.key="$tessera_certs/server.key" \

@@ -1,7 +1,9 @@
-// A vGPU container that gave memory or cores without nvidia.com/gpu was placed by the scheduler,
-// but kubelet gives devices only to containers that ask for the device plugin's resource: it ran
-// without its limits. /mutate now adds nvidia.com/gpu: 1 to such containers, as HAMi's webhook
-// does.
+// What /mutate adds besides spec.schedulerName.
+// - A vGPU container that gave memory or cores without nvidia.com/gpu was placed by the
+//   scheduler, but kubelet gives devices only to containers that ask for the device plugin's
+//   resource: it ran without its limits. /mutate now adds nvidia.com/gpu: 1 to such containers, as
+//   HAMi's webhook does.
+// - The nodeSelector tessera.io/gpu-node=true (scheduler.webhook.gpu-node-selector).
 #include <gtest/gtest.h>
 
 #include "common/strings.h"
@@ -57,6 +59,25 @@ TEST(WebhookCount, RenamedCountResourceIsTheOneAdded) {
   EXPECT_EQ(Patch(webhook, pod), json::parse(R"([
     {"op":"add","path":"/spec/containers/0/resources/limits/example.com~1vgpu","value":"1"}
   ])"));
+}
+
+TEST(WebhookNodeSelector, GpuPodsAreKeptToGpuNodes) {
+  ClusterState state{DialectConfig{}};
+  Webhook webhook(state, "tessera", DefaultTrustedUsers(), /*gpu_node_selector=*/true);
+  nlohmann::json pod = testing::MakePod("p", {{"aliyun.com/gpu-mem", 2}});
+  pod["spec"]["schedulerName"] = "tessera";
+  EXPECT_EQ(Patch(webhook, pod), nlohmann::json::parse(R"([
+    {"op":"add","path":"/spec/nodeSelector","value":{"tessera.io/gpu-node":"true"}}
+  ])"));
+  // Beside the pod's own selector, which stays.
+  pod["spec"]["nodeSelector"] = {{"zone", "a"}};
+  EXPECT_EQ(Patch(webhook, pod), nlohmann::json::parse(R"([
+    {"op":"add","path":"/spec/nodeSelector/tessera.io~1gpu-node","value":"true"}
+  ])"));
+  // A pod that names the label itself is left as it is; so is a pod without a GPU.
+  pod["spec"]["nodeSelector"]["tessera.io/gpu-node"] = "true";
+  EXPECT_EQ(Patch(webhook, pod), nlohmann::json::array());
+  EXPECT_EQ(Patch(webhook, testing::MakePod("cpu", {{"cpu", "1"}})), nlohmann::json::array());
 }
 
 }  // namespace
