@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -301,6 +302,19 @@ std::string Fetch(const std::string& url) {
   return out;
 }
 
+// CPU time (user + system) a process has used, in ms.
+double CpuMs(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::string f;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(f);  // utime, stime
+  }
+  return ticks * 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 long RssKiB(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(status, line);) {
@@ -335,6 +349,7 @@ std::string KubeSchedulerConfig(const Variant& v, const Args& a, int port) {
 struct RunResult {
   double pods_per_s = 0, first_s = 0, total_s = 0;
   int bound = 0;
+  double kube_scheduler_cpu_ms = 0;  // the run's kube-scheduler, start to stop
 };
 
 RunResult Run(Client& client, const Args& a, const Variant& v, int nodes, int round) {
@@ -374,9 +389,10 @@ RunResult Run(Client& client, const Args& a, const Variant& v, int nodes, int ro
     if (Clock::now() > deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  RunResult r;
+  r.kube_scheduler_cpu_ms = CpuMs(scheduler.pid);
   scheduler.Stop();
   informer.Stop();
-  RunResult r;
   std::lock_guard<std::mutex> lock(mu);
   r.bound = static_cast<int>(bound_at.size());
   if (r.bound > 1) {
@@ -434,6 +450,7 @@ int main(int argc, char** argv) {
     std::map<std::string, double> rate;
     for (const Variant& v : variants) {
       std::string before = Fetch(metrics);
+      const double tessera_cpu = CpuMs(tessera.pid);
       RunResult r = Run(**client, a, v, nodes, round++);
       std::string after = Fetch(metrics);
       rate[v.name] = r.pods_per_s;
@@ -453,12 +470,16 @@ int main(int argc, char** argv) {
           line[std::string(verb) + "_p99_ms"] = h1.Quantile(0.99) * 1000;
         }
       }
+      line["kube_scheduler_cpu_ms_per_pod"] = r.kube_scheduler_cpu_ms / a.pods;
+      if (v.extender) line["tessera_cpu_ms_per_pod"] = (CpuMs(tessera.pid) - tessera_cpu) / a.pods;
       line["tessera_rss_mib"] = RssKiB(tessera.pid) / 1024.0;
       std::cout << line.dump() << "\n" << std::flush;
     }
-    if (rate["no-extender"] > 0) {
-      std::cout << "   extender (percentage 100) at " << nodes
-                << " nodes: " << 100.0 * rate["extender-100"] / rate["no-extender"]
+    for (const char* p : {"100", "default"}) {
+      double own = rate[std::string("no-extender-") + p];
+      if (own <= 0) continue;
+      std::cout << "   percentageOfNodesToScore " << p << ", " << nodes
+                << " nodes: with the extender " << 100.0 * rate[std::string("extender-") + p] / own
                 << "% of kube-scheduler's own throughput (goal: 80% or more)\n";
     }
     (void)DeleteAll(**client, "/api/v1/nodes", std::string(kBenchLabel) + "%3Dtrue");

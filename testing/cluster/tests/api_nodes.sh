@@ -35,23 +35,17 @@ EOT
     "allocatable":{"cpu":"64","memory":"512Gi","pods":"110"},
     "conditions":[{"type":"Ready","status":"True","reason":"KubeletReady",
                    "message":"an API object of cluster.api_nodes"}]}}' >/dev/null
-  local uid
+  local uid value
   uid=$(k get node "$1" -o 'jsonpath={.metadata.uid}')
-  # The signature as docs/annotations.md gives it: v1.<key id>.<HMAC-SHA256 of
-  # "tessera.io/gpus\n<uid>\n<value>">, with the cluster's annotation key.
-  k patch node "$1" --type=merge -p "$(python3 - "$1" "$2" "$3" "$4" "${5:-10}" "$uid" "$cluster_dir/annotation-key" <<'PY'
-import base64, hashlib, hmac, json, sys
-name, model, count, mib, slots, uid, key_file = sys.argv[1:]
-gpus = [{"uuid": f"GPU-{name}-{i}", "index": i, "model": model, "memoryMiB": int(mib), "sms": 108,
-         "numa": 0, "healthy": True, "slots": int(slots)} for i in range(int(count))]
-value = json.dumps({"version": 1, "gpus": gpus}, separators=(",", ":"))
-keys = [l for l in open(key_file).read().split("\n") if l.strip() and not l.startswith("#")]
-key = base64.b64decode(keys[0])
-mac = hmac.new(key, f"tessera.io/gpus\n{uid}\n{value}".encode(), hashlib.sha256).digest()
-sig = "v1." + hashlib.sha256(key).hexdigest()[:8] + "." + base64.urlsafe_b64encode(mac).decode().rstrip("=")
-print(json.dumps({"metadata": {"annotations": {"tessera.io/gpus": value, "tessera.io/gpus-signature": sig}}}))
-PY
-  )" >/dev/null
+  value=$(python3 -c '
+import json, sys
+name, model, count, mib, slots = sys.argv[1:]
+print(json.dumps({"version": 1, "gpus": [
+    {"uuid": f"GPU-{name}-{i}", "index": i, "model": model, "memoryMiB": int(mib), "sms": 108,
+     "numa": 0, "healthy": True, "slots": int(slots)} for i in range(int(count))]},
+    separators=(",", ":")))' "$1" "$2" "$3" "$4" "${5:-10}")
+  k annotate node "$1" "tessera.io/gpus=$value" \
+    "tessera.io/gpus-signature=$(sign tessera.io/gpus "$uid" "$value")" >/dev/null
 }
 
 # pods PREFIX FIRST COUNT [NODE]: COUNT pods of the three dialects in turn on the API nodes other

@@ -38,21 +38,16 @@ check "it sees its GPU's whole memory, 24268 MiB (${total:-nothing})" test "$tot
 # carries the decision and a signature made for its UID with the cluster's key.
 bare_pod test-impossible '{"schedulerName":"nobody"}' | k create -f - >/dev/null
 uid=$(k -n kube-system get pod test-impossible -o 'jsonpath={.metadata.uid}')
-python3 - "$uid" "$cluster_dir/annotation-key" "$node" <<'PY' >"$cluster_dir/binding.json"
-import base64, hashlib, hmac, json, sys
-uid, key_file, node = sys.argv[1:]
-value = json.dumps({"version": 1, "node": node, "containers": [{"name": "main", "mode": "hard",
-    "devices": [{"uuid": "GPU-not-here", "memoryMiB": 1000, "cores": 10}]}]}, separators=(",", ":"))
-keys = [l for l in open(key_file).read().split("\n") if l.strip() and not l.startswith("#")]
-key = base64.b64decode(keys[0])
-mac = hmac.new(key, f"tessera.io/allocation\n{uid}\n{value}".encode(), hashlib.sha256).digest()
-sig = "v1." + hashlib.sha256(key).hexdigest()[:8] + "." + base64.urlsafe_b64encode(mac).decode().rstrip("=")
+decision='{"version":1,"node":"'$node'","containers":[{"name":"main","mode":"hard","devices":[{"uuid":"GPU-not-here","memoryMiB":1000,"cores":10}]}]}'
+python3 -c '
+import json, sys
+uid, node, decision, signature = sys.argv[1:]
 print(json.dumps({"apiVersion": "v1", "kind": "Binding",
                   "metadata": {"name": "test-impossible", "namespace": "kube-system", "uid": uid,
-                               "annotations": {"tessera.io/allocation": value,
-                                               "tessera.io/allocation-signature": sig}},
-                  "target": {"apiVersion": "v1", "kind": "Node", "name": node}}))
-PY
+                               "annotations": {"tessera.io/allocation": decision,
+                                               "tessera.io/allocation-signature": signature}},
+                  "target": {"apiVersion": "v1", "kind": "Node", "name": node}}))' \
+  "$uid" "$node" "$decision" "$(sign tessera.io/allocation "$uid" "$decision")" >"$cluster_dir/binding.json"
 k create --raw /api/v1/namespaces/kube-system/pods/test-impossible/binding -f "$cluster_dir/binding.json" >/dev/null
 rm -f "$cluster_dir/binding.json"
 events=""

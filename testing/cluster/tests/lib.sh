@@ -81,6 +81,20 @@ for c in pod["spec"]["containers"]:
 print(json.dumps(pod))' "$name"
 }
 
+# sign ANNOTATION UID VALUE: the signature Tessera's parts put beside ANNOTATION on the object of
+# UID, made with the cluster's annotation key, as docs/annotations.md gives it: v1.<key id>.<the
+# HMAC-SHA256 of "ANNOTATION\nUID\nVALUE" in base64url>. For objects a test writes as an admin.
+sign() {
+  python3 - "$1" "$2" "$3" "$cluster_dir/annotation-key" <<'PY'
+import base64, hashlib, hmac, sys
+name, uid, value, key_file = sys.argv[1:]
+keys = [l for l in open(key_file).read().split("\n") if l.strip() and not l.startswith("#")]
+key = base64.b64decode(keys[0])
+mac = hmac.new(key, f"{name}\n{uid}\n{value}".encode(), hashlib.sha256).digest()
+print("v1." + hashlib.sha256(key).hexdigest()[:8] + "." + base64.urlsafe_b64encode(mac).decode().rstrip("="))
+PY
+}
+
 # value KEY TEXT: the value of a key=value line.
 value() { sed -n "s/^$1=//p" <<<"$2" | head -n1; }
 
