@@ -66,14 +66,11 @@ void Preemptor::Nominate(const PodId& pod, int priority, const PreemptionPlan& p
     log::Warn("could not hold GPUs for a preempting pod",
               {{"pod", pod.Key()}, {"node", plan.node}, {"error", nominated.message()}});
   }
-  Under under{plan.node, {}};
+  Under under{pod, plan.node, {}};
   for (const PodOnNode& v : plan.victims) under.victims.push_back(v.pod.uid);
   std::lock_guard<std::mutex> lock(mu_);
-  std::erase_if(under_, [&](const auto& entry) {
-    return entry.first != pod.Key() &&
-           !state_.NominatedNode({entry.first.substr(0, entry.first.find('/')),
-                                  entry.first.substr(entry.first.find('/') + 1), ""});
-  });
+  // Forget the preemptions whose pods were bound or gone since (their nominations ended).
+  std::erase_if(under_, [&](const auto& entry) { return !state_.NominatedNode(entry.second.pod); });
   under_[pod.Key()] = std::move(under);
 }
 

@@ -90,6 +90,7 @@ class Preemptor {
  private:
   // What this preemptor started for a pod: the victims it waits for.
   struct Under {
+    PodId pod;
     std::string node;
     std::vector<std::string> victims;  // UIDs
   };
