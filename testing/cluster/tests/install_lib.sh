@@ -1,4 +1,4 @@
-# Shared by the install tests (install_kustomize.sh), which install Tessera on a
+# Shared by the install tests (install_kustomize.sh, install_helm.sh), which install Tessera on a
 # dev cluster started without it (`up --tessera none`) as docs/install.md says, check it, and
 # remove it. Sourced after lib.sh.
 
