@@ -5,7 +5,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all setup configure build components test test-asan demo bench format clean
+.PHONY: all setup configure build components images test test-asan demo bench format clean
 
 all: build
 
@@ -24,6 +24,10 @@ build: configure
 # machine into a cache, in seconds afterwards.
 components: setup
 	@testing/cluster/build-components >/dev/null
+
+# The container images as OCI archives in $(BUILD)/images/ (docs/install.md: pushing them).
+images: build components
+	cmake --build $(BUILD) --target images
 
 test: build components
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

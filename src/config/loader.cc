@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <regex>
 
 #include "abi/library_env.h"
 #include "common/strings.h"
@@ -28,6 +29,17 @@ bool IsLibraryVariable(const std::string& name) {
     if (name == *n) return true;
   }
   return false;
+}
+
+// The variables Kubernetes gives every container for each Service of its namespace (service
+// links): <NAME>_SERVICE_HOST, <NAME>_SERVICE_PORT[_<PORT NAME>], <NAME>_PORT and
+// <NAME>_PORT_<NUMBER>_<PROTOCOL>[_PROTO|_PORT|_ADDR]. deploy/'s Service tessera-scheduler gives
+// Tessera's own pods TESSERA_SCHEDULER_SERVICE_HOST and the like; they are not settings.
+bool IsServiceLinkVariable(const std::string& name) {
+  static const std::regex kLink(
+      "TESSERA_[A-Z0-9_]+_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT(_[0-9]+_(TCP|UDP|SCTP)(_("
+      "PROTO|PORT|ADDR))?)?)");
+  return std::regex_match(name, kLink);
 }
 
 void ApplyFile(const Schema& schema, const std::string& file, Config& config,
@@ -89,7 +101,7 @@ void ApplyEnvironment(const Schema& schema, const Environment& env, Config& conf
         continue;
       }
     }
-    if (IsLibraryVariable(name)) continue;
+    if (IsLibraryVariable(name) || IsServiceLinkVariable(name)) continue;
     errors.push_back("unknown environment variable " + name + Suggest(name, schema.EnvNames()));
   }
 }

@@ -193,6 +193,23 @@ TEST_F(LoaderTest, LibraryVariablesAreNotErrors) {
   ASSERT_TRUE(r.ok()) << r.status().message();
 }
 
+// What Kubernetes sets in Tessera's pods for the Service tessera-scheduler (found when deploy/
+// first ran in a cluster: the parts refused to start).
+TEST_F(LoaderTest, ServiceLinkVariablesAreNotErrors) {
+  auto r = LoadWith({}, {{"TESSERA_SCHEDULER_SERVICE_HOST", "10.0.0.5"},
+                         {"TESSERA_SCHEDULER_SERVICE_PORT", "8443"},
+                         {"TESSERA_SCHEDULER_SERVICE_PORT_HTTPS", "8443"},
+                         {"TESSERA_SCHEDULER_PORT", "tcp://10.0.0.5:8443"},
+                         {"TESSERA_SCHEDULER_PORT_8443_TCP", "tcp://10.0.0.5:8443"},
+                         {"TESSERA_SCHEDULER_PORT_8443_TCP_PROTO", "tcp"},
+                         {"TESSERA_SCHEDULER_PORT_8443_TCP_PORT", "8443"},
+                         {"TESSERA_SCHEDULER_PORT_8443_TCP_ADDR", "10.0.0.5"},
+                         {"TESSERA_NODE_METRICS_SERVICE_HOST", "10.0.0.6"}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  r = LoadWith({}, {{"TESSERA_SCHEDULER_PORT_HTTPS", "1"}});
+  EXPECT_FALSE(r.ok()) << "not a service link: still an unknown name";
+}
+
 TEST_F(LoaderTest, AllErrorsAreReportedTogether) {
   auto r = LoadWith({}, {{"TESSERA_LOG_LEVL", "x"}, {"TESSERA_NODE_CDI", "perhaps"}});
   ASSERT_FALSE(r.ok());

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <set>
 #include <tuple>
@@ -60,13 +59,8 @@ class DeployTest : public ::testing::Test {
 
   // Runs `tessera <args> --print-config` with a clean environment plus `env`.
   static void ExpectTesseraAccepts(const std::vector<std::string>& args, const std::string& env) {
-    const char* build = std::getenv("TESSERA_BUILD_DIR");
-    ASSERT_NE(build, nullptr) << "TESSERA_BUILD_DIR is not set (run through ctest)";
-    std::string command = "env -i " + env + " " + ShellQuote(std::string(build) + "/bin/tessera");
-    for (const std::string& a : args) command += " " + ShellQuote(a);
-    command += " --print-config";
     std::string output;
-    EXPECT_EQ(RunCommand(command, output), 0) << command << "\n" << output;
+    EXPECT_EQ(PrintTesseraConfig(args, env, output), 0) << output;
   }
 };
 

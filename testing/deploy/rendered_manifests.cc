@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <regex>
 
 namespace tessera::deploy_test {
@@ -16,6 +17,21 @@ int RunCommand(const std::string& command, std::string& output) {
   while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
   int status = pclose(pipe);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int PrintTesseraConfig(const std::vector<std::string>& args, const std::string& env,
+                       std::string& output) {
+  const char* build = std::getenv("TESSERA_BUILD_DIR");
+  if (build == nullptr) {
+    output = "TESSERA_BUILD_DIR is not set (run through ctest)";
+    return -1;
+  }
+  std::string command = "env -i " + env + " " + ShellQuote(std::string(build) + "/bin/tessera");
+  for (const std::string& a : args) command += " " + ShellQuote(a);
+  command += " --print-config";
+  int status = RunCommand(command, output);
+  output = command + "\n" + output;
+  return status;
 }
 
 std::string ShellQuote(const std::string& word) {
@@ -44,14 +60,48 @@ Rendered Render(const std::string& dir) {
     r.error = "kubectl kustomize " + dir + " failed:\n" + output;
     return r;
   }
+  ParseObjects(output, r);
+  return r;
+}
+
+void ParseObjects(const std::string& text, Rendered& r) {
   try {
-    for (const YAML::Node& doc : YAML::LoadAll(output)) {
+    for (const YAML::Node& doc : YAML::LoadAll(text)) {
       if (doc.IsNull()) continue;
       r.objects.push_back(doc);
     }
   } catch (const YAML::Exception& e) {
     r.error = std::string("the rendered manifests do not parse: ") + e.what();
   }
+}
+
+std::string HelmBinary(std::string& why) {
+  const std::string script = std::string(TESSERA_SOURCE_DIR) + "/testing/cluster/build-components";
+  std::string output;
+  if (RunCommand(ShellQuote(script) + " --print 2>/dev/null", output) != 0) {
+    why = "helm is not built (testing/cluster/build-components builds it; make test does)";
+    return "";
+  }
+  while (!output.empty() && (output.back() == '\n' || output.back() == ' ')) output.pop_back();
+  return output + "/helm";
+}
+
+Rendered RenderChart(const std::string& ns, const std::vector<std::string>& args) {
+  Rendered r;
+  std::string helm = HelmBinary(r.skip);
+  if (helm.empty()) return r;
+  std::string command = ShellQuote(helm) + " template tessera " +
+                        ShellQuote(std::string(TESSERA_SOURCE_DIR) + "/deploy/helm/tessera") +
+                        " --namespace " + ShellQuote(ns) + " --kube-version 1.29.0";
+  for (const std::string& a : args) command += " " + ShellQuote(a);
+  // Only its standard output is YAML; when it fails, run again for its messages.
+  std::string output;
+  if (RunCommand("{ " + command + " 2>/dev/null; }", output) != 0) {
+    RunCommand(command, output);
+    r.error = command + " failed:\n" + output;
+    return r;
+  }
+  ParseObjects(output, r);
   return r;
 }
 

@@ -21,6 +21,17 @@ struct Rendered {
 // kubectl 1.21 or newer (kustomize v4+), and says so in `skip` on an older one.
 Rendered Render(const std::string& dir);
 
+// Parses a stream of YAML documents into `r` (its error when they do not parse).
+void ParseObjects(const std::string& text, Rendered& r);
+
+// The helm the dev cluster's components hold (testing/cluster/upstream/helm), "" with the reason
+// in `why` when it is not built.
+std::string HelmBinary(std::string& why);
+
+// Runs `helm template tessera deploy/helm/tessera --namespace NAMESPACE ARGS...` for the oldest
+// Kubernetes the chart supports (1.29).
+Rendered RenderChart(const std::string& ns, const std::vector<std::string>& args);
+
 // The object of `kind` and `name`, if rendered.
 std::optional<YAML::Node> Find(const std::vector<YAML::Node>& objects, const std::string& kind,
                                const std::string& name);
@@ -28,6 +39,12 @@ std::optional<YAML::Node> Find(const std::vector<YAML::Node>& objects, const std
 // Runs a command line through the shell; returns its exit status and fills `output` (stdout and
 // stderr).
 int RunCommand(const std::string& command, std::string& output);
+
+// Runs `tessera ARGS --print-config` (the binary of $TESSERA_BUILD_DIR, which ctest sets) in a
+// clean environment plus `env` (NAME=VALUE words): its exit status, or -1 without
+// TESSERA_BUILD_DIR; `output` gets the command line and what it printed.
+int PrintTesseraConfig(const std::vector<std::string>& args, const std::string& env,
+                       std::string& output);
 
 // Quotes a word for sh.
 std::string ShellQuote(const std::string& word);

@@ -16,6 +16,7 @@ paths() {
   tessera_url=https://$host_ip:8443
   service_cidr=10.$net.240.0/20
   service_ip=10.$net.240.1
+  dns_ip=10.$net.240.10
   bridge=tsr${net}br
 }
 
@@ -35,6 +36,8 @@ node_netns() { echo "tsr$net-$1"; }
 node_mountns() { echo "$dir/ns/$1"; }
 node_ip() { echo "10.$net.0.$((10 + $(node_index "$1")))"; }
 node_dir() { echo "$dir/nodes/$1"; }
+# The node's pods' addresses (its CNI bridge's range).
+node_pod_cidr() { echo "10.$net.$(node_index "$1").0/24"; }
 
 # start NAME [--node NODE] [--env K=V]... -- COMMAND...: starts COMMAND in its own session (so
 # `down` can end its whole process group), in NODE's network and mount namespaces when given, logs

@@ -45,23 +45,31 @@ EOT
   } >"$dir/apiserver/admission.yaml"
 }
 
+# With Tessera's parts as host processes, the API server presents certgen's client certificate to
+# the webhooks and dials the webhook Service's endpoint (the host) rather than its cluster IP.
+# Without them it is an API server as a cluster has before Tessera is installed: webhooks are
+# called at their Service's cluster IP (through kube-proxy, lib/network.sh).
 start_apiserver() {
-  write_admission_config
+  local tessera_flags=()
+  if [[ $tessera_mode == host ]]; then
+    write_admission_config
+    tessera_flags=(--admission-control-config-file="$dir/apiserver/admission.yaml"
+      --enable-aggregator-routing=true)
+  fi
   start kube-apiserver -- "$bin/kube-apiserver" \
     --advertise-address="$host_ip" --bind-address="$host_ip" --secure-port=6443 \
     --etcd-servers="http://$loop_ip:2379" \
     --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
     --client-ca-file="$pki/ca.crt" \
     --authorization-mode=Node,RBAC \
-    --enable-admission-plugins=NodeRestriction \
-    --admission-control-config-file="$dir/apiserver/admission.yaml" \
+    --enable-admission-plugins=NodeRestriction "${tessera_flags[@]}" \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --service-cluster-ip-range="$service_cidr" \
     --kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" \
     --kubelet-client-key="$pki/apiserver-kubelet-client.key" \
     --kubelet-certificate-authority="$pki/ca.crt" --kubelet-preferred-address-types=InternalIP \
-    --allow-privileged=true --enable-aggregator-routing=true --profiling=false --v=1
+    --allow-privileged=true --profiling=false --v=1
   wait_for kube-apiserver 120 "ready API server" curl_admin "$api_url/readyz"
   log "ok: kube-apiserver at $api_url"
 }

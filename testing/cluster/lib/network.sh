@@ -1,13 +1,15 @@
 # The dev cluster's network: a bridge on the host (10.N.0.1, where the API server and the Tessera
 # scheduler listen) and one network namespace per node (10.N.0.1x), joined to it by a veth pair;
 # each node's pods get 10.N.<node index>.0/24 from the CNI bridge plugin inside the node's
-# namespace. Sourced.
+# namespace. Pods reach other nodes' pods through routes between the nodes (each node is the
+# gateway to its own pods, as a host-gw network does); Services are kube-proxy's, per node, in
+# iptables mode; the host reaches Service IPs through the nodes. Sourced.
 
 make_network() {
   ip link add "$bridge" type bridge
   ip addr add "$host_ip/24" dev "$bridge"
   ip link set "$bridge" up
-  local node i ns
+  local node other i ns nexthops=()
   for node in "${nodes[@]}"; do
     i=$(node_index "$node")
     ns=$(node_netns "$node")
@@ -20,14 +22,27 @@ make_network() {
     ip -n "$ns" addr add "$(node_ip "$node")/24" dev eth0
     ip -n "$ns" link set eth0 up
     ip -n "$ns" route add default via "$host_ip"
+    # The node forwards its pods' packets to the other nodes, and theirs to its pods.
+    ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1
     # The host reaches the node's pods through the node.
-    ip route add "10.$net.$i.0/24" via "$(node_ip "$node")" dev "$bridge"
+    ip route add "$(node_pod_cidr "$node")" via "$(node_ip "$node")" dev "$bridge"
+    nexthops+=(nexthop via "$(node_ip "$node")" dev "$bridge")
   done
-  log "ok: network $bridge ($host_ip/24), one namespace per node"
+  for node in "${nodes[@]}"; do
+    for other in "${nodes[@]}"; do
+      [[ $other == "$node" ]] && continue
+      ip -n "$(node_netns "$node")" route add "$(node_pod_cidr "$other")" via "$(node_ip "$other")" dev eth0
+    done
+  done
+  # Host processes (the API server calling a webhook's Service, a test's curl) reach Service IPs
+  # through any node's kube-proxy, as a control-plane machine running kube-proxy would itself.
+  ip route add "$service_cidr" "${nexthops[@]}"
+  log "ok: network $bridge ($host_ip/24), one namespace per node, pod routes between the nodes"
 }
 
 remove_network() {
   local node
+  ip route del "$service_cidr" 2>/dev/null || true
   for node in "${nodes[@]}"; do
     # The veth pair goes now: with the namespace alone it would go when the kernel frees the
     # namespace, which it does later and asynchronously (a next `up` found tsrNh1 still there).
@@ -35,4 +50,38 @@ remove_network() {
     ip netns del "$(node_netns "$node")" 2>/dev/null || true
   done
   ip link del "$bridge" 2>/dev/null || true
+}
+
+# kube-proxy of a node, in the node's network namespace (its iptables rules are the namespace's
+# own), after kubelet registered the Node it reads its address from.
+start_kube_proxy() {
+  local node=$1 nd
+  nd=$(node_dir "$node")
+  cat >"$nd/etc/kube-proxy.yaml" <<EOT
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection:
+  kubeconfig: $kubeconfigs/kube-proxy.kubeconfig
+hostnameOverride: $node
+mode: iptables
+# Traffic to a Service that did not come from this node's pod bridge (the host, another node) is
+# masqueraded, so that its replies come back through this node's connection tracking.
+detectLocalMode: BridgeInterface
+detectLocal:
+  bridgeInterface: cni0
+iptables:
+  localhostNodePorts: false
+# The conntrack table's size and timeouts are the host's: left as they are (0).
+conntrack:
+  maxPerCore: 0
+  min: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+# Lowering it below 0 needs CAP_SYS_RESOURCE, which root lacks here (docs/dev-cluster.md).
+oomScoreAdj: 0
+EOT
+  start "$node-kube-proxy" --node "$node" -- "$bin/kube-proxy" --config="$nd/etc/kube-proxy.yaml" --v=1
+  wait_for "$node-kube-proxy" 60 "synced Service rules" \
+    curl -sf --max-time 2 "http://$(node_ip "$node"):10256/healthz"
+  log "ok: $node kube-proxy (iptables)"
 }

@@ -67,12 +67,14 @@ make_node_mountns() {
 # the node), the device nodes that the node agent names in its CDI specs (made under the node's
 # driver root, with NVIDIA's major numbers, so containers get them as on a GPU node), and the
 # driver daemon that knows each process's host PID (it shares the host's PID namespace, like the
-# kernel module). Sockets are reached by their short paths inside the node: a unix socket's path
-# may not exceed 107 bytes, and <dir> can be long.
+# kernel module). The driver root is /run/nvidia/driver in the node, where NVIDIA's driver
+# container puts it (and, as there, a reboot empties it). Sockets are reached by their short
+# paths inside the node: a unix socket's path may not exceed 107 bytes, and <dir> can be long.
+driver_root=/run/nvidia/driver
 make_node_driver() {
   local node=$1 nd
   nd=$(node_dir "$node")
-  local driver=$nd/driver
+  local driver=$nd$driver_root
   # A reboot makes the nodes again.
   rm -rf "$driver/dev"
   mkdir -p "$driver/dev" "$driver/lib" "$nd/run/simgpu"
@@ -100,14 +102,14 @@ write_base_spec() {
   local node=$1 nd
   nd=$(node_dir "$node")
   "$bin/ctr" oci spec >"$nd/containerd-base-spec.json"
-  python3 - "$nd/containerd-base-spec.json" "$nd" <<'PY'
+  python3 - "$nd/containerd-base-spec.json" "$driver_root" <<'PY'
 import json, sys
-path, nd = sys.argv[1], sys.argv[2]
+path, driver = sys.argv[1], sys.argv[2]
 spec = json.load(open(path))
 lib = "/usr/lib/x86_64-linux-gnu"
 for name in ("libcuda.so.1", "libnvidia-ml.so.1"):
     spec["mounts"].append({"destination": f"{lib}/{name}", "type": "bind",
-                           "source": f"{nd}/driver/lib/{name}", "options": ["rbind", "ro"]})
+                           "source": f"{driver}/lib/{name}", "options": ["rbind", "ro"]})
 spec["mounts"].append({"destination": "/run/simgpu", "type": "bind", "source": "/run/simgpu",
                        "options": ["rbind", "rw"]})
 # As the kernel module, simgpu shows a container only the GPUs whose device nodes it was given.
@@ -118,8 +120,7 @@ PY
 
 # The node's containerd configuration, at containerd's default paths inside the node.
 write_containerd_config() {
-  local node=$1 i nd
-  i=$(node_index "$node")
+  local node=$1 nd
   nd=$(node_dir "$node")
   mkdir -p "$nd/cni/net.d" "$nd/var/lib/cni" "$nd/run/cdi" "$nd/etc"
   write_base_spec "$node"
@@ -132,9 +133,10 @@ write_containerd_config() {
       "type": "bridge",
       "bridge": "cni0",
       "isGateway": true,
+      "hairpinMode": true,
       "ipam": {
         "type": "host-local",
-        "ranges": [[{"subnet": "10.$net.$i.0/24"}]],
+        "ranges": [[{"subnet": "$(node_pod_cidr "$node")"}]],
         "routes": [{"dst": "0.0.0.0/0"}]
       }
     }
@@ -189,12 +191,14 @@ start_containerd() {
   wait_for "$node-containerd" 60 "containerd socket" \
     node_ctr "$node" version
   local image
-  for image in "$dir/images"/*.tar; do
-    node_ctr "$node" -n k8s.io images import "$image" \
-      >>"$logs/$node-containerd.log" 2>&1 ||
-      die "$node: importing $image into containerd failed (log: $logs/$node-containerd.log)"
-  done
+  for image in "$dir/images"/*.tar; do import_image "$node" "$image"; done
   log "ok: $node containerd, images imported"
+}
+
+# import_image NODE ARCHIVE: an OCI image archive into the node's containerd (kubelet's namespace).
+import_image() {
+  node_ctr "$1" -n k8s.io images import "$2" >>"$logs/$1-containerd.log" 2>&1 ||
+    die "$1: importing $2 into containerd failed (log: $logs/$1-containerd.log)"
 }
 
 write_kubelet_config() {
@@ -229,6 +233,8 @@ enforceNodeAllocatable: ["pods"]
 failCgroupV1: false
 failSwapOn: false
 clusterDomain: cluster.local
+# CoreDNS (lib/dns.sh); pods of dnsPolicy Default get no name server, nothing outside answers.
+clusterDNS: ["$dns_ip"]
 resolvConf: ""
 # Nothing here can pull an image; the cluster's images are imported and must never be collected.
 imageGCHighThresholdPercent: 100
@@ -250,11 +256,13 @@ start_kubelet() {
   nd=$(node_dir "$node")
   write_kubelet_config "$node"
   make_node_cgroups "/tsr$net-$node"
+  # Labelled for the node agent; with --tessera none the installer labels them (docs/install.md).
+  local labels=()
+  [[ $tessera_mode == host ]] && labels=(--node-labels=tessera.io/enabled=true)
   start "$node-kubelet" --node "$node" --env "PATH=$bin:$PATH" \
     -- "$bin/kubelet" --config="$nd/etc/kubelet.yaml" \
     --kubeconfig="$kubeconfigs/kubelet-$node.kubeconfig" \
-    --hostname-override="$node" --node-ip="$(node_ip "$node")" \
-    --node-labels=tessera.io/enabled=true --v=1
+    --hostname-override="$node" --node-ip="$(node_ip "$node")" "${labels[@]}" --v=1
   wait_for "$node-kubelet" 120 "Ready node" node_ready "$node"
   log "ok: $node kubelet registered, node Ready"
 }

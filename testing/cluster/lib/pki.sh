@@ -31,6 +31,8 @@ make_pki() {
   cert admin "/O=system:masters/CN=tessera-dev-admin" clientAuth
   cert controller-manager "/CN=system:kube-controller-manager" clientAuth
   cert scheduler "/CN=system:kube-scheduler" clientAuth
+  # kube-proxy's user, bound to system:node-proxier by the API server's default RBAC.
+  cert kube-proxy "/CN=system:kube-proxy" clientAuth
   local node
   for node in "${nodes[@]}"; do
     cert "kubelet-$node" "/O=system:nodes/CN=system:node:$node" clientAuth
@@ -42,6 +44,7 @@ make_pki() {
   kubeconfig_cert admin admin
   kubeconfig_cert controller-manager controller-manager
   kubeconfig_cert scheduler scheduler
+  kubeconfig_cert kube-proxy kube-proxy
   for node in "${nodes[@]}"; do kubeconfig_cert "kubelet-$node" "kubelet-$node"; done
 }
 

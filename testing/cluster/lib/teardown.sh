@@ -65,6 +65,7 @@ kill_node_namespace() {
 stop_node() {
   local node=$1
   stop "$node-tessera-node"
+  stop "$node-kube-proxy"
   stop "$node-kubelet"
   kill_node_containers "$node"
   stop "$node-containerd"
@@ -114,6 +115,7 @@ leftovers() {
   ps -eo pid=,args= | grep -F -- "$dir/" | grep -v -e grep -e "tessera-dev-cluster" | sed 's/^/process: /'
   findmnt -rn -o TARGET | grep -F "$dir/" | sed 's/^/mount: /'
   ip link show "$bridge" >/dev/null 2>&1 && echo "network device: $bridge"
+  ip route show "$service_cidr" | sed 's/^/route: /'
   ip -o link show | grep -o "tsr${net}h[0-9]*" | sed 's/^/network device: /'
   for node in "${nodes[@]}"; do
     [[ -e /run/netns/$(node_netns "$node") ]] && echo "network namespace: $(node_netns "$node")"

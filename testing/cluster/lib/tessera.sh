@@ -151,12 +151,12 @@ start_node_agent() {
   cp "$tessera_build/lib/libtessera-cuda.so" "$lib/.libtessera-cuda.so.new"
   mv -f "$lib/.libtessera-cuda.so.new" "$lib/libtessera-cuda.so"
   start "$node-tessera-node" --node "$node" --env "NODE_NAME=$node" "${extra[@]}" \
-    --env "SIMGPU_STATE=/run/simgpu" --env "SIMGPU_DEV_ROOT=$nd/driver" -- "$tessera_build/bin/tessera" node \
+    --env "SIMGPU_STATE=/run/simgpu" --env "SIMGPU_DEV_ROOT=$driver_root" -- "$tessera_build/bin/tessera" node \
     --kubeconfig "$kubeconfigs/tessera-node.kubeconfig" \
     --kubelet-dir=/var/lib/kubelet --cdi-dir=/var/run/cdi --state-dir=/var/lib/tessera \
     --node.library-path=/usr/local/lib/tessera/libtessera-cuda.so \
     --node.device-split-count=10 --node.metrics-listen=:9394 --log.format=json --log.level=debug \
-    --node.nvml-library="$nd/driver/lib/libnvidia-ml.so.1" --node.driver-root="$nd/driver" \
+    --node.nvml-library="$driver_root/lib/libnvidia-ml.so.1" --node.driver-root="$driver_root" \
     --node.kubelet-cgroup-root="/tsr$net-$node" --node.housekeeping-interval=2s \
     --node.annotation-key-file="$annotation_key"
   wait_for "$node-tessera-node" 60 "GPUs published" node_has_gpus "$node"

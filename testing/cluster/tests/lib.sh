@@ -6,6 +6,8 @@ cluster_dir=$1
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 export KUBECONFIG=$cluster_dir/kubeconfig/admin.kubeconfig
+# The harness's variables, not Tessera's: the tessera a test runs refuses TESSERA_* it does not know.
+unset TESSERA_CLUSTER_DIR TESSERA_CLUSTER_CACHE
 kubectl=$(sed -n 's/^declare -- bin="\(.*\)"$/\1/p' "$cluster_dir/cluster.env")/kubectl
 [[ -x $kubectl ]] || { echo "no cluster in $cluster_dir (did the dev_cluster fixture start?)"; exit 1; }
 failures=0
@@ -118,4 +120,49 @@ for i in range(0, len(rest), 3):
     pod["spec"].setdefault("initContainers" if kind else "containers", []).append(c)
 print(json.dumps(pod))
 PY
+}
+
+# check_dialect_pod EXAMPLE MEMORY_MIB PERCENT|- MODEL: a pod of EXAMPLE (a file of examples/) goes
+# through the admission webhook to the `tessera` kube-scheduler, which places it through the
+# extender; kubelet admits it through Tessera's device plugin, and its container's GPU program
+# sees MEMORY_MIB as its GPU's memory, stops allocating there and gets at most PERCENT (plus 5
+# points; at least half of it, as the demo checks: on a loaded 2-core machine the program's own
+# launches can fall behind, but the limit must never be exceeded; - when it has no limit) of the
+# compute, on a node of MODEL GPUs. The pod is deleted afterwards.
+check_dialect_pod() {
+  local example=$1 memory_mib=$2 percent=$3 model=$4 pod out
+  pod=test-$(basename "$example" .yaml)
+  k delete pod "$pod" --ignore-not-found --wait=true >/dev/null
+  if ! out=$(example_pod "$example" "$pod" | k create -f - 2>&1); then
+    fail "kubectl create of $example's pod: $out"
+    return
+  fi
+  check "the webhook gave the pod to the tessera scheduler" \
+    test "$(k get pod "$pod" -o 'jsonpath={.spec.schedulerName}')" = tessera
+  check_completes "$pod" 180
+
+  local node scheduler allocation node_model logs got
+  node=$(k get pod "$pod" -o 'jsonpath={.spec.nodeName}')
+  scheduler=$(k get events --field-selector "involvedObject.name=$pod,reason=Scheduled" \
+    -o 'jsonpath={.items[0].reportingComponent}')
+  check "kube-scheduler's tessera profile placed it (event from '$scheduler')" test "$scheduler" = tessera
+  allocation=$(k get pod "$pod" -o 'jsonpath={.metadata.annotations.tessera\.io/allocation}')
+  check "the extender recorded its decision (tessera.io/allocation)" test -n "$allocation"
+  echo "  decision on $node: $allocation"
+  node_model=$(k get node "$node" -o 'jsonpath={.metadata.annotations.tessera\.io/gpus}' | grep -o '"model":"[^"]*"' | head -n1)
+  check "it runs on a node with $model GPUs ($node: $node_model)" grep -q "\"$model\"" <<<"$node_model"
+
+  logs=$(k logs "$pod" 2>&1 || true)
+  echo "$logs" | sed 's/^/  | /'
+  check "NVML in the container reports $memory_mib MiB as the GPU's memory" \
+    test "$(value nvml.total_mib "$logs")" = "$memory_mib"
+  check "allocations stopped at the $memory_mib MiB limit" \
+    test "$(value oom.allocated_mib "$logs")" = "$memory_mib"
+  check "the next allocation got CUDA_ERROR_OUT_OF_MEMORY (2)" test "$(value oom.error "$logs")" = 2
+  got=$(value compute.percent "$logs")
+  if [[ $percent != - ]]; then
+    check "held to its $percent% compute share (got ${got:-nothing}%)" \
+      python3 -c "import sys; g = float('${got:-0}'); sys.exit(0 if $percent / 2 <= g <= $percent + 5 else 1)"
+  fi
+  k delete pod "$pod" --wait=true >/dev/null
 }

@@ -1,0 +1,88 @@
+{{/* Labels of every object: deploy/'s (app.kubernetes.io/part-of) and Helm's own. */}}
+{{- define "tessera.labels" -}}
+app.kubernetes.io/part-of: tessera
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end }}
+
+{{- define "tessera.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end }}
+
+{{/* The names of the Service the webhooks and kube-scheduler call, as certgen-job.yaml lists them. */}}
+{{- define "tessera.serviceHosts" -}}
+{{- $ns := .Release.Namespace -}}
+tessera-scheduler,tessera-scheduler.{{ $ns }},tessera-scheduler.{{ $ns }}.svc,tessera-scheduler.{{ $ns }}.svc.cluster.local,localhost,127.0.0.1
+{{- end }}
+
+{{/* Every resource of the enabled dialects, as a JSON list. */}}
+{{- define "tessera.resources" -}}
+{{- $r := list -}}
+{{- with .Values.dialects.vgpu }}{{ if .enabled }}{{ $r = concat $r (list .countResource .memoryResource .memoryPercentageResource .coresResource) }}{{ end }}{{ end -}}
+{{- with .Values.dialects.vcuda }}{{ if .enabled }}{{ $r = concat $r (list .coreResource .memoryResource) }}{{ end }}{{ end -}}
+{{- with .Values.dialects.gpushare }}{{ if .enabled }}{{ $r = append $r .memoryResource }}{{ end }}{{ end -}}
+{{- toJson $r -}}
+{{- end }}
+
+{{/* The same list as CEL: ['a', 'b']. */}}
+{{- define "tessera.resourcesCel" -}}
+[{{ range $i, $r := include "tessera.resources" . | fromJsonArray }}{{ if $i }}, {{ end }}'{{ $r }}'{{ end }}]
+{{- end }}
+
+{{/*
+Flags of a part (scheduler or node) for the dialect values that differ from the part's built-in
+defaults (docs/config-reference.md): at the defaults none, as in deploy/.
+*/}}
+{{- define "tessera.dialectArgs" -}}
+{{- $d := .root.Values.dialects -}}
+{{- $flags := list -}}
+{{- if eq .part "scheduler" -}}
+{{- $flags = list
+  (list "vgpu.enabled" $d.vgpu.enabled true)
+  (list "vgpu.count-resource" $d.vgpu.countResource "nvidia.com/gpu")
+  (list "vgpu.memory-resource" $d.vgpu.memoryResource "nvidia.com/gpumem")
+  (list "vgpu.memory-percentage-resource" $d.vgpu.memoryPercentageResource "nvidia.com/gpumem-percentage")
+  (list "vgpu.cores-resource" $d.vgpu.coresResource "nvidia.com/gpucores")
+  (list "vcuda.enabled" $d.vcuda.enabled true)
+  (list "vcuda.core-resource" $d.vcuda.coreResource "tencent.com/vcuda-core")
+  (list "vcuda.memory-resource" $d.vcuda.memoryResource "tencent.com/vcuda-memory")
+  (list "gpushare.enabled" $d.gpushare.enabled true)
+  (list "gpushare.memory-resource" $d.gpushare.memoryResource "aliyun.com/gpu-mem") -}}
+{{- else -}}
+{{- $flags = list
+  (list "vgpu.enabled" $d.vgpu.enabled true)
+  (list "vgpu.resource" $d.vgpu.countResource "nvidia.com/gpu")
+  (list "vcuda.enabled" $d.vcuda.enabled true)
+  (list "vcuda.core-resource" $d.vcuda.coreResource "tencent.com/vcuda-core")
+  (list "vcuda.memory-resource" $d.vcuda.memoryResource "tencent.com/vcuda-memory")
+  (list "gpushare.enabled" $d.gpushare.enabled true)
+  (list "gpushare.resource" $d.gpushare.memoryResource "aliyun.com/gpu-mem") -}}
+{{- end -}}
+{{- range $flags }}
+{{- if ne (toString (index . 1)) (toString (index . 2)) }}
+- --{{ $.part }}.dialects.{{ index . 0 }}={{ index . 1 }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* nodeSelector, tolerations, affinity and imagePullSecrets of a pod, from a part's values. */}}
+{{- define "tessera.placement" -}}
+{{- with .values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .root.Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
