@@ -19,7 +19,8 @@ Agent::Agent(AgentOptions options, GpuSource& gpus, PodSource& pods, ApiWriter& 
       recorder_(pods, writer, options_.allocator.signing),
       allocator_(options_.allocator, options_.resources, pods, recorder_, kubelet),
       plugins_(options_.kubelet_dir + "/device-plugins", options_.resources,
-               options_.allocator.split_count, allocator_, board_),
+               options_.allocator.split_count, allocator_, board_,
+               [this](bool registered) { board_.SetServing(registered); }),
       housekeeper_(allocator_, pods, options_.allocator.state_dir, options_.unowned_grace),
       pids_(pods, {.state_dir = options_.allocator.state_dir,
                    .cgroup_root = options_.cgroup_root,
@@ -70,6 +71,15 @@ void Agent::MonitorHealth(HealthProbe& probe) {
 }
 
 void Agent::Stop() {
+  if (publisher_.joinable() && !stop_) {
+    board_.SetServing(false);
+    const uint64_t version = board_.Get().version;
+    std::unique_lock lock(published_mu_);
+    if (!published_cv_.wait_for(lock, std::chrono::seconds(3),
+                                [&] { return published_version_ >= version; })) {
+      log::Warn("stopping before the node's inventory says its devices are not served");
+    }
+  }
   stop_ = true;
   if (health_) health_->Stop();
   if (publisher_.joinable()) publisher_.join();
@@ -78,13 +88,21 @@ void Agent::Stop() {
 }
 
 void Agent::Publish() {
+  // What Stop waits for: the board's version whose inventory the API server has.
+  auto mark_published = [this](uint64_t version) {
+    {
+      std::lock_guard lock(published_mu_);
+      published_version_ = version;
+    }
+    published_cv_.notify_all();
+  };
   std::string published;
   uint64_t seen = 0;
   while (!stop_) {
     DeviceBoard::Snapshot snap = board_.Get();
     if (snap.version != seen) {
-      std::string value =
-          GpusAnnotation(snap.gpus, options_.cores_scaling, options_.allocator.split_count);
+      std::string value = GpusAnnotation(snap.gpus, options_.cores_scaling,
+                                         options_.allocator.split_count, snap.serving);
       if (value != published) {
         AnnotationPatch patch;
         for (auto& [name, text] :
@@ -99,12 +117,15 @@ void Agent::Publish() {
         if (s.ok()) {
           published = value;
           seen = snap.version;
-          log::Info("published the GPU inventory", {{"gpus", std::to_string(snap.gpus.size())}});
+          mark_published(snap.version);
+          log::Info("published the GPU inventory", {{"gpus", std::to_string(snap.gpus.size())},
+                                                    {"serving", snap.serving ? "true" : "false"}});
         } else {
           log::Warn("could not publish the GPU inventory; retrying", {{"error", s.message()}});
         }
       } else {
         seen = snap.version;
+        mark_published(snap.version);
       }
     }
     // After a failed patch, wait for the retry delay unless something changes again.

@@ -8,8 +8,10 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "node/allocation/allocation_recorder.h"
@@ -66,6 +68,8 @@ class Agent {
   void GuardMemory(ProcessMemoryReader read);
   // The guard, or null.
   const MemoryGuard* memory_guard() const { return guard_.get(); }
+  // Publishes first that the node's devices are not served (the scheduler then places no pod on
+  // it: kubelet would fail pods whose devices no plugin serves), for up to 3 s, then stops.
   void Stop();
 
   DeviceBoard& board() { return board_; }
@@ -92,6 +96,9 @@ class Agent {
   ProcessMemoryReader read_memory_;
   std::atomic<bool> stop_{false};
   std::thread publisher_, housekeeping_;
+  std::mutex published_mu_;
+  std::condition_variable published_cv_;
+  uint64_t published_version_ = 0;  // the board version last published; published_mu_
 };
 
 }  // namespace tessera::node

@@ -73,9 +73,26 @@ TEST(AgentTest, PublishesTheInventoryAndItsHealthChanges) {
   EXPECT_EQ(doc["gpus"][1]["healthy"], true);
   EXPECT_EQ(doc["gpus"][1]["slots"], 10) << "the split count";
   EXPECT_EQ(store.NodeLabels()[annotations::kGpuNodeLabel], "true");
+  EXPECT_EQ(doc["serving"], false) << "no kubelet here: no plugin is registered";
   agent.board().SetHealthy("GPU-1", false);
   EXPECT_TRUE(WaitForAnnotation(store, "\"healthy\":false"));
   agent.Stop();
+}
+
+// Stopping (an upgrade's rollout, a node drain): the inventory first says that the node's devices
+// are not served, so that the scheduler places no pod there while kubelet would fail it.
+TEST(AgentTest, StopPublishesFirstThatTheDevicesAreNotServed) {
+  TempDir dir;
+  MemoryPodStore store("n");
+  FakeDeviceAssignments kubelet;
+  ListGpuSource gpus(TestGpus(1));
+  Agent agent(Options(dir, true), gpus, store, store, kubelet);
+  ASSERT_TRUE(agent.Start().ok());
+  agent.board().SetServing(true);  // as when every plugin is registered
+  ASSERT_TRUE(WaitForAnnotation(store, "\"serving\":true"));
+  agent.Stop();
+  auto doc = nlohmann::json::parse(store.NodeAnnotations()[kGpusAnnotation]);
+  EXPECT_EQ(doc["serving"], false);
 }
 
 TEST(AgentTest, SignsTheInventoryForTheNodesUidWhenItHasKeys) {

@@ -107,6 +107,7 @@ Status ClusterState::OnNode(EventType type, const json& node) {
   std::string name = StringAt(node, "metadata", "name");
   if (name.empty()) return InvalidArgument("node event without metadata.name");
   std::vector<GpuInfo> inventory;
+  bool serving = true;
   std::string error;
   const bool deleted = type == EventType::kDeleted;
   bool has_annotation = false;
@@ -122,7 +123,7 @@ Status ClusterState::OnNode(EventType type, const json& node) {
       error = verified.message();
       refusals.push_back({kInventoryAnnotation, error, "not used: the node gets no GPU pods"});
     } else {
-      Result<std::vector<GpuInfo>> parsed = ParseInventory(text);
+      Result<std::vector<GpuInfo>> parsed = ParseInventory(text, &serving);
       if (parsed.ok()) {
         inventory = std::move(*parsed);
       } else {
@@ -139,6 +140,7 @@ Status ClusterState::OnNode(EventType type, const json& node) {
     Report(refusals, Fingerprint(node, refusals), &n.refused);
   }
   const bool present = !deleted && error.empty();
+  n.serving = serving;
   if (present && n.present && inventory.size() == n.slots.size() &&
       std::equal(inventory.begin(), inventory.end(), n.slots.begin(),
                  [](const GpuInfo& a, const GpuSlot& b) { return a == b.info; })) {
@@ -386,6 +388,7 @@ Result<Allocation> ClusterState::Reserve(
       return NotFound("node " + node_name +
                       " has no usable GPU inventory: " + node->inventory_error);
     }
+    if (!node->serving) return Unavailable("node " + node_name + ": " + kNotServing);
     ASSIGN_OR_RETURN(allocation, decide(ViewFor(*node, {key, priority})));
     allocation.node = node_name;
     charges = ChargesOf(allocation);
@@ -560,8 +563,9 @@ std::unordered_map<std::string, std::vector<PodOnNode>> ClusterState::PodsOn(
 std::vector<GpuSlot> ClusterState::GpusFor(const std::string& name, const Claimant& who) const {
   const NodeState* node = Find(name);
   if (!node) return {};
-  return ReadFor(*node, who, [](bool present, std::span<const GpuSlot> gpus) {
-    return present ? std::vector<GpuSlot>(gpus.begin(), gpus.end()) : std::vector<GpuSlot>();
+  return ReadFor(*node, who, [node](bool present, std::span<const GpuSlot> gpus) {
+    return present && node->serving ? std::vector<GpuSlot>(gpus.begin(), gpus.end())
+                                    : std::vector<GpuSlot>();
   });
 }
 
@@ -622,7 +626,8 @@ StateSnapshot ClusterState::Snapshot() const {
     for (const auto& [name, node] : nodes_) {
       std::lock_guard<std::mutex> node_lock(node->mu);
       if (!node->present && node->orphans.empty()) continue;
-      out.nodes[name] = {node->present, node->inventory_error, node->slots, node->orphans};
+      out.nodes[name] = {node->present, node->serving, node->inventory_error, node->slots,
+                         node->orphans};
     }
   }
   for (const Shard& shard : shards_) {

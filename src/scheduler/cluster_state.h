@@ -73,11 +73,18 @@ struct Claimant {
   int priority = 0;
 };
 
+// The filter reason of a node whose agent does not serve its devices now (its inventory's
+// "serving" is false).
+inline constexpr char kNotServing[] =
+    "the node agent's device plugins are not registered with kubelet now (the agent or kubelet "
+    "is starting or stopping): kubelet would fail the pod";
+
 // One node's GPUs. Internal to ClusterState; exposed only so Read() can be a template.
 struct NodeState {
   mutable std::mutex mu;
   // Protected by mu:
   bool present = false;                    // the node exists and carries a valid inventory
+  bool serving = true;                     // its agent's device plugins are registered
   std::string inventory_error;             // why its annotation was rejected, empty when fine
   std::vector<GpuSlot> slots;              // in inventory order
   std::map<std::string, GpuSlot> orphans;  // usage on UUIDs the inventory does not list
@@ -103,6 +110,7 @@ struct PendingPriority {
 struct StateSnapshot {
   struct Node {
     bool present = false;
+    bool serving = true;
     std::string inventory_error;
     std::vector<GpuSlot> gpus;
     std::map<std::string, GpuSlot> orphans;
@@ -151,7 +159,8 @@ class ClusterState {
   }
 
   // Bind: under the pod's and the node's locks, calls decide(gpus) (the node as the pod sees it,
-  // ReadFor) and charges the allocation it returns; the pod's nomination, if any, ends. Errors:
+  // ReadFor) and charges the allocation it returns; the pod's nomination, if any, ends. A node
+  // whose agent is not serving its devices is Unavailable (kubelet would fail the pod). Errors:
   // NotFound (node unknown or without inventory), AlreadyExists (the pod already holds GPUs), or
   // decide's own error; none of them changes anything.
   Result<Allocation> Reserve(
@@ -179,8 +188,8 @@ class ClusterState {
   // pods; a node without any is left out.
   std::unordered_map<std::string, std::vector<PodOnNode>> PodsOn(
       std::span<const std::string> nodes) const;
-  // A copy of `node`'s GPUs as `who` sees them (ReadFor); empty when the node is unknown or has
-  // no usable inventory.
+  // A copy of `node`'s GPUs as `who` sees them (ReadFor); empty when the node is unknown, has no
+  // usable inventory, or its agent does not serve its devices now.
   std::vector<GpuSlot> GpusFor(const std::string& node, const Claimant& who) const;
   // Holds `charges` on `node` for `pod` until it is bound or gone, or `expires`; replaces an
   // earlier nomination of the pod. NotFound when the node is unknown.

@@ -58,6 +58,10 @@ FilterResult Engine::Filter(const PodId& pod, const PodRequest& request,
         out.reason = "node has no usable GPU inventory: " + node->inventory_error;
         return 2;
       }
+      if (!node->serving) {
+        out.reason = kNotServing;
+        return 1;
+      }
       if (Fit(request, gpus, check, scratch, nullptr)) return 0;
       Fit(request, gpus, explain, scratch, &out);
       return Fit(request, gpus, ever, scratch, nullptr) ? 1 : 2;

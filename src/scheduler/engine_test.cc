@@ -64,6 +64,29 @@ TEST_F(EngineTest, FilterSortsNodesIntoFitsFailedAndUnresolvable) {
   EXPECT_EQ(engine_.Filter(kPod, PodRequest{}, names_).fits, names_);
 }
 
+// While a node's agent does not serve its devices (starting, stopping, kubelet restarting),
+// kubelet would fail a pod that needs them: the node gets none, for now.
+TEST_F(EngineTest, NodeWhoseAgentDoesNotServeGetsNoPodForNow) {
+  nlohmann::json node = MakeUniformNode("small", 1, "SimGPU-3090", 24268);
+  std::vector<GpuInfo> gpus = {testing::Gpu("small-gpu0", 0, "SimGPU-3090", 24268, 0)};
+  node["metadata"]["annotations"][kInventoryAnnotation] = InventoryToJson(gpus, /*serving=*/false);
+  ASSERT_TRUE(state_.OnNode(EventType::kModified, node).ok());
+  PodRequest r = Request(MakePod("p", {{"nvidia.com/gpumem", 1000}}));
+  FilterResult f = engine_.Filter(kPod, r, std::vector<std::string>{"small"});
+  EXPECT_TRUE(f.fits.empty());
+  ASSERT_EQ(f.failed.size(), 1u) << "not for ever: it comes back";
+  EXPECT_EQ(f.failed[0].second, kNotServing);
+  Status bound = engine_.Bind(kPod, "small");
+  EXPECT_EQ(bound.code(), StatusCode::kUnavailable) << bound.message();
+  EXPECT_TRUE(state_.Snapshot().nodes.at("small").gpus[0].used_mib == 0);
+  // Serving again.
+  ASSERT_TRUE(
+      state_.OnNode(EventType::kModified, MakeUniformNode("small", 1, "SimGPU-3090", 24268)).ok());
+  EXPECT_EQ(engine_.Filter(kPod, r, std::vector<std::string>{"small"}).fits,
+            std::vector<std::string>{"small"});
+  EXPECT_TRUE(engine_.Bind(kPod, "small").ok());
+}
+
 TEST_F(EngineTest, PrioritizeByPolicy) {
   PodRequest req = Request(MakePod("p", {{"nvidia.com/gpumem", 20000}}));
   auto scores = engine_.Prioritize(kPod, req, names_);

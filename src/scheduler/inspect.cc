@@ -29,7 +29,11 @@ json InspectJson(const StateSnapshot& state) {
     for (const GpuSlot& g : n.gpus) gpus.push_back(GpuJson(g));
     json unknown = json::array();
     for (const auto& [uuid, g] : n.orphans) unknown.push_back(GpuJson(g));
-    json node = {{"name", name}, {"ready", n.present}, {"gpus", gpus}, {"unknownGpus", unknown}};
+    json node = {{"name", name},
+                 {"ready", n.present},
+                 {"serving", n.serving},
+                 {"gpus", gpus},
+                 {"unknownGpus", unknown}};
     if (!n.inventory_error.empty()) node["inventoryError"] = n.inventory_error;
     nodes.push_back(std::move(node));
   }

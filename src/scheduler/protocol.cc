@@ -44,8 +44,10 @@ Status Field(const json& object, const char* key, const std::string& where, T& o
 
 }  // namespace
 
-Result<std::vector<GpuInfo>> ParseInventory(std::string_view text) {
+Result<std::vector<GpuInfo>> ParseInventory(std::string_view text, bool* serving) {
   ASSIGN_OR_RETURN(json doc, ParseObject(text, kInventoryAnnotation));
+  bool is_serving = true;
+  RETURN_IF_ERROR(Field(doc, "serving", kInventoryAnnotation, is_serving, false));
   auto gpus = doc.find("gpus");
   if (gpus == doc.end() || !gpus->is_array()) {
     return InvalidArgument(std::string(kInventoryAnnotation) + ": \"gpus\" must be a list");
@@ -72,10 +74,11 @@ Result<std::vector<GpuInfo>> ParseInventory(std::string_view text) {
     }
     out.push_back(std::move(info));
   }
+  if (serving) *serving = is_serving;
   return out;
 }
 
-std::string InventoryToJson(const std::vector<GpuInfo>& gpus) {
+std::string InventoryToJson(const std::vector<GpuInfo>& gpus, bool serving) {
   json list = json::array();
   for (const GpuInfo& g : gpus) {
     list.push_back({{"uuid", g.uuid},
@@ -87,7 +90,7 @@ std::string InventoryToJson(const std::vector<GpuInfo>& gpus) {
                     {"healthy", g.healthy},
                     {"slots", g.slots}});
   }
-  return json{{"version", 1}, {"gpus", list}}.dump();
+  return json{{"version", 1}, {"serving", serving}, {"gpus", list}}.dump();
 }
 
 std::string AllocationToJson(const Allocation& a) {

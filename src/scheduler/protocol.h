@@ -38,10 +38,12 @@ struct GpuInfo {
   bool operator==(const GpuInfo&) const = default;
 };
 
-// `{"version":1,"gpus":[{"uuid":..,"index":..,"model":..,"memoryMiB":..,"sms":..,"numa":..,
-// "healthy":..,"slots":..}]}`. UUIDs must be unique and non-empty.
-Result<std::vector<GpuInfo>> ParseInventory(std::string_view text);
-std::string InventoryToJson(const std::vector<GpuInfo>& gpus);
+// `{"version":1,"serving":..,"gpus":[{"uuid":..,"index":..,"model":..,"memoryMiB":..,"sms":..,
+// "numa":..,"healthy":..,"slots":..}]}`. UUIDs must be unique and non-empty. `serving` (optional,
+// true when absent, as older agents write it): every device plugin of the node is registered
+// with kubelet; while it is false kubelet would fail a pod that needs the node's devices.
+Result<std::vector<GpuInfo>> ParseInventory(std::string_view text, bool* serving = nullptr);
+std::string InventoryToJson(const std::vector<GpuInfo>& gpus, bool serving = true);
 
 struct DeviceAllocation {
   std::string uuid;

@@ -18,6 +18,13 @@ TEST(Protocol, InventoryRoundTripAndDefaults) {
   EXPECT_TRUE((*back)[0].healthy);
   EXPECT_EQ((*back)[0].numa, -1);
   EXPECT_EQ((*back)[0].slots, 0) << "an inventory without slots does not count them";
+  bool serving = false;
+  ASSERT_TRUE(ParseInventory(InventoryToJson(gpus), &serving).ok());
+  EXPECT_TRUE(serving);
+  ASSERT_TRUE(ParseInventory(InventoryToJson(gpus, /*serving=*/false), &serving).ok());
+  EXPECT_FALSE(serving);
+  ASSERT_TRUE(ParseInventory(R"({"version":1,"gpus":[]})", &serving).ok());
+  EXPECT_TRUE(serving) << "an agent from before the field serves";
 }
 
 TEST(Protocol, InventoryErrorsNameTheField) {

@@ -240,7 +240,7 @@ TEST_F(DeployHelmChartValuesTest, WebhooksAndKubeSchedulerKnowOnlyTheEnabledReso
       Get("ConfigMap", "tessera-kube-scheduler-config")["data"]["kube-scheduler-config.yaml"]
           .as<std::string>());
   EXPECT_EQ(config["extenders"][0]["urlPrefix"].as<std::string>(),
-            "https://tessera-scheduler.gpu-system.svc:8443");
+            "https://tessera-scheduler-extender.gpu-system.svc:8443");
   EXPECT_EQ(config["leaderElection"]["resourceNamespace"].as<std::string>(), "gpu-system");
   std::vector<std::string> managed;
   for (const YAML::Node& r : config["extenders"][0]["managedResources"]) {

@@ -3,6 +3,7 @@
 // restart, health, and admission of many pods of mixed dialects in shuffled order.
 #include <algorithm>
 #include <fstream>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -57,7 +58,10 @@ class FakeKubeletTest : public ::testing::Test {
     ASSERT_TRUE(allocator_->Init().ok());
     allocator_->SetGpus(gpus_);
     manager_ = std::make_unique<node::PluginManager>(registry_.PluginDir(), kResources, 10,
-                                                     *allocator_, board_);
+                                                     *allocator_, board_, [this](bool registered) {
+                                                       std::lock_guard<std::mutex> lock(mu_);
+                                                       registered_.push_back(registered);
+                                                     });
     ASSERT_TRUE(manager_->Start().ok());
     for (const auto& r : kResources) {
       ASSERT_TRUE(registry_.WaitFor(
@@ -80,7 +84,35 @@ class FakeKubeletTest : public ::testing::Test {
   node::AllocationRecorder recorder_{store_, store_};
   std::unique_ptr<node::Allocator> allocator_;
   std::unique_ptr<node::PluginManager> manager_;
+  std::mutex mu_;
+  std::vector<bool> registered_;  // what the manager told, in order; guarded by mu_
+
+  std::vector<bool> Registered() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return registered_;
+  }
 };
+
+// The agent publishes this as its inventory's "serving": while a plugin is not registered,
+// kubelet fails the pods that need its devices, so the scheduler must place none there.
+TEST_F(FakeKubeletTest, TellsWhetherEveryPluginIsRegisteredAcrossAKubeletRestartAndStop) {
+  EXPECT_EQ(Registered(), std::vector<bool>{true}) << "registered at Start";
+  registry_.RefuseRegistrations(1);
+  ASSERT_TRUE(registry_.Recreate().ok());
+  for (const auto& r : kResources) {
+    ASSERT_TRUE(registry_.WaitFor(
+        r.name, [](const PluginState& p) { return p.registrations == 2 && p.stream_open; }, 5s))
+        << r.name;
+  }
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (Registered().size() < 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(Registered(), (std::vector<bool>{true, false, true}))
+      << "not registered from kubelet's restart until every plugin registered again";
+  manager_->Stop();
+  EXPECT_EQ(Registered(), (std::vector<bool>{true, false, true, false}));
+}
 
 TEST_F(FakeKubeletTest, RegistersEveryResourceWithOptionsAndSmallMessages) {
   const std::map<std::string, size_t> expected = {{"nvidia.com/gpu", 80},

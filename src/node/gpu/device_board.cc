@@ -33,9 +33,17 @@ bool DeviceBoard::SetHealthy(const std::string& uuid, bool healthy) {
   return false;
 }
 
+void DeviceBoard::SetServing(bool serving) {
+  std::lock_guard lock(mu_);
+  if (serving_ == serving) return;
+  serving_ = serving;
+  ++version_;
+  changed_.notify_all();
+}
+
 DeviceBoard::Snapshot DeviceBoard::Get() const {
   std::lock_guard lock(mu_);
-  return {version_, gpus_};
+  return {version_, gpus_, serving_};
 }
 
 uint64_t DeviceBoard::WaitChange(uint64_t seen, std::chrono::milliseconds timeout) const {

@@ -19,12 +19,17 @@ class DeviceBoard {
   struct Snapshot {
     uint64_t version = 0;
     std::vector<GpuInfo> gpus;
+    bool serving = false;  // every device plugin is registered with kubelet
   };
 
   // Replaces the list; wakes the streams when anything changed.
   void Set(std::vector<GpuInfo> gpus);
   // Sets one GPU's health; returns false when no GPU has `uuid`.
   bool SetHealthy(const std::string& uuid, bool healthy);
+  // Whether kubelet can allocate the node's devices now: every plugin registered. The inventory
+  // says so, and the scheduler places no pod on the node while it is false (kubelet would fail
+  // the pod with UnexpectedAdmissionError).
+  void SetServing(bool serving);
   Snapshot Get() const;
   // Waits until the version differs from `seen` or `timeout` passes; returns the current version.
   uint64_t WaitChange(uint64_t seen, std::chrono::milliseconds timeout) const;
@@ -34,6 +39,7 @@ class DeviceBoard {
   mutable std::condition_variable changed_;
   uint64_t version_ = 1;       // guarded by mu_
   std::vector<GpuInfo> gpus_;  // guarded by mu_
+  bool serving_ = false;       // guarded by mu_
 };
 
 }  // namespace tessera::node

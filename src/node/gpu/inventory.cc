@@ -4,7 +4,8 @@
 
 namespace tessera::node {
 
-std::string GpusAnnotation(const std::vector<GpuInfo>& gpus, double cores_scaling, int slots) {
+std::string GpusAnnotation(const std::vector<GpuInfo>& gpus, double cores_scaling, int slots,
+                           bool serving) {
   nlohmann::json list = nlohmann::json::array();
   for (const GpuInfo& g : gpus) {
     list.push_back({{"uuid", g.uuid},
@@ -18,7 +19,7 @@ std::string GpusAnnotation(const std::vector<GpuInfo>& gpus, double cores_scalin
                     {"coresScaling", cores_scaling},
                     {"slots", slots}});
   }
-  return nlohmann::json{{"version", 1}, {"gpus", list}}.dump();
+  return nlohmann::json{{"version", 1}, {"serving", serving}, {"gpus", list}}.dump();
 }
 
 }  // namespace tessera::node

@@ -34,12 +34,14 @@ constexpr std::chrono::milliseconds kLongestRetry{8000};
 }  // namespace
 
 PluginManager::PluginManager(std::string plugin_dir, std::vector<ResourceSpec> resources,
-                             int split_count, Allocator& allocator, const DeviceBoard& board)
+                             int split_count, Allocator& allocator, const DeviceBoard& board,
+                             std::function<void(bool)> on_registered)
     : plugin_dir_(std::move(plugin_dir)),
       resources_(std::move(resources)),
       split_count_(split_count),
       allocator_(allocator),
-      board_(board) {}
+      board_(board),
+      on_registered_(std::move(on_registered)) {}
 
 PluginManager::~PluginManager() {
   Stop();
@@ -70,7 +72,7 @@ Status PluginManager::Start() {
       StopAll();
       return served;
     }
-    unregistered_ = !RegisterAll();
+    SetRegistered(RegisterAll());
   }
   stop_ = false;
   watcher_ = std::thread([this, fd] { WatchLoop(fd); });
@@ -81,7 +83,14 @@ void PluginManager::Stop() {
   stop_ = true;
   if (watcher_.joinable()) watcher_.join();
   std::lock_guard lock(mu_);
+  SetRegistered(false);
   StopAll();
+}
+
+void PluginManager::SetRegistered(bool all) {
+  const bool changed = unregistered_ == all;
+  unregistered_ = !all;
+  if (changed && on_registered_) on_registered_(all);
 }
 
 Status PluginManager::ServeAll() {
@@ -154,7 +163,7 @@ void PluginManager::WatchLoop(int fd) {
     if (n <= 0) {
       std::lock_guard lock(mu_);
       if (!unregistered_ || Clock::now() < next_retry) continue;
-      unregistered_ = !RegisterAll();
+      SetRegistered(RegisterAll());
       retry = std::min(retry * 2, kLongestRetry);
       next_retry = Clock::now() + retry;
       continue;
@@ -171,13 +180,14 @@ void PluginManager::WatchLoop(int fd) {
     if (!kubelet_restarted || stop_) continue;
     log::Info("kubelet.sock recreated: serving and registering again");
     std::lock_guard lock(mu_);
+    SetRegistered(false);
     StopAll();
     Status served = ServeAll();
     if (!served.ok()) {
       log::Error("cannot serve the device plugins again", {{"error", served.message()}});
       continue;
     }
-    unregistered_ = !RegisterAll();
+    SetRegistered(RegisterAll());
     retry = kFirstRetry;
     next_retry = Clock::now() + retry;
   }

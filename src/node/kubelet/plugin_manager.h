@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,8 +30,12 @@ class DevicePluginService;
 class PluginManager {
  public:
   // `plugin_dir` is <kubelet-dir>/device-plugins.
+  // `on_registered` (may be empty) hears whether every plugin is registered with kubelet, each
+  // time that changes: after a registration, when kubelet.sock is recreated (kubelet restarted:
+  // none is, until they register again), and at Stop.
   PluginManager(std::string plugin_dir, std::vector<ResourceSpec> resources, int split_count,
-                Allocator& allocator, const DeviceBoard& board);
+                Allocator& allocator, const DeviceBoard& board,
+                std::function<void(bool)> on_registered = {});
   ~PluginManager();
 
   // Serves every plugin, registers each (a kubelet that is not there yet, or that refuses, is
@@ -48,6 +53,8 @@ class PluginManager {
   void StopAll();
   // Registers each plugin not registered yet; true when all are.
   bool RegisterAll();
+  // Records whether all plugins are registered, and tells on_registered_ when it changed.
+  void SetRegistered(bool all);
   void WatchLoop(int inotify_fd);
 
   const std::string plugin_dir_;
@@ -55,10 +62,11 @@ class PluginManager {
   const int split_count_;
   Allocator& allocator_;
   const DeviceBoard& board_;
+  const std::function<void(bool)> on_registered_;
 
   std::mutex mu_;  // serialises serve/stop/register between Start, Stop and the watcher
   std::vector<std::unique_ptr<Plugin>> plugins_;  // guarded by mu_
-  bool unregistered_ = false;                     // a plugin's registration failed; mu_
+  bool unregistered_ = true;                      // a plugin is not registered; mu_
   std::atomic<int> registrations_{0};
   std::atomic<bool> stop_{false};
   std::thread watcher_;

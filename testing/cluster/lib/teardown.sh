@@ -78,6 +78,20 @@ stop_node() {
   return 0
 }
 
+# What of the cluster on --net can be found without its record (the programs' PIDs): containers,
+# processes in the nodes' namespaces, cgroups, mounts under the folder, the network.
+sweep_net() {
+  local node
+  for node in "${nodes[@]}"; do
+    kill_node_containers "$node"
+    kill_node_namespace "$node"
+    remove_node_cgroups "$node"
+    umount "$(node_mountns "$node")" 2>/dev/null || true
+  done
+  unmount_all
+  remove_network
+}
+
 unmount_all() {
   local m i
   for ((i = 0; i < 5; i++)); do

@@ -95,8 +95,14 @@ scheduler_rolled=$(elapsed "$upgrade_start")
 echo "  node agents rolled out in $agents_rolled s, the scheduler in $scheduler_rolled s"
 check "the upgrade's certificate Job completed (the certificates kept)" \
   k -n "$ns" wait --for=condition=complete job/tessera-certgen-2 --timeout=120s
-check "the scheduler runs the new image" test "$(k -n "$ns" get pods -l app.kubernetes.io/name=tessera-scheduler \
-  -o 'jsonpath={.items[*].spec.containers[0].image}')" = "tessera.local/tessera:$upgrade_tag"
+# Each replica that is not ending runs the new image.
+scheduler_images() {
+  k -n "$ns" get pods -l app.kubernetes.io/name=tessera-scheduler \
+    -o 'jsonpath={range .items[*]}{.metadata.deletionTimestamp} {.spec.containers[0].image}{"\n"}{end}' |
+    awk 'NF == 1 { print $1 }' | sort -u
+}
+check "every scheduler replica runs the new image ($(scheduler_images | tr '\n' ' '))" \
+  test "$(scheduler_images)" = "tessera.local/tessera:$upgrade_tag"
 check "the rollouts ended before the running processes' wait did ($(elapsed "$running_since") of $fill_wait s)" \
   python3 -c "import sys; sys.exit(0 if $(elapsed "$running_since") < $fill_wait else 1)"
 

@@ -47,6 +47,7 @@ fi
 check_installed tessera-certgen
 echo "  installed and ready $(elapsed "$start") s after kubectl apply"
 check_dialect_pods
+check_failover
 check_rbac
 
 # docs/install.md, Uninstall.

@@ -89,6 +89,39 @@ check_dialect_pods() {
   check_dialect_pod gpushare-pod.yaml 32768 - SimGPU-H200
 }
 
+# check_failover: GPU pods created while the leading scheduler replica is deleted are each placed
+# by the replica that takes over, which knows the GPUs the old one gave (it lists every pod
+# before it binds), so no GPU gets more than it has (docs/scheduler.md, "Replicas and leader
+# election"). 14 pods of 4096 MiB for node-a's two 24268 MiB GPUs: exactly 10 fit.
+check_failover() {
+  local leader new i placed deadline
+  holder() { k -n "$ns" get lease tessera-scheduler -o 'jsonpath={.spec.holderIdentity}' 2>/dev/null; }
+  leader=$(holder)
+  check "a scheduler replica leads ($leader) and its pod carries the leader label" test \
+    "$(k -n "$ns" get pod "$leader" -o 'jsonpath={.metadata.labels.tessera\.io/scheduler-leader}')" = true
+  for i in $(seq 0 13); do
+    workload_pod "failover-$i" '{"nodeSelector":{"kubernetes.io/hostname":"node-a"},"restartPolicy":"Never"}' \
+      main '{"nvidia.com/gpu":1,"nvidia.com/gpumem":4096}' 'sleep 120' | k create -f - >/dev/null
+    k label pod "failover-$i" tessera-test=failover >/dev/null
+    if ((i == 4)); then
+      k -n "$ns" delete pod "$leader" --wait=false >/dev/null
+      echo "  deleted the leading replica $leader after 5 of the 14 pods"
+    fi
+  done
+  placed_now() {
+    k get pods -l tessera-test=failover -o 'jsonpath={range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . || true
+  }
+  deadline=$((SECONDS + 180))
+  until (($(placed_now) >= 10)) || ((SECONDS > deadline)); do sleep 1; done
+  sleep 10  # any placement beyond the 10 would show by now
+  placed=$(placed_now)
+  new=$(holder)
+  check "another replica leads now ($new)" test -n "$new" -a "$new" != "$leader"
+  check "exactly the 10 pods that fit were placed, across the failover ($placed)" test "$placed" = 10
+  check "no GPU holds more than it has" no_gpu_overcommitted tessera-test=failover
+  k delete pods -l tessera-test=failover --wait=true >/dev/null
+}
+
 # Least privilege, by running the parts: none of them was refused a call; and by asking the API
 # server what each ServiceAccount may do: what no part calls is refused.
 check_rbac() {
@@ -108,6 +141,8 @@ tessera-scheduler get secrets -n $ns
 tessera-scheduler create pods -n default
 tessera-scheduler patch nodes
 tessera-scheduler update mutatingwebhookconfigurations/tessera
+tessera-scheduler update leases/another -n $ns
+tessera-scheduler patch pods -n default
 tessera-node get secrets -n $ns
 tessera-node create pods/binding -n default
 tessera-node delete pods -n default
@@ -177,6 +212,6 @@ for n in json.load(sys.stdin)["items"]:
 
 # The nodes' label and annotations of Tessera go, as docs/install.md says.
 forget_nodes() {
-  k label node "${nodes[@]}" tessera.io/enabled- >/dev/null
+  k label node "${nodes[@]}" tessera.io/enabled- tessera.io/gpu-node- >/dev/null
   k annotate node "${nodes[@]}" tessera.io/gpus- tessera.io/gpus-signature- >/dev/null
 }

@@ -97,6 +97,46 @@ print("v1." + hashlib.sha256(key).hexdigest()[:8] + "." + base64.urlsafe_b64enco
 PY
 }
 
+# no_gpu_overcommitted SELECTOR: of the pods of SELECTOR (default namespace), each placed one's
+# decision names GPUs of its own node, and per GPU the memory, cores and vGPU slots of those pods
+# fit what the node's inventory says.
+no_gpu_overcommitted() {
+  { k get nodes -o json; k get pods -l "$1" -o json; } | python3 -c '
+import json, sys
+text, objs = sys.stdin.read(), []
+decoder, i = json.JSONDecoder(), 0
+while i < len(text):
+    doc, i = decoder.raw_decode(text, i)
+    objs += doc["items"]
+    while i < len(text) and text[i].isspace():
+        i += 1
+gpus = {}
+for o in objs:
+    if o["kind"] == "Node" and "tessera.io/gpus" in o["metadata"].get("annotations", {}):
+        for g in json.loads(o["metadata"]["annotations"]["tessera.io/gpus"])["gpus"]:
+            gpus[g["uuid"]] = dict(node=o["metadata"]["name"], mib=g["memoryMiB"], slots=g["slots"])
+used, bad = {}, []
+for p in objs:
+    if p["kind"] != "Pod" or not p["spec"].get("nodeName"):
+        continue
+    a = json.loads(p["metadata"]["annotations"]["tessera.io/allocation"])
+    for c in a["containers"]:
+        for d in c["devices"]:
+            g = gpus.get(d["uuid"])
+            if not g or g["node"] != p["spec"]["nodeName"]:
+                bad.append(p["metadata"]["name"] + " holds " + d["uuid"] + " of another node")
+                continue
+            u = used.setdefault(d["uuid"], [0, 0, 0])
+            u[0] += d["memoryMiB"]; u[1] += d["cores"]; u[2] += 1 if c.get("slot") else 0
+for uuid, (mib, cores, slots) in used.items():
+    g = gpus[uuid]
+    if mib > g["mib"] or cores > 100 or slots > g["slots"]:
+        total, count = g["mib"], g["slots"]
+        bad.append(f"{uuid}: {mib} MiB of {total}, {cores}% cores, {slots} of {count} slots")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)'
+}
+
 # value KEY TEXT: the value of a key=value line.
 value() { sed -n "s/^$1=//p" <<<"$2" | head -n1; }
 

@@ -14,7 +14,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{/* The names of the Service the webhooks and kube-scheduler call, as certgen-job.yaml lists them. */}}
 {{- define "tessera.serviceHosts" -}}
 {{- $ns := .Release.Namespace -}}
-tessera-scheduler,tessera-scheduler.{{ $ns }},tessera-scheduler.{{ $ns }}.svc,tessera-scheduler.{{ $ns }}.svc.cluster.local,localhost,127.0.0.1
+tessera-scheduler,tessera-scheduler.{{ $ns }},tessera-scheduler.{{ $ns }}.svc,tessera-scheduler.{{ $ns }}.svc.cluster.local,tessera-scheduler-extender.{{ $ns }}.svc,tessera-scheduler-extender.{{ $ns }}.svc.cluster.local,localhost,127.0.0.1
 {{- end }}
 
 {{/* Every resource of the enabled dialects, as a JSON list. */}}
