@@ -81,7 +81,11 @@ stop_node() {
 # What of the cluster on --net can be found without its record (the programs' PIDs): containers,
 # processes in the nodes' namespaces, cgroups, mounts under the folder, the network.
 sweep_net() {
-  local node
+  local node pid
+  # The control plane's programs name their files under <dir> (not this script, run with --dir).
+  for pid in $(ps -eo pid=,args= | grep -F -- "$dir/" | grep -v -e grep -e tessera-dev-cluster | awk '{print $1}'); do
+    kill -KILL "$pid" 2>/dev/null || true
+  done
   for node in "${nodes[@]}"; do
     kill_node_containers "$node"
     kill_node_namespace "$node"
