@@ -25,12 +25,12 @@
 
 #include "abi/cuda_driver.h"
 #include "address_space.h"
+#include "kernel_timing.h"
 #include "shared_state.h"
 
 namespace simgpu {
 
 inline constexpr size_t kMaxPendingPerStream = 1024;
-inline constexpr uint64_t kDefaultKernelNs = 10'000;
 
 struct Context;
 struct Graph;
@@ -65,8 +65,15 @@ struct Context {
 
 struct Function {
   std::string name;
-  uint64_t duration_ns = kDefaultKernelNs;
+  KernelTiming timing;
   Context* ctx = nullptr;
+};
+
+// A launch's shape: grid and block dimensions.
+struct LaunchShape {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  uint64_t Blocks() const { return uint64_t{grid[0]} * grid[1] * grid[2]; }
 };
 
 struct Module {
@@ -101,6 +108,7 @@ struct Event {
 struct KernelNode {
   enum Kind { kKernel, kMemAlloc, kMemFree } kind = kKernel;
   Function* function = nullptr;
+  LaunchShape shape;
   uint64_t address = 0;
   uint64_t bytes = 0;  // rounded to the granule
   int ordinal = 0;
@@ -110,8 +118,13 @@ struct Graph {
   std::vector<std::unique_ptr<KernelNode>> nodes;
 };
 
+struct GraphKernel {
+  Function* function = nullptr;
+  LaunchShape shape;
+};
+
 struct GraphExec {
-  std::vector<Function*> kernels;
+  std::vector<GraphKernel> kernels;
   std::vector<const KernelNode*> memory;  // its allocation and free nodes, in order
 };
 

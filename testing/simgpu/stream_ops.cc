@@ -30,11 +30,13 @@ uint64_t SyncPoint(const Stream& s) {
   return &s == &s.ctx->legacy ? LegacyDoneAt(*s.ctx) : StreamDoneAt(s);
 }
 
-CUresult QueueKernel(Driver& d, Stream* s, Function* f, uint64_t* retry_at) {
+CUresult QueueKernel(Driver& d, Stream* s, Function* f, const LaunchShape& shape,
+                     uint64_t* retry_at) {
   *retry_at = 0;
   if (s->capture != nullptr) {
     auto node = std::make_unique<KernelNode>();
     node->function = f;
+    node->shape = shape;
     d.nodes.insert(node.get());
     s->capture->nodes.push_back(std::move(node));
     return CUDA_SUCCESS;
@@ -58,7 +60,8 @@ CUresult QueueKernel(Driver& d, Stream* s, Function* f, uint64_t* retry_at) {
     d.pid_stat[device] = pid_stat;
   }
   uint64_t start = 0, end = 0;
-  if (!Enqueue(dev, pid_stat, s->not_before_ns, f->duration_ns, now, &start, &end)) {
+  uint64_t duration = KernelDurationNs(f->timing, shape.Blocks(), dev.sms);
+  if (!Enqueue(dev, pid_stat, s->not_before_ns, duration, now, &start, &end)) {
     *retry_at = OldestSegmentEnd(dev, now);
     return CUDA_SUCCESS;
   }

@@ -608,6 +608,54 @@ static void TestCurrentContextDestroyedByAnotherThread(void) {
   sem_destroy(&p.destroyed);
 }
 
+/* grid_<N>ns kernels take N ns per wave of blocks over the device's 40 SMs, launched directly or
+ * from a captured graph. */
+static void TestGeometryKernels(void) {
+  CUmodule mod = NULL;
+  CUfunction grid = NULL, pad = NULL;
+  static const char image[] = "any image";
+  CHECK_OK(cuModuleLoadData(&mod, image));
+  CHECK_OK(cuModuleGetFunction(&grid, mod, "grid_1000ns"));
+  CHECK_OK(cuModuleGetFunction(&pad, mod, "busy_100000us"));
+  CUstream s = NULL;
+  CUevent e0 = NULL, e1 = NULL;
+  CHECK_OK(cuStreamCreate(&s, 0));
+  CHECK_OK(cuEventCreate(&e0, CU_EVENT_DEFAULT));
+  CHECK_OK(cuEventCreate(&e1, CU_EVENT_DEFAULT));
+  const unsigned blocks[] = {1, 40, 41, 4000};
+  const float want_ms[] = {0.001f, 0.001f, 0.002f, 0.1f};
+  for (int i = 0; i < 4; ++i) {
+    CHECK_OK(cuLaunchKernel(pad, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
+    CHECK_OK(cuEventRecord(e0, s));
+    CHECK_OK(cuLaunchKernel(grid, blocks[i], 1, 1, 256, 1, 1, 0, s, NULL, NULL));
+    CHECK_OK(cuEventRecord(e1, s));
+    CHECK_OK(cuEventSynchronize(e1));
+    float ms = 0;
+    CHECK_OK(cuEventElapsedTime(&ms, e0, e1));
+    EXPECT_TRUE(ms >= want_ms[i] * 0.99f && ms <= want_ms[i] * 1.01f);
+  }
+  CUgraph g = NULL;
+  CUgraphExec exec = NULL;
+  CHECK_OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  CHECK_OK(cuLaunchKernel(grid, 20, 10, 1, 64, 1, 1, 0, s, NULL, NULL)); /* 200 blocks: 5 waves */
+  CHECK_OK(cuStreamEndCapture(s, &g));
+  CHECK_OK(cuGraphInstantiateWithFlags(&exec, g, 0));
+  CHECK_OK(cuLaunchKernel(pad, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
+  CHECK_OK(cuEventRecord(e0, s));
+  CHECK_OK(cuGraphLaunch(exec, s));
+  CHECK_OK(cuEventRecord(e1, s));
+  CHECK_OK(cuEventSynchronize(e1));
+  float ms = 0;
+  CHECK_OK(cuEventElapsedTime(&ms, e0, e1));
+  EXPECT_TRUE(ms >= 0.00499f && ms <= 0.00501f);
+  CHECK_OK(cuGraphExecDestroy(exec));
+  CHECK_OK(cuGraphDestroy(g));
+  CHECK_OK(cuStreamDestroy(s));
+  CHECK_OK(cuEventDestroy(e0));
+  CHECK_OK(cuEventDestroy(e1));
+  CHECK_OK(cuModuleUnload(mod));
+}
+
 int main(void) {
   UsePrivateState("count=2,memory=4GiB,sms=40,model=SimGPU-T,ctxmem=64MiB");
   TestInitAndDevices();
@@ -616,6 +664,7 @@ int main(void) {
   TestVirtualMemory();
   TestCopies();
   TestModulesLaunchesStreamsEvents();
+  TestGeometryKernels();
   TestGraphs();
   TestContextTeardownFreesMemory();
   TestCurrentContextDestroyedByAnotherThread();
