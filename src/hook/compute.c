@@ -55,6 +55,7 @@ static uint64_t g_typical_ns;
 static struct {
   pthread_mutex_t mutex;
   CUcontext context; /* the events belong to it */
+  CUdevice device;   /* its device */
   CUevent start, end;
   int pending; /* the end event is recorded and not harvested yet */
   uintptr_t key;
@@ -329,6 +330,8 @@ static int start_sample(struct compute_launch* l, CUcontext context, uint64_t no
       REAL(cuEventDestroy_v2)(g_sampler.end);
       g_sampler.context = NULL;
     }
+    __typeof__(&cuCtxGetDevice) get_device = REAL(cuCtxGetDevice);
+    if (get_device == NULL || get_device(&g_sampler.device) != CUDA_SUCCESS) return 0;
     if (REAL(cuEventCreate)(&g_sampler.start, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return 0;
     if (REAL(cuEventCreate)(&g_sampler.end, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
       REAL(cuEventDestroy_v2)(g_sampler.start);
@@ -444,6 +447,21 @@ static __attribute__((noinline)) CUresult begin_governed(uintptr_t key, CUstream
   }
   begin_sample(key, stream, ptsz, index, now, l);
   return CUDA_SUCCESS;
+}
+
+void compute_context_ending(CUcontext context, CUdevice device, int whole_device, int destroy) {
+  if (__atomic_load_n(&g_state, __ATOMIC_ACQUIRE) != STATE_ON) return;
+  pthread_mutex_lock(&g_sampler.mutex);
+  if (g_sampler.context != NULL &&
+      (whole_device ? g_sampler.device == device : g_sampler.context == context)) {
+    if (destroy) {
+      REAL(cuEventDestroy_v2)(g_sampler.start);
+      REAL(cuEventDestroy_v2)(g_sampler.end);
+    }
+    g_sampler.context = NULL;
+    __atomic_store_n(&g_sampler.pending, 0, __ATOMIC_RELAXED);
+  }
+  pthread_mutex_unlock(&g_sampler.mutex);
 }
 
 CUresult compute_begin(uintptr_t key, CUstream stream, int ptsz, struct compute_launch* l) {

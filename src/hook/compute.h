@@ -53,6 +53,12 @@ static inline CUresult compute_end(struct compute_launch* l, CUresult rc) {
   return __builtin_expect(l->timed, 0) ? compute_end_timed(l, rc) : rc;
 }
 
+/* A context ends: `context` (cuCtxDestroy), or with `whole_device` the primary context of
+ * `device` (cuDevicePrimaryCtxReset, the last cuDevicePrimaryCtxRelease). The sampler's events made
+ * in it are destroyed first when `destroy` (the call has not been made yet) and forgotten in any
+ * case: a later context can get the same handle, and the events are gone with this one. */
+void compute_context_ending(CUcontext context, CUdevice device, int whole_device, int destroy);
+
 /* Elastic: evidence that other contexts' work competes with the container's on device `index`
  * (the correction's NVML samples): the device counts as contended for the hold time from now. */
 void compute_mark_contended(int index);

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,6 +38,9 @@ struct Graph;
 
 inline constexpr uint64_t kDefaultHeapBytes = 8ull << 20;  // CU_LIMIT_MALLOC_HEAP_SIZE
 
+// A stream's or event's time while a `wait_<K>` kernel ahead of it waits for its signal.
+inline constexpr uint64_t kBlockedNs = UINT64_MAX / 2;
+
 struct Stream {
   Context* ctx = nullptr;
   unsigned flags = 0;  // CU_STREAM_NON_BLOCKING = 1
@@ -44,6 +48,8 @@ struct Stream {
   uint64_t last_end_ns = 0;           // when the work queued so far has finished
   uint64_t not_before_ns = 0;         // from cuStreamWaitEvent
   std::deque<uint64_t> pending_ends;  // ends of queued launches (bounded)
+  uint64_t blocked_on = 0;            // K + 1 while a `wait_<K>` kernel waits (last_end_ns is then
+                                      // kBlockedNs and later launches wait on the host)
   Graph* capture = nullptr;           // non-null while capturing
   bool capture_invalidated = false;
 };
@@ -97,9 +103,11 @@ struct Allocation {
 };
 
 struct Event {
-  unsigned flags = 0;  // CU_EVENT_DISABLE_TIMING = 2
+  Context* ctx = nullptr;  // made in it, destroyed with it
+  unsigned flags = 0;      // CU_EVENT_DISABLE_TIMING = 2
   bool recorded = false;
   uint64_t time_ns = 0;
+  Stream* blocked = nullptr;  // recorded behind a waiting kernel of this stream (time unknown)
 };
 
 // A graph node: a kernel, or a memory node (graph_memory.h): an allocation of `bytes` at
@@ -211,7 +219,8 @@ struct Driver {
   std::map<uint64_t, uint64_t> reservations;   // VMM reserved ranges: base -> size
   std::map<uint64_t, Mapping> mappings;        // VMM mapped ranges: base -> mapping
   AddressSpace address_space;
-  std::map<int, int> pid_stat;  // physical device -> this process's PID table entry
+  std::map<int, int> pid_stat;           // physical device -> this process's PID table entry
+  std::map<uint64_t, uint64_t> signals;  // `signal_<K>` kernels: K -> when the first one ends
 };
 
 // The process's driver. After fork() the child starts with a fresh, uninitialised driver (as if it
@@ -244,7 +253,12 @@ CUresult ResolveStream(Driver& d, CUstream handle, bool per_thread, Stream** out
 // Blocks the calling thread until CLOCK_MONOTONIC reaches `t` (no-op when already past).
 void WaitUntil(uint64_t t);
 
-// Destroys a context: its streams, modules and allocations go with it. Needs mu.
+// Blocks until the time `point` gives (called under mu, again each 100 us while it is kBlockedNs:
+// a kernel ahead waits for a signal) has come. Returns what `point` returned otherwise than by a
+// time: a CUresult other than CUDA_SUCCESS stops the wait.
+CUresult WaitForPoint(const std::function<CUresult(uint64_t*)>& point);
+
+// Destroys a context: its streams, events, modules and allocations go with it. Needs mu.
 void DestroyContext(Driver& d, Context* ctx);
 
 // Frees an allocation found in d.allocations. Needs mu.

@@ -23,6 +23,8 @@ KernelTiming KernelTimingOf(std::string_view name) {
   uint64_t n = 0;
   if (NumberIn(name, "busy_", "us", &n)) return KernelTiming{n * 1000, 0};
   if (NumberIn(name, "grid_", "ns", &n)) return KernelTiming{0, n};
+  if (NumberIn(name, "wait_", "", &n)) return KernelTiming{kDefaultKernelNs, 0, n + 1, 0};
+  if (NumberIn(name, "signal_", "", &n)) return KernelTiming{kDefaultKernelNs, 0, 0, n + 1};
   return KernelTiming{kDefaultKernelNs, 0};
 }
 

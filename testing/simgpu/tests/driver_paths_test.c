@@ -656,6 +656,52 @@ static void TestGeometryKernels(void) {
   CHECK_OK(cuModuleUnload(mod));
 }
 
+/* wait_<K> kernels wait for signal_<K> launched after them, on another device or stream of the
+ * process; events belong to their context and go with it. */
+static void TestWaitingKernelsAndEventContexts(void) {
+  CUcontext previous = NULL;
+  CHECK_OK(cuCtxGetCurrent(&previous));
+  CUcontext ctx[2] = {NULL, NULL};
+  CUstream s[2] = {NULL, NULL};
+  CUfunction wait = NULL, signal = NULL, plain = NULL;
+  CUevent behind = NULL, other = NULL;
+  static const char image[] = "any image";
+  for (int i = 1; i >= 0; --i) {
+    CUmodule mod = NULL;
+    CHECK_OK(cuCtxCreate(&ctx[i], 0, i));
+    CHECK_OK(cuStreamCreate(&s[i], CU_STREAM_NON_BLOCKING));
+    CHECK_OK(cuModuleLoadData(&mod, image));
+    CHECK_OK(cuModuleGetFunction(i == 0 ? &wait : &signal, mod, i == 0 ? "wait_7" : "signal_7"));
+    if (i == 0) CHECK_OK(cuModuleGetFunction(&plain, mod, "busy_1000us"));
+  }
+  CHECK_OK(cuEventCreate(&behind, CU_EVENT_DEFAULT));
+  CHECK_OK(cuLaunchKernel(wait, 1, 1, 1, 1, 1, 1, 0, s[0], NULL, NULL));
+  CHECK_OK(cuEventRecord(behind, s[0]));
+  EXPECT_RESULT(CUDA_ERROR_NOT_READY, cuEventQuery(behind));
+  EXPECT_RESULT(CUDA_ERROR_NOT_READY, cuStreamQuery(s[0]));
+  double t0 = NowMs();
+  CHECK_OK(cuCtxSetCurrent(ctx[1]));
+  CHECK_OK(cuLaunchKernel(signal, 1, 1, 1, 1, 1, 1, 0, s[1], NULL, NULL));
+  EXPECT_RESULT(CUDA_ERROR_INVALID_HANDLE, cuEventRecord(behind, s[1])); /* another context */
+  CHECK_OK(cuEventSynchronize(behind));
+  EXPECT_TRUE(NowMs() - t0 < 50);
+  CHECK_OK(cuStreamSynchronize(s[0]));
+  /* A signal set before the wait: the wait runs at once, after it. */
+  CHECK_OK(cuCtxSetCurrent(ctx[0]));
+  CHECK_OK(cuLaunchKernel(wait, 1, 1, 1, 1, 1, 1, 0, s[0], NULL, NULL));
+  CHECK_OK(cuLaunchKernel(plain, 1, 1, 1, 1, 1, 1, 0, s[0], NULL, NULL));
+  CHECK_OK(cuCtxSynchronize());
+  /* Events go with their context. */
+  CHECK_OK(cuCtxSetCurrent(ctx[1]));
+  CHECK_OK(cuEventCreate(&other, CU_EVENT_DEFAULT));
+  CHECK_OK(cuCtxDestroy(ctx[1]));
+  EXPECT_RESULT(CUDA_ERROR_INVALID_HANDLE, cuEventQuery(other));
+  CHECK_OK(cuCtxSetCurrent(ctx[0]));
+  CHECK_OK(cuEventDestroy(behind));
+  CHECK_OK(cuCtxDestroy(ctx[0]));
+  CHECK_OK(cuCtxSetCurrent(previous));
+}
+
 int main(void) {
   UsePrivateState("count=2,memory=4GiB,sms=40,model=SimGPU-T,ctxmem=64MiB");
   TestInitAndDevices();
@@ -665,6 +711,7 @@ int main(void) {
   TestCopies();
   TestModulesLaunchesStreamsEvents();
   TestGeometryKernels();
+  TestWaitingKernelsAndEventContexts();
   TestGraphs();
   TestContextTeardownFreesMemory();
   TestCurrentContextDestroyedByAnotherThread();
