@@ -68,6 +68,24 @@ static struct {
   uint64_t evidence_ns; /* when the last inflated sample was seen */
 } g_sampler = {.mutex = PTHREAD_MUTEX_INITIALIZER};
 
+/* Stream captures active in the process (compute_capture_begun). */
+static int g_captures;
+
+static inline int capture_active(void) {
+  return __atomic_load_n(&g_captures, __ATOMIC_ACQUIRE) != 0;
+}
+
+void compute_capture_begun(void) {
+  __atomic_fetch_add(&g_captures, 1, __ATOMIC_ACQ_REL);
+  /* A sample that began before is finished before the capture begins. */
+  pthread_mutex_lock(&g_sampler.mutex);
+  pthread_mutex_unlock(&g_sampler.mutex);
+}
+
+void compute_capture_ended(void) {
+  __atomic_fetch_sub(&g_captures, 1, __ATOMIC_ACQ_REL);
+}
+
 /* The container index of the launch's device, or -1 when it has none (no context, a device
  * the container does not list). */
 static int launch_index(void) {
@@ -94,6 +112,7 @@ void compute_reset_in_child(void) {
   g_sampler.mutex = fresh;
   g_sampler.context = NULL; /* the parent's events are not the child's */
   __atomic_store_n(&g_sampler.pending, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_captures, 0, __ATOMIC_RELAXED); /* the child has a driver of its own */
   estimates_reset_in_child();
   fast_clock_reset_in_child();
 }
@@ -355,7 +374,11 @@ static int start_sample(struct compute_launch* l, CUcontext context, uint64_t no
 static __attribute__((noinline)) void begin_sample(uintptr_t key, CUstream stream, int ptsz,
                                                    int index, uint64_t now,
                                                    struct compute_launch* l) {
-  if (pthread_mutex_trylock(&g_sampler.mutex) != 0) return;
+  if (capture_active() || pthread_mutex_trylock(&g_sampler.mutex) != 0) return;
+  if (capture_active()) { /* one began since: its thread may be capturing now */
+    pthread_mutex_unlock(&g_sampler.mutex);
+    return;
+  }
   harvest_locked();
   l->index = index;
   l->key = key;
@@ -384,11 +407,11 @@ static __attribute__((noinline)) void begin_sample(uintptr_t key, CUstream strea
  * bound keeps a kernel that waits for a later one from holding the process up for good. */
 static void await_first_sample(void) {
   uint64_t started = __atomic_load_n(&g_sampler.last_ns, __ATOMIC_RELAXED);
-  while (__atomic_load_n(&g_typical_ns, __ATOMIC_RELAXED) == 0 &&
+  while (!capture_active() && __atomic_load_n(&g_typical_ns, __ATOMIC_RELAXED) == 0 &&
          __atomic_load_n(&g_sampler.pending, __ATOMIC_RELAXED) &&
          os_now_ns() - started < FIRST_WAIT_NS) {
     if (pthread_mutex_trylock(&g_sampler.mutex) == 0) {
-      harvest_locked();
+      if (!capture_active()) harvest_locked();
       pthread_mutex_unlock(&g_sampler.mutex);
     }
     if (__atomic_load_n(&g_sampler.pending, __ATOMIC_RELAXED)) os_sleep_ns(FIRST_POLL_NS);
@@ -399,6 +422,9 @@ static __attribute__((noinline)) void begin_unknown(uintptr_t key, CUstream stre
                                                     int index, uint64_t now,
                                                     struct compute_launch* l) {
   if (key == 0) return; /* no function: the driver refuses the launch */
+  if (capture_active() && capturing(stream == NULL && ptsz ? CU_STREAM_PER_THREAD : stream)) {
+    return; /* captured into a graph: it does not run now */
+  }
   if (__atomic_load_n(&g_typical_ns, __ATOMIC_RELAXED) == 0) {
     await_first_sample();
     now = fast_now_ns();

@@ -59,6 +59,12 @@ static inline CUresult compute_end(struct compute_launch* l, CUresult rc) {
  * case: a later context can get the same handle, and the events are gone with this one. */
 void compute_context_ending(CUcontext context, CUdevice device, int whole_device, int destroy);
 
+/* A stream capture may begin / has ended in the process. While any is active the sampler makes
+ * no driver call the capture forbids (cuEventQuery, ...; hooks_capture.c): it takes no sample and
+ * leaves the one in flight for later. */
+void compute_capture_begun(void);
+void compute_capture_ended(void);
+
 /* Elastic: evidence that other contexts' work competes with the container's on device `index`
  * (the correction's NVML samples): the device counts as contended for the hold time from now. */
 void compute_mark_contended(int index);

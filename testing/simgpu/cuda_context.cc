@@ -1,4 +1,5 @@
 // Primary and ordinary contexts, the current-context stack, context synchronisation.
+#include "capture_rules.h"
 #include "driver_state.h"
 #include "pool_ops.h"
 #include "stream_ops.h"
@@ -64,6 +65,7 @@ CUresult SyncContext(Context* ctx_or_null) {
     } else if (d.contexts.count(ctx) == 0) {
       return CUDA_ERROR_INVALID_CONTEXT;
     }
+    if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
     *until = ContextDoneAt(*ctx);
     PoolsAtSync(d);
     return CUDA_SUCCESS;

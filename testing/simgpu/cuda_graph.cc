@@ -2,6 +2,8 @@
 // kernel nodes, stream-ordered allocations and frees memory nodes), instantiation and launch
 // (every kernel node runs, serially, in the order added; memory nodes: graph_memory.h).
 // Dependencies between nodes are accepted and, since the nodes run serially, always honoured.
+#include <unistd.h>
+
 #include <cstring>
 
 #include "driver_state.h"
@@ -26,6 +28,8 @@ CUresult BeginCapture(CUstream h, CUstreamCaptureMode mode, bool per_thread) {
   if (s->capture != nullptr) return CUDA_ERROR_ILLEGAL_STATE;
   s->capture = new Graph();
   s->capture_invalidated = false;
+  s->capture_mode = mode;
+  s->capture_thread = gettid();
   d.graphs.insert(s->capture);
   return CUDA_SUCCESS;
 }

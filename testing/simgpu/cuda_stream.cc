@@ -2,6 +2,7 @@
 // its stream finishes on the device timeline; waits sleep until then.
 #include <algorithm>
 
+#include "capture_rules.h"
 #include "clock.h"
 #include "driver_state.h"
 #include "pool_ops.h"
@@ -35,6 +36,7 @@ CUresult SyncStream(CUstream h, bool per_thread) {
       s->capture_invalidated = true;
       return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
+    if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
     *until = SyncPoint(*s);
     PoolsAtSync(d);
     return CUDA_SUCCESS;
@@ -46,6 +48,9 @@ CUresult QueryStream(CUstream h, bool per_thread) {
   std::lock_guard<std::mutex> guard(d.mu);
   Stream* s = nullptr;
   if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+  if (s->capture == nullptr) {
+    if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
+  }
   return SyncPoint(*s) <= NowNs() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
@@ -206,6 +211,7 @@ CUresult cuEventQuery(CUevent e) {
   if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
   auto* ev = reinterpret_cast<Event*>(e);
   if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
+  if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
   return !ev->recorded || ev->time_ns <= NowNs() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
@@ -215,6 +221,7 @@ CUresult cuEventSynchronize(CUevent e) {
     if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
     auto* ev = reinterpret_cast<Event*>(e);
     if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
+    if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
     *until = ev->recorded ? ev->time_ns : 0;
     PoolsAtSync(d);
     return CUDA_SUCCESS;

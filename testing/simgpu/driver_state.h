@@ -52,6 +52,8 @@ struct Stream {
                                       // kBlockedNs and later launches wait on the host)
   Graph* capture = nullptr;           // non-null while capturing
   bool capture_invalidated = false;
+  CUstreamCaptureMode capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  pid_t capture_thread = 0;  // the thread that began the capture
 };
 
 struct Context {
@@ -232,6 +234,8 @@ Driver& TheDriver();
 struct ThreadContext {
   Context* current = nullptr;       // top of the context stack
   uint64_t checked_generation = 0;  // context_generation when `current` was last found alive
+  // cuThreadExchangeStreamCaptureMode: what captures forbid this thread (capture_rules.h).
+  CUstreamCaptureMode capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 };
 ThreadContext& ThisThread();
 // The calling thread's current context (top of its context stack), or nullptr.

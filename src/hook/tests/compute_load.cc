@@ -15,16 +15,19 @@
 // Paths other than `kernel` launch the first of these alone.
 //
 // Paths: kernel, kernel_ptsz, ex, ex_ptsz, coop, coop_ptsz, multi, launch, grid, grid_async,
-// graph, graph_ptsz, runtime (cuGetProcAddress_v2 with the per-thread-stream flag, as the CUDA
-// runtime asks). Prints "ready" once set up and "launches <n>" at the end.
-// `startup` prints "startup_us <n>": from main() to the end of the first synchronised launch.
-// Thread-safety: single-threaded.
+// graph, graph_ptsz, graph_busy (graph's graph, captured in global mode while another thread
+// launches kernels, as PyTorch captures beside its NCCL watchdog), runtime (cuGetProcAddress_v2
+// with the per-thread-stream flag, as the CUDA runtime asks). Prints "ready" once set up and
+// "launches <n>" at the end. `startup` prints "startup_us <n>": from main() to the end of the first
+// synchronised launch. Thread-safety: single-threaded.
 #include <time.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "abi/cuda_driver.h"
@@ -159,6 +162,46 @@ void Batch(const std::string& path, Setup& s, int count, CUgraphExec graph,
   }
 }
 
+// Launches `busy_1us` kernels on a stream of its own every 200 us until `stop`.
+void LaunchUntil(const Setup& s, const std::atomic<bool>& stop) {
+  CHECK(cuCtxSetCurrent(s.ctx));
+  CUstream stream;
+  CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  CUmodule module;
+  CUfunction f;
+  CHECK(cuModuleLoadData(&module, "compute_load side module"));
+  CHECK(cuModuleGetFunction(&f, module, "busy_1us"));
+  while (!stop) {
+    CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream, nullptr, nullptr));
+    timespec pause = {0, 200000};
+    nanosleep(&pause, nullptr);
+  }
+  CHECK(cuStreamSynchronize(stream));
+}
+
+// The whole loop body as one graph of `count` kernels captured in global mode (with `busy`,
+// while another thread launches, the capture taking a few milliseconds).
+CUgraphExec Capture(const Setup& s, int count, bool busy) {
+  std::atomic<bool> stop{false};
+  std::thread other;
+  if (busy) other = std::thread(LaunchUntil, std::cref(s), std::cref(stop));
+  CUgraph g;
+  CHECK(cuStreamBeginCapture(s.stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  for (int i = 0; i < count; ++i) {
+    CHECK(cuLaunchKernel(s.f, 1, 1, 1, 1, 1, 1, 0, s.stream, nullptr, nullptr));
+    if (busy) {
+      timespec pause = {0, 500000};
+      nanosleep(&pause, nullptr);
+    }
+  }
+  CHECK(cuStreamEndCapture(s.stream, &g));
+  stop = true;
+  if (busy) other.join();
+  CUgraphExec graph;
+  CHECK(cuGraphInstantiate(&graph, g, 0));
+  return graph;
+}
+
 int Startup() {
   int64_t begin = NowNs(CLOCK_MONOTONIC);
   Setup s = Prepare("20");
@@ -186,15 +229,9 @@ int main(int argc, char** argv) {
   Setup s = Prepare(kernel);
 
   CUgraphExec graph = nullptr;
-  if (path == "graph" || path == "graph_ptsz") {
-    // The whole loop body is one captured graph of `sync_every` kernels.
-    CUgraph g;
-    CHECK(cuStreamBeginCapture(s.stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
-    for (int i = 0; i < sync_every; ++i) {
-      CHECK(cuLaunchKernel(s.f, 1, 1, 1, 1, 1, 1, 0, s.stream, nullptr, nullptr));
-    }
-    CHECK(cuStreamEndCapture(s.stream, &g));
-    CHECK(cuGraphInstantiate(&graph, g, 0));
+  if (path == "graph" || path == "graph_ptsz" || path == "graph_busy") {
+    graph = Capture(s, sync_every, path == "graph_busy");
+    if (path == "graph_busy") path = "graph";
   }
   LaunchKernelFn runtime_launch = nullptr;
   if (path == "runtime") {

@@ -297,6 +297,15 @@ TEST_P(Kernels, AllGraphWorkAgainstAHardNeighbour) {
   ExpectShare(s.whole[1], 70, 3.0, s.stolen_whole, kWhole);
 }
 
+// PyTorch captures graphs in global mode while its NCCL watchdog queries events: the driver then
+// refuses every call a capture forbids, from any thread, and invalidates the capture. The
+// limiter's sampler makes none while a capture is active, so the capture completes (it failed
+// before) and the graph runs at the share.
+TEST_P(Kernels, GraphCapturedWhileAnotherThreadLaunchesRunsAtTheShare) {
+  Shares s = Run({{.percent = 30, .path = "graph_busy"}}, GetParam(), kRun);
+  ExpectShare(s.whole[0], 30, 3.0, s.stolen_whole, kWhole);
+}
+
 TEST_P(Kernels, FourProcessesShareOneBudget) {
   Shares s = Run({{.percent = 40, .processes = 4}}, GetParam(), kRun);
   ExpectShare(s.whole[0], 40, 3.0, s.stolen_whole, kWhole);

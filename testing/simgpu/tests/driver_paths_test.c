@@ -702,6 +702,59 @@ static void TestWaitingKernelsAndEventContexts(void) {
   CHECK_OK(cuCtxSetCurrent(previous));
 }
 
+/* Stream capture rules: another thread's query fails while a global capture is active and
+ * invalidates it; a thread-local capture ignores other threads; a relaxed thread is never refused.
+ */
+struct QueryProbe {
+  CUcontext ctx;
+  CUevent event;
+  CUresult result;
+};
+
+static void* QueryFromAnotherThread(void* arg) {
+  struct QueryProbe* q = (struct QueryProbe*)arg;
+  cuCtxSetCurrent(q->ctx);
+  q->result = cuEventQuery(q->event);
+  return NULL;
+}
+
+static CUresult QueryElsewhere(CUcontext ctx, CUevent event) {
+  struct QueryProbe q = {ctx, event, CUDA_ERROR_UNKNOWN};
+  pthread_t thread;
+  pthread_create(&thread, NULL, QueryFromAnotherThread, &q);
+  pthread_join(thread, NULL);
+  return q.result;
+}
+
+static void TestCaptureRules(void) {
+  CUcontext ctx = NULL;
+  CUstream s = NULL;
+  CUevent e = NULL;
+  CUgraph g = NULL;
+  CHECK_OK(cuCtxGetCurrent(&ctx));
+  CHECK_OK(cuStreamCreate(&s, 0));
+  CHECK_OK(cuEventCreate(&e, CU_EVENT_DEFAULT));
+  CHECK_OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  EXPECT_RESULT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, QueryElsewhere(ctx, e));
+  EXPECT_RESULT(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, cuStreamEndCapture(s, &g));
+
+  CHECK_OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+  CHECK_OK(QueryElsewhere(ctx, e));
+  EXPECT_RESULT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cuCtxSynchronize()); /* its own thread */
+  EXPECT_RESULT(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, cuStreamEndCapture(s, &g));
+
+  CHECK_OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  CHECK_OK(cuThreadExchangeStreamCaptureMode(&mode));
+  EXPECT_TRUE(mode == CU_STREAM_CAPTURE_MODE_GLOBAL);
+  CHECK_OK(cuEventQuery(e));
+  CHECK_OK(cuThreadExchangeStreamCaptureMode(&mode));
+  CHECK_OK(cuStreamEndCapture(s, &g));
+  CHECK_OK(cuGraphDestroy(g));
+  CHECK_OK(cuEventDestroy(e));
+  CHECK_OK(cuStreamDestroy(s));
+}
+
 int main(void) {
   UsePrivateState("count=2,memory=4GiB,sms=40,model=SimGPU-T,ctxmem=64MiB");
   TestInitAndDevices();
@@ -712,6 +765,7 @@ int main(void) {
   TestModulesLaunchesStreamsEvents();
   TestGeometryKernels();
   TestWaitingKernelsAndEventContexts();
+  TestCaptureRules();
   TestGraphs();
   TestContextTeardownFreesMemory();
   TestCurrentContextDestroyedByAnotherThread();
