@@ -5,8 +5,9 @@
  * (after it). compute_begin charges the launch's expected device time to the container's budget
  * for the device (a virtual-time counter in the shared region, advanced at 100/P of wall time per
  * nanosecond of device time) and sleeps while the container is ahead of its share. The expected
- * cost per function (or graph) is learnt from event-timed samples taken at most once a
- * millisecond per process; a function never seen is timed once synchronously. Elastic containers
+ * cost per kernel at its launch shape (or graph) is learnt from event-timed samples taken at most
+ * once a millisecond per process (compute_estimates.h); a key not measured yet is charged the
+ * process's typical cost until its first sample settles the difference. Elastic containers
  * are charged only while the device is contended, which samples reveal (a span longer than the
  * function's own cost means another context's work ran in between), as do NVML's samples
  * (compute_correction.h).
@@ -23,12 +24,21 @@
 struct compute_launch {
   int timed;        /* a sample was started: events recorded around the launch */
   int index;        /* container device index */
-  int unknown;      /* the cost was unknown: compute_end times it synchronously and charges it */
   uintptr_t key;    /* function or graph exec */
   CUstream stream;  /* stream as the driver sees it (per-thread default made explicit) */
   uint64_t host_ns; /* when the start event's record returned */
   uint64_t call_ns; /* when the driver's launch was called */
 };
+
+/* The key of a kernel launch: the function at its launch shape, since a kernel's time follows its
+ * grid and blocks. Never 0. */
+static inline uintptr_t compute_kernel_key(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                                           unsigned bx, unsigned by, unsigned bz) {
+  uint64_t a = (uint64_t)gx | (uint64_t)gy << 32;
+  uint64_t b = (uint64_t)gz | (uint64_t)bx << 16 | (uint64_t)by << 32 | (uint64_t)bz << 48;
+  uintptr_t key = (uintptr_t)f ^ (uintptr_t)(a * 0x9E3779B97F4A7C15ull ^ b * 0xC2B2AE3D27D4EB4Full);
+  return key != 0 ? key : 1;
+}
 
 /* Before a launch of `key` on `stream` (`ptsz`: a 0 stream is the per-thread default stream).
  * Returns CUDA_SUCCESS when the launch may go on (compute_end must then follow the driver call),
@@ -42,6 +52,18 @@ CUresult compute_end_timed(struct compute_launch* l, CUresult rc);
 static inline CUresult compute_end(struct compute_launch* l, CUresult rc) {
   return __builtin_expect(l->timed, 0) ? compute_end_timed(l, rc) : rc;
 }
+
+/* A context ends: `context` (cuCtxDestroy), or with `whole_device` the primary context of
+ * `device` (cuDevicePrimaryCtxReset, the last cuDevicePrimaryCtxRelease). The sampler's events made
+ * in it are destroyed first when `destroy` (the call has not been made yet) and forgotten in any
+ * case: a later context can get the same handle, and the events are gone with this one. */
+void compute_context_ending(CUcontext context, CUdevice device, int whole_device, int destroy);
+
+/* A stream capture may begin / has ended in the process. While any is active the sampler makes
+ * no driver call the capture forbids (cuEventQuery, ...; hooks_capture.c): it takes no sample and
+ * leaves the one in flight for later. */
+void compute_capture_begun(void);
+void compute_capture_ended(void);
 
 /* Elastic: evidence that other contexts' work competes with the container's on device `index`
  * (the correction's NVML samples): the device counts as contended for the hold time from now. */

@@ -88,6 +88,9 @@ CUresult hook_graph_instantiate(void* real, CUgraphExec* exec, CUgraph graph,
                                 unsigned long long flags);
 CUresult hook_graph_exec_destroy(void* real, CUgraphExec exec);
 CUresult hook_graph_mem_trim(void* real, CUdevice dev);
+CUresult hook_begin_capture_v1(void* real, CUstream stream);
+CUresult hook_begin_capture(void* real, CUstream stream, CUstreamCaptureMode mode);
+CUresult hook_end_capture(void* real, CUstream stream, CUgraph* graph);
 
 /* For procaddr.c: the wrapper to hand out for `real`, the driver's answer for `symbol` at
  * `version` (cuGetProcAddress) or for the exact symbol name (version < 0, dlsym). Returns `real`

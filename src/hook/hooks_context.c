@@ -9,6 +9,7 @@
 
 #include "alloc_map.h"
 #include "charge.h"
+#include "compute.h"
 #include "context_cost.h"
 #include "hooks.h"
 #include "log.h"
@@ -140,6 +141,7 @@ CUresult hook_ctx_destroy(void* real, CUcontext ctx) {
   HOOK_SCOPE();
   struct charge c;
   uint64_t key = (uint64_t)(uintptr_t)ctx;
+  compute_context_ending(ctx, 0, 0, 1);
   charge_take(ALLOC_CONTEXT, key, &c);
   CUresult rc = charge_release(fn(ctx), &c, ALLOC_CONTEXT, key);
   /* The driver freed everything allocated in the context with it; the handle may come back. */
@@ -186,6 +188,7 @@ static CUresult primary_drop(void* real, CUdevice dev, int reset) {
   if (fn == NULL) return CUDA_ERROR_NOT_FOUND;
   if (tessera_in_hook) return fn(dev);
   HOOK_SCOPE();
+  if (reset) compute_context_ending(NULL, dev, 1, 1);
   CUresult rc = fn(dev);
   if (rc != CUDA_SUCCESS || hook_state_init() != HOOK_ACTIVE) return rc;
   if (!reset) {
@@ -193,6 +196,7 @@ static CUresult primary_drop(void* real, CUdevice dev, int reset) {
     int active = 1;
     __typeof__(&cuDevicePrimaryCtxGetState) state = REAL(cuDevicePrimaryCtxGetState);
     if (state == NULL || state(dev, &flags, &active) != CUDA_SUCCESS || active) return rc;
+    compute_context_ending(NULL, dev, 1, 0); /* the driver destroyed the events with it */
   }
   /* The primary context is gone, and with it every allocation made in it. */
   hook_forget_contexts();

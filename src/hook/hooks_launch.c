@@ -22,7 +22,8 @@ typedef __typeof__(&cuGraphLaunch) graph_launch_fn;
  * tends to mispredict after the driver's own system calls. */
 #define LAUNCH_HOOK inline __attribute__((always_inline)) CUresult
 
-/* Runs `call` governed by the limiter for (key, stream); `ptsz_real` is the _ptsz variant's real
+/* Runs `call` governed by the limiter for (key, stream) (compute_kernel_key: a kernel at its
+ * shape); `ptsz_real` is the _ptsz variant's real
  * function, which tells what a 0 stream means when the caller reached us through a wrapper. */
 #define GOVERNED(real, ptsz_id, key, stream, call)                                           \
   do {                                                                                       \
@@ -41,7 +42,7 @@ LAUNCH_HOOK hook_launch_kernel(void* real, CUfunction f, unsigned int gx, unsign
                                unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz,
                                unsigned int shared, CUstream stream, void** params, void** extra) {
   launch_kernel_fn fn = (launch_kernel_fn)real;
-  GOVERNED(fn, (int)REAL_cuLaunchKernel_ptsz, f, stream,
+  GOVERNED(fn, (int)REAL_cuLaunchKernel_ptsz, compute_kernel_key(f, gx, gy, gz, bx, by, bz), stream,
            fn(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra));
 }
 
@@ -49,7 +50,11 @@ LAUNCH_HOOK hook_launch_kernel_ex(void* real, const CUlaunchConfig* config, CUfu
                                   void** params, void** extra) {
   launch_kernel_ex_fn fn = (launch_kernel_ex_fn)real;
   CUstream stream = config ? config->hStream : NULL;
-  GOVERNED(fn, (int)REAL_cuLaunchKernelEx_ptsz, f, stream, fn(config, f, params, extra));
+  uintptr_t key = config
+                      ? compute_kernel_key(f, config->gridDimX, config->gridDimY, config->gridDimZ,
+                                           config->blockDimX, config->blockDimY, config->blockDimZ)
+                      : (uintptr_t)f;
+  GOVERNED(fn, (int)REAL_cuLaunchKernelEx_ptsz, key, stream, fn(config, f, params, extra));
 }
 
 LAUNCH_HOOK hook_launch_cooperative(void* real, CUfunction f, unsigned int gx, unsigned int gy,
@@ -57,7 +62,8 @@ LAUNCH_HOOK hook_launch_cooperative(void* real, CUfunction f, unsigned int gx, u
                                     unsigned int bz, unsigned int shared, CUstream stream,
                                     void** params) {
   launch_cooperative_fn fn = (launch_cooperative_fn)real;
-  GOVERNED(fn, (int)REAL_cuLaunchCooperativeKernel_ptsz, f, stream,
+  GOVERNED(fn, (int)REAL_cuLaunchCooperativeKernel_ptsz,
+           compute_kernel_key(f, gx, gy, gz, bx, by, bz), stream,
            fn(f, gx, gy, gz, bx, by, bz, shared, stream, params));
 }
 
@@ -65,25 +71,31 @@ LAUNCH_HOOK hook_launch_cooperative(void* real, CUfunction f, unsigned int gx, u
 LAUNCH_HOOK hook_launch_cooperative_multi(void* real, CUDA_LAUNCH_PARAMS* list, unsigned int count,
                                           unsigned int flags) {
   launch_multi_fn fn = (launch_multi_fn)real;
-  CUfunction f = list && count ? list[0].function : NULL;
   CUstream stream = list && count ? list[0].hStream : NULL;
-  GOVERNED(fn, -1, f, stream, fn(list, count, flags));
+  uintptr_t key = list && count
+                      ? compute_kernel_key(list[0].function, list[0].gridDimX, list[0].gridDimY,
+                                           list[0].gridDimZ, list[0].blockDimX, list[0].blockDimY,
+                                           list[0].blockDimZ)
+                      : 0;
+  GOVERNED(fn, -1, key, stream, fn(list, count, flags));
 }
 
 LAUNCH_HOOK hook_launch(void* real, CUfunction f) {
   launch_fn fn = (launch_fn)real;
-  GOVERNED(fn, -1, f, (CUstream)NULL, fn(f));
+  GOVERNED(fn, -1, compute_kernel_key(f, 1, 1, 1, 1, 1, 1), (CUstream)NULL, fn(f));
 }
 
 LAUNCH_HOOK hook_launch_grid(void* real, CUfunction f, int width, int height) {
   launch_grid_fn fn = (launch_grid_fn)real;
-  GOVERNED(fn, -1, f, (CUstream)NULL, fn(f, width, height));
+  GOVERNED(fn, -1, compute_kernel_key(f, (unsigned)width, (unsigned)height, 1, 1, 1, 1),
+           (CUstream)NULL, fn(f, width, height));
 }
 
 LAUNCH_HOOK hook_launch_grid_async(void* real, CUfunction f, int width, int height,
                                    CUstream stream) {
   launch_grid_async_fn fn = (launch_grid_async_fn)real;
-  GOVERNED(fn, -1, f, stream, fn(f, width, height, stream));
+  GOVERNED(fn, -1, compute_kernel_key(f, (unsigned)width, (unsigned)height, 1, 1, 1, 1), stream,
+           fn(f, width, height, stream));
 }
 
 /* A graph is charged as one unit: its expected cost is the measured span of the whole graph. */

@@ -110,6 +110,9 @@ WRAPPERS(hook_graph_instantiate, CUresult, (CUgraphExec * a, CUgraph b, unsigned
          (a, b, c));
 WRAPPERS(hook_graph_exec_destroy, CUresult, (CUgraphExec a), (a));
 WRAPPERS(hook_graph_mem_trim, CUresult, (CUdevice a), (a));
+WRAPPERS(hook_begin_capture_v1, CUresult, (CUstream a), (a));
+WRAPPERS(hook_begin_capture, CUresult, (CUstream a, CUstreamCaptureMode b), (a, b));
+WRAPPERS(hook_end_capture, CUresult, (CUstream a, CUgraph* b), (a, b));
 
 /* One ABI of one entry point. `proc_name` is the name cuGetProcAddress is asked for (valid from
  * min_version up to, not including, max_version); `symbols` the exported names with this ABI. */
@@ -183,6 +186,11 @@ static const struct family kFamilies[] = {
            "cuGraphInstantiateWithFlags"),
     FAMILY(hook_graph_exec_destroy, "cuGraphExecDestroy", 0, NO_MAX, "cuGraphExecDestroy"),
     FAMILY(hook_graph_mem_trim, "cuDeviceGraphMemTrim", 0, NO_MAX, "cuDeviceGraphMemTrim"),
+    FAMILY(hook_begin_capture_v1, "cuStreamBeginCapture", 10000, 10010, "cuStreamBeginCapture"),
+    FAMILY(hook_begin_capture, "cuStreamBeginCapture", 10010, NO_MAX, "cuStreamBeginCapture_v2",
+           "cuStreamBeginCapture_v2_ptsz"),
+    FAMILY(hook_end_capture, "cuStreamEndCapture", 0, NO_MAX, "cuStreamEndCapture",
+           "cuStreamEndCapture_ptsz"),
     FAMILY(hook_nvml_memory_info, NULL, 0, 0, "nvmlDeviceGetMemoryInfo"),
     FAMILY(hook_nvml_memory_info_v2, NULL, 0, 0, "nvmlDeviceGetMemoryInfo_v2"),
 };

@@ -72,6 +72,11 @@
   X(cuEventElapsedTime)            \
   X(cuEventDestroy_v2)             \
   X(cuStreamIsCapturing)           \
+  X(cuStreamBeginCapture)          \
+  X(cuStreamBeginCapture_v2)       \
+  X(cuStreamBeginCapture_v2_ptsz)  \
+  X(cuStreamEndCapture)            \
+  X(cuStreamEndCapture_ptsz)       \
   X(cuLaunchKernel)                \
   X(cuLaunchKernel_ptsz)           \
   X(cuLaunchKernelEx)              \

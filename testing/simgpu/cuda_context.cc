@@ -1,4 +1,5 @@
 // Primary and ordinary contexts, the current-context stack, context synchronisation.
+#include "capture_rules.h"
 #include "driver_state.h"
 #include "pool_ops.h"
 #include "stream_ops.h"
@@ -57,20 +58,18 @@ CUresult PrimaryRelease(CUdevice dev, bool reset) {
 
 CUresult SyncContext(Context* ctx_or_null) {
   Driver& d = TheDriver();
-  uint64_t until = 0;
-  {
-    std::lock_guard<std::mutex> guard(d.mu);
+  return WaitForPoint([&](uint64_t* until) {
     Context* ctx = ctx_or_null;
     if (ctx == nullptr) {
       if (CUresult r = CurrentCtx(d, &ctx); r != CUDA_SUCCESS) return r;
     } else if (d.contexts.count(ctx) == 0) {
       return CUDA_ERROR_INVALID_CONTEXT;
     }
-    until = ContextDoneAt(*ctx);
+    if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
+    *until = ContextDoneAt(*ctx);
     PoolsAtSync(d);
-  }
-  WaitUntil(until);
-  return CUDA_SUCCESS;
+    return CUDA_SUCCESS;
+  });
 }
 
 }  // namespace

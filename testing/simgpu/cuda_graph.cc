@@ -2,6 +2,8 @@
 // kernel nodes, stream-ordered allocations and frees memory nodes), instantiation and launch
 // (every kernel node runs, serially, in the order added; memory nodes: graph_memory.h).
 // Dependencies between nodes are accepted and, since the nodes run serially, always honoured.
+#include <unistd.h>
+
 #include <cstring>
 
 #include "driver_state.h"
@@ -26,6 +28,8 @@ CUresult BeginCapture(CUstream h, CUstreamCaptureMode mode, bool per_thread) {
   if (s->capture != nullptr) return CUDA_ERROR_ILLEGAL_STATE;
   s->capture = new Graph();
   s->capture_invalidated = false;
+  s->capture_mode = mode;
+  s->capture_thread = gettid();
   d.graphs.insert(s->capture);
   return CUDA_SUCCESS;
 }
@@ -71,7 +75,7 @@ CUresult IsCapturing(CUstream h, CUstreamCaptureStatus* status, bool per_thread)
 
 CUresult LaunchGraph(CUgraphExec hExec, CUstream h, bool per_thread) {
   Driver& d = TheDriver();
-  std::vector<Function*> kernels;
+  std::vector<GraphKernel> kernels;
   {
     std::lock_guard<std::mutex> guard(d.mu);
     if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
@@ -82,9 +86,9 @@ CUresult LaunchGraph(CUgraphExec hExec, CUstream h, bool per_thread) {
     if (CUresult r = LaunchGraphMemory(d, *exec, s->ctx); r != CUDA_SUCCESS) return r;
     kernels = exec->kernels;
   }
-  const unsigned one[3] = {1, 1, 1};
-  for (Function* f : kernels) {
-    CUresult r = LaunchOne(reinterpret_cast<CUfunction>(f), one, one, h, per_thread);
+  for (const GraphKernel& k : kernels) {
+    CUresult r = LaunchOne(reinterpret_cast<CUfunction>(k.function), k.shape.grid, k.shape.block, h,
+                           per_thread);
     if (r != CUDA_SUCCESS) return r;
   }
   return CUDA_SUCCESS;
@@ -95,7 +99,7 @@ CUresult LaunchGraph(CUgraphExec hExec, CUstream h, bool per_thread) {
 namespace simgpu {
 
 CUresult AddKernelNode(CUgraphNode* phNode, CUgraph hGraph, const CUgraphNode* deps, size_t numDeps,
-                       CUfunction func) {
+                       CUfunction func, const LaunchShape& shape) {
   if (phNode == nullptr || (numDeps > 0 && deps == nullptr)) return CUDA_ERROR_INVALID_VALUE;
   Driver& d = TheDriver();
   std::lock_guard<std::mutex> guard(d.mu);
@@ -109,6 +113,7 @@ CUresult AddKernelNode(CUgraphNode* phNode, CUgraph hGraph, const CUgraphNode* d
   }
   auto node = std::make_unique<KernelNode>();
   node->function = f;
+  node->shape = shape;
   *phNode = reinterpret_cast<CUgraphNode>(node.get());
   d.nodes.insert(node.get());
   g->nodes.push_back(std::move(node));
@@ -144,7 +149,8 @@ CUresult cuGraphAddKernelNode_v2(CUgraphNode* phGraphNode, CUgraph hGraph,
                                  const CUgraphNode* dependencies, size_t numDependencies,
                                  const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
   if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  return AddKernelNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams->func);
+  return AddKernelNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams->func,
+                       ShapeOf(*nodeParams));
 }
 
 // Checks a graph and the dependencies of a node to add to it. Needs mu.
@@ -252,7 +258,7 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec, CUgraph hGraph, u
   auto* exec = new GraphExec();
   for (const auto& n : g->nodes) {
     if (n->kind == KernelNode::kKernel) {
-      exec->kernels.push_back(n->function);
+      exec->kernels.push_back(GraphKernel{n->function, n->shape});
     } else {
       exec->memory.push_back(n.get());
     }

@@ -57,8 +57,8 @@ CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                               const CUgraphNode* dependencies, size_t numDependencies,
                               const CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
   if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  return simgpu::AddKernelNode(phGraphNode, hGraph, dependencies, numDependencies,
-                               nodeParams->func);
+  return simgpu::AddKernelNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams->func,
+                               simgpu::ShapeOf(*nodeParams));
 }
 
 CUresult cuStreamBeginCapture(CUstream hStream) {

@@ -1,7 +1,7 @@
 // Modules and functions. Any non-null image loads (nothing is parsed); cuModuleLoad needs a file
 // that can be opened. Every name exists in every module: cuModuleGetFunction gives a function
-// whose duration follows its name (kernel_timing.h); cuModuleGetGlobal gives NOT_FOUND (modules
-// have no globals here). Modules take no device memory.
+// whose duration follows its name and launch shape (kernel_timing.h); cuModuleGetGlobal gives
+// NOT_FOUND (modules have no globals here). Modules take no device memory.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -78,7 +78,7 @@ CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name)
   if (!f) {
     f = std::make_unique<Function>();
     f->name = name;
-    f->duration_ns = KernelDurationNs(name);
+    f->timing = KernelTimingOf(name);
     f->ctx = m->ctx;
     d.functions.insert(f.get());
   }

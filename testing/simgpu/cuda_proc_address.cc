@@ -167,6 +167,7 @@ const ProcEntry kProcs[] = {
     {"cuStreamBeginCapture", 10000, F(cuStreamBeginCapture), nullptr},
     {"cuStreamEndCapture", 10000, F(cuStreamEndCapture), F(cuStreamEndCapture_ptsz)},
     {"cuStreamIsCapturing", 10000, F(cuStreamIsCapturing), F(cuStreamIsCapturing_ptsz)},
+    {"cuThreadExchangeStreamCaptureMode", 10010, F(cuThreadExchangeStreamCaptureMode), nullptr},
 };
 
 #undef F

@@ -2,6 +2,7 @@
 // its stream finishes on the device timeline; waits sleep until then.
 #include <algorithm>
 
+#include "capture_rules.h"
 #include "clock.h"
 #include "driver_state.h"
 #include "pool_ops.h"
@@ -28,20 +29,18 @@ CUresult NewStream(CUstream* phStream, unsigned flags) {
 
 CUresult SyncStream(CUstream h, bool per_thread) {
   Driver& d = TheDriver();
-  uint64_t until = 0;
-  {
-    std::lock_guard<std::mutex> guard(d.mu);
+  return WaitForPoint([&](uint64_t* until) {
     Stream* s = nullptr;
     if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
     if (s->capture != nullptr) {
       s->capture_invalidated = true;
       return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
-    until = SyncPoint(*s);
+    if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
+    *until = SyncPoint(*s);
     PoolsAtSync(d);
-  }
-  WaitUntil(until);
-  return CUDA_SUCCESS;
+    return CUDA_SUCCESS;
+  });
 }
 
 CUresult QueryStream(CUstream h, bool per_thread) {
@@ -49,6 +48,9 @@ CUresult QueryStream(CUstream h, bool per_thread) {
   std::lock_guard<std::mutex> guard(d.mu);
   Stream* s = nullptr;
   if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+  if (s->capture == nullptr) {
+    if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
+  }
   return SyncPoint(*s) <= NowNs() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
@@ -100,10 +102,11 @@ CUresult RecordEvent(CUevent e, CUstream h, bool per_thread) {
   Stream* s = nullptr;
   if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
   auto* ev = reinterpret_cast<Event*>(e);
-  if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
+  if (d.events.count(ev) == 0 || ev->ctx != s->ctx) return CUDA_ERROR_INVALID_HANDLE;
   if (s->capture != nullptr) return CUDA_SUCCESS;  // event nodes take no device time
   ev->recorded = true;
   ev->time_ns = std::max(NowNs(), SyncPoint(*s));
+  ev->blocked = s->blocked_on != 0 ? s : nullptr;
   return CUDA_SUCCESS;
 }
 
@@ -188,6 +191,7 @@ CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) {
   Context* ctx = nullptr;
   if (CUresult r = CurrentCtx(d, &ctx); r != CUDA_SUCCESS) return r;
   auto* e = new Event();
+  e->ctx = ctx;
   e->flags = Flags;
   d.events.insert(e);
   *phEvent = reinterpret_cast<CUevent>(e);
@@ -207,22 +211,21 @@ CUresult cuEventQuery(CUevent e) {
   if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
   auto* ev = reinterpret_cast<Event*>(e);
   if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
+  if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
   return !ev->recorded || ev->time_ns <= NowNs() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 CUresult cuEventSynchronize(CUevent e) {
   Driver& d = TheDriver();
-  uint64_t until = 0;
-  {
-    std::lock_guard<std::mutex> guard(d.mu);
+  return WaitForPoint([&](uint64_t* until) {
     if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
     auto* ev = reinterpret_cast<Event*>(e);
     if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
-    if (ev->recorded) until = ev->time_ns;
+    if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
+    *until = ev->recorded ? ev->time_ns : 0;
     PoolsAtSync(d);
-  }
-  WaitUntil(until);
-  return CUDA_SUCCESS;
+    return CUDA_SUCCESS;
+  });
 }
 
 CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {

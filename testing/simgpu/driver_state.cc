@@ -113,6 +113,22 @@ void WaitUntil(uint64_t t) {
   while (NowNs() < t) sched_yield();
 }
 
+CUresult WaitForPoint(const std::function<CUresult(uint64_t*)>& point) {
+  Driver& d = TheDriver();
+  while (true) {
+    uint64_t t = 0;
+    {
+      std::lock_guard<std::mutex> guard(d.mu);
+      if (CUresult r = point(&t); r != CUDA_SUCCESS) return r;
+    }
+    if (t < kBlockedNs) {
+      WaitUntil(t);
+      return CUDA_SUCCESS;
+    }
+    SleepUntilNs(NowNs() + 100'000);
+  }
+}
+
 uint64_t HeapCharge(const Context& ctx) {
   uint64_t heap = RoundUpToGranule(ctx.heap_bytes), base = RoundUpToGranule(kDefaultHeapBytes);
   return heap > base ? heap - base : 0;
@@ -152,6 +168,14 @@ void DestroyContext(Driver& d, Context* ctx) {
   for (Stream* s : ctx->streams) {
     d.streams.erase(s);
     delete s;
+  }
+  for (auto it = d.events.begin(); it != d.events.end();) {
+    if ((*it)->ctx != ctx) {
+      ++it;
+      continue;
+    }
+    delete *it;
+    it = d.events.erase(it);
   }
   for (auto it = d.modules.begin(); it != d.modules.end();) {
     Module* m = *it;

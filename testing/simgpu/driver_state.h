@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,17 +26,20 @@
 
 #include "abi/cuda_driver.h"
 #include "address_space.h"
+#include "kernel_timing.h"
 #include "shared_state.h"
 
 namespace simgpu {
 
 inline constexpr size_t kMaxPendingPerStream = 1024;
-inline constexpr uint64_t kDefaultKernelNs = 10'000;
 
 struct Context;
 struct Graph;
 
 inline constexpr uint64_t kDefaultHeapBytes = 8ull << 20;  // CU_LIMIT_MALLOC_HEAP_SIZE
+
+// A stream's or event's time while a `wait_<K>` kernel ahead of it waits for its signal.
+inline constexpr uint64_t kBlockedNs = UINT64_MAX / 2;
 
 struct Stream {
   Context* ctx = nullptr;
@@ -44,8 +48,12 @@ struct Stream {
   uint64_t last_end_ns = 0;           // when the work queued so far has finished
   uint64_t not_before_ns = 0;         // from cuStreamWaitEvent
   std::deque<uint64_t> pending_ends;  // ends of queued launches (bounded)
+  uint64_t blocked_on = 0;            // K + 1 while a `wait_<K>` kernel waits (last_end_ns is then
+                                      // kBlockedNs and later launches wait on the host)
   Graph* capture = nullptr;           // non-null while capturing
   bool capture_invalidated = false;
+  CUstreamCaptureMode capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  pid_t capture_thread = 0;  // the thread that began the capture
 };
 
 struct Context {
@@ -65,8 +73,15 @@ struct Context {
 
 struct Function {
   std::string name;
-  uint64_t duration_ns = kDefaultKernelNs;
+  KernelTiming timing;
   Context* ctx = nullptr;
+};
+
+// A launch's shape: grid and block dimensions.
+struct LaunchShape {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  uint64_t Blocks() const { return uint64_t{grid[0]} * grid[1] * grid[2]; }
 };
 
 struct Module {
@@ -90,9 +105,11 @@ struct Allocation {
 };
 
 struct Event {
-  unsigned flags = 0;  // CU_EVENT_DISABLE_TIMING = 2
+  Context* ctx = nullptr;  // made in it, destroyed with it
+  unsigned flags = 0;      // CU_EVENT_DISABLE_TIMING = 2
   bool recorded = false;
   uint64_t time_ns = 0;
+  Stream* blocked = nullptr;  // recorded behind a waiting kernel of this stream (time unknown)
 };
 
 // A graph node: a kernel, or a memory node (graph_memory.h): an allocation of `bytes` at
@@ -101,6 +118,7 @@ struct Event {
 struct KernelNode {
   enum Kind { kKernel, kMemAlloc, kMemFree } kind = kKernel;
   Function* function = nullptr;
+  LaunchShape shape;
   uint64_t address = 0;
   uint64_t bytes = 0;  // rounded to the granule
   int ordinal = 0;
@@ -110,8 +128,13 @@ struct Graph {
   std::vector<std::unique_ptr<KernelNode>> nodes;
 };
 
+struct GraphKernel {
+  Function* function = nullptr;
+  LaunchShape shape;
+};
+
 struct GraphExec {
-  std::vector<Function*> kernels;
+  std::vector<GraphKernel> kernels;
   std::vector<const KernelNode*> memory;  // its allocation and free nodes, in order
 };
 
@@ -198,7 +221,8 @@ struct Driver {
   std::map<uint64_t, uint64_t> reservations;   // VMM reserved ranges: base -> size
   std::map<uint64_t, Mapping> mappings;        // VMM mapped ranges: base -> mapping
   AddressSpace address_space;
-  std::map<int, int> pid_stat;  // physical device -> this process's PID table entry
+  std::map<int, int> pid_stat;           // physical device -> this process's PID table entry
+  std::map<uint64_t, uint64_t> signals;  // `signal_<K>` kernels: K -> when the first one ends
 };
 
 // The process's driver. After fork() the child starts with a fresh, uninitialised driver (as if it
@@ -210,6 +234,8 @@ Driver& TheDriver();
 struct ThreadContext {
   Context* current = nullptr;       // top of the context stack
   uint64_t checked_generation = 0;  // context_generation when `current` was last found alive
+  // cuThreadExchangeStreamCaptureMode: what captures forbid this thread (capture_rules.h).
+  CUstreamCaptureMode capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 };
 ThreadContext& ThisThread();
 // The calling thread's current context (top of its context stack), or nullptr.
@@ -231,7 +257,12 @@ CUresult ResolveStream(Driver& d, CUstream handle, bool per_thread, Stream** out
 // Blocks the calling thread until CLOCK_MONOTONIC reaches `t` (no-op when already past).
 void WaitUntil(uint64_t t);
 
-// Destroys a context: its streams, modules and allocations go with it. Needs mu.
+// Blocks until the time `point` gives (called under mu, again each 100 us while it is kBlockedNs:
+// a kernel ahead waits for a signal) has come. Returns what `point` returned otherwise than by a
+// time: a CUresult other than CUDA_SUCCESS stops the wait.
+CUresult WaitForPoint(const std::function<CUresult(uint64_t*)>& point);
+
+// Destroys a context: its streams, events, modules and allocations go with it. Needs mu.
 void DestroyContext(Driver& d, Context* ctx);
 
 // Frees an allocation found in d.allocations. Needs mu.

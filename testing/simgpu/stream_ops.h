@@ -21,10 +21,11 @@ uint64_t ContextDoneAt(const Context& ctx);
 // What synchronising `s` waits for: LegacyDoneAt for the legacy stream, else StreamDoneAt.
 uint64_t SyncPoint(const Stream& s);
 
-// Queues one kernel of `f` on `s`: records it into the graph when `s` is capturing, otherwise
-// puts it on the device timeline. When the stream already has kMaxPendingPerStream launches
-// queued, or the device's segment ring is full, sets *retry_at and returns CUDA_SUCCESS without
-// queuing: the caller releases mu, waits until then and calls again.
-CUresult QueueKernel(Driver& d, Stream* s, Function* f, uint64_t* retry_at);
+// Queues one kernel of `f` of shape `shape` on `s`: records it into the graph when `s` is
+// capturing, otherwise puts it on the device timeline. When the stream already has
+// kMaxPendingPerStream launches queued, or the device's segment ring is full, sets *retry_at and
+// returns CUDA_SUCCESS without queuing: the caller releases mu, waits until then and calls again.
+CUresult QueueKernel(Driver& d, Stream* s, Function* f, const LaunchShape& shape,
+                     uint64_t* retry_at);
 
 }  // namespace simgpu

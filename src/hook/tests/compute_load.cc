@@ -1,22 +1,34 @@
-// compute_load: the compute limiter's test program. It keeps one device busy with `busy_<N>us`
-// kernels launched back to back through one launch path, synchronising every few launches as
-// training loops do (the host runs one batch ahead: after launching a batch it waits for the one
-// before), from a common start time for a fixed number of seconds.
+// compute_load: the compute limiter's test program. It keeps one device busy with kernels
+// launched back to back through one launch path, synchronising every few launches as training
+// loops do (the host runs one batch ahead: after launching a batch it waits for the one before),
+// from a common start time for a fixed number of seconds.
 //
-//   compute_load <path> <kernel_us> <sync_every> <start_unix_ms> <seconds>
+//   compute_load <path> <kernel> <sync_every> <start_unix_ms> <seconds>
 //   compute_load startup
 //
+// Kernels, each of N us on average (simgpu's default 108 SMs):
+//   N        `busy_<N>us`, one block;
+//   gridN    `grid_1000ns` launched at 1 and at 2N - 1 waves of blocks in turn (its time follows
+//            the launch's size: 1 us and 2N - 1 us);
+//   mixedN   `busy_<N>us` and gridN's launches in turn;
+//   manyN    2,000 distinct functions `grid_<k>ns` of one block, k from N/2 to 3N/2 us, in turn.
+// Paths other than `kernel` launch the first of these alone.
+//
 // Paths: kernel, kernel_ptsz, ex, ex_ptsz, coop, coop_ptsz, multi, launch, grid, grid_async,
-// graph, graph_ptsz, runtime (cuGetProcAddress_v2 with the per-thread-stream flag, as the CUDA
-// runtime asks). Prints "ready" once set up and "launches <n>" at the end.
-// `startup` prints "startup_us <n>": from main() to the end of the first synchronised launch.
-// Thread-safety: single-threaded.
+// graph, graph_ptsz, graph_busy (graph's graph, captured in global mode while another thread
+// launches kernels, as PyTorch captures beside its NCCL watchdog), runtime (cuGetProcAddress_v2
+// with the per-thread-stream flag, as the CUDA runtime asks). Prints "ready" once set up and
+// "launches <n>" at the end. `startup` prints "startup_us <n>": from main() to the end of the first
+// synchronised launch. Thread-safety: single-threaded.
 #include <time.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "abi/cuda_driver.h"
 
@@ -41,9 +53,44 @@ struct Setup {
   CUcontext ctx = nullptr;
   CUfunction f = nullptr;
   CUstream stream = nullptr;
+  std::vector<CUfunction> plan;  // the `kernel` path's launches, in turn, with their blocks
+  std::vector<unsigned> blocks;
+  size_t next = 0;
 };
 
-Setup Prepare(int kernel_us) {
+constexpr unsigned kSms = 108;
+
+// Fills the launch plan of `kernel` (see the top of the file).
+void Plan(Setup& s, CUmodule module, const std::string& kernel) {
+  auto function = [&](const std::string& name) {
+    CUfunction f;
+    CHECK(cuModuleGetFunction(&f, module, name.c_str()));
+    return f;
+  };
+  auto add = [&](CUfunction f, unsigned blocks) {
+    s.plan.push_back(f);
+    s.blocks.push_back(blocks);
+  };
+  auto starts = [&](const char* prefix) { return kernel.rfind(prefix, 0) == 0; };
+  if (starts("grid") || starts("mixed")) {
+    int us = std::atoi(kernel.c_str() + (starts("grid") ? 4 : 5));
+    CUfunction grid = function("grid_1000ns");
+    if (starts("mixed")) add(function("busy_" + std::to_string(us) + "us"), 1);
+    add(grid, kSms);
+    if (starts("mixed")) add(function("busy_" + std::to_string(us) + "us"), 1);
+    add(grid, (2 * us - 1) * kSms);
+  } else if (starts("many")) {
+    int us = std::atoi(kernel.c_str() + 4);
+    for (int i = 0; i < 2000; ++i) {
+      add(function("grid_" + std::to_string(us * 500 + i * us / 2) + "ns"), 1);
+    }
+  } else {
+    add(function("busy_" + kernel + "us"), 1);
+  }
+  s.f = s.plan[0];
+}
+
+Setup Prepare(const std::string& kernel) {
   Setup s;
   CHECK(cuInit(0));
   CUdevice dev;
@@ -53,8 +100,7 @@ Setup Prepare(int kernel_us) {
   static const char kImage[] = "compute_load module";
   CUmodule module;
   CHECK(cuModuleLoadData(&module, kImage));
-  std::string name = "busy_" + std::to_string(kernel_us) + "us";
-  CHECK(cuModuleGetFunction(&s.f, module, name.c_str()));
+  Plan(s, module, kernel);
   CHECK(cuStreamCreate(&s.stream, 0));
   return s;
 }
@@ -69,7 +115,7 @@ CUstream StreamOf(const std::string& path, const Setup& s) {
 }
 
 // Launches `count` kernels through `path` (a graph path launches its graph once).
-void Batch(const std::string& path, const Setup& s, int count, CUgraphExec graph,
+void Batch(const std::string& path, Setup& s, int count, CUgraphExec graph,
            LaunchKernelFn runtime_launch) {
   void* no_params[] = {nullptr};
   CUlaunchConfig config = {};
@@ -87,7 +133,8 @@ void Batch(const std::string& path, const Setup& s, int count, CUgraphExec graph
   }
   for (int i = 0; i < count; ++i) {
     if (path == "kernel") {
-      CHECK(cuLaunchKernel(s.f, 1, 1, 1, 1, 1, 1, 0, s.stream, no_params, nullptr));
+      size_t k = s.next++ % s.plan.size();
+      CHECK(cuLaunchKernel(s.plan[k], s.blocks[k], 1, 1, 1, 1, 1, 0, s.stream, no_params, nullptr));
     } else if (path == "kernel_ptsz") {
       CHECK(cuLaunchKernel_ptsz(s.f, 1, 1, 1, 1, 1, 1, 0, nullptr, no_params, nullptr));
     } else if (path == "ex") {
@@ -115,9 +162,49 @@ void Batch(const std::string& path, const Setup& s, int count, CUgraphExec graph
   }
 }
 
+// Launches `busy_1us` kernels on a stream of its own every 200 us until `stop`.
+void LaunchUntil(const Setup& s, const std::atomic<bool>& stop) {
+  CHECK(cuCtxSetCurrent(s.ctx));
+  CUstream stream;
+  CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  CUmodule module;
+  CUfunction f;
+  CHECK(cuModuleLoadData(&module, "compute_load side module"));
+  CHECK(cuModuleGetFunction(&f, module, "busy_1us"));
+  while (!stop) {
+    CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream, nullptr, nullptr));
+    timespec pause = {0, 200000};
+    nanosleep(&pause, nullptr);
+  }
+  CHECK(cuStreamSynchronize(stream));
+}
+
+// The whole loop body as one graph of `count` kernels captured in global mode (with `busy`,
+// while another thread launches, the capture taking a few milliseconds).
+CUgraphExec Capture(const Setup& s, int count, bool busy) {
+  std::atomic<bool> stop{false};
+  std::thread other;
+  if (busy) other = std::thread(LaunchUntil, std::cref(s), std::cref(stop));
+  CUgraph g;
+  CHECK(cuStreamBeginCapture(s.stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  for (int i = 0; i < count; ++i) {
+    CHECK(cuLaunchKernel(s.f, 1, 1, 1, 1, 1, 1, 0, s.stream, nullptr, nullptr));
+    if (busy) {
+      timespec pause = {0, 500000};
+      nanosleep(&pause, nullptr);
+    }
+  }
+  CHECK(cuStreamEndCapture(s.stream, &g));
+  stop = true;
+  if (busy) other.join();
+  CUgraphExec graph;
+  CHECK(cuGraphInstantiate(&graph, g, 0));
+  return graph;
+}
+
 int Startup() {
   int64_t begin = NowNs(CLOCK_MONOTONIC);
-  Setup s = Prepare(20);
+  Setup s = Prepare("20");
   Batch("kernel", s, 1, nullptr, nullptr);
   CHECK(cuStreamSynchronize(s.stream));
   std::printf("startup_us %lld\n", static_cast<long long>((NowNs(CLOCK_MONOTONIC) - begin) / 1000));
@@ -130,27 +217,21 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "startup") == 0) return Startup();
   if (argc != 6) {
     std::fprintf(stderr,
-                 "usage: compute_load <path> <kernel_us> <sync_every> <start_unix_ms> <seconds>\n"
+                 "usage: compute_load <path> <kernel> <sync_every> <start_unix_ms> <seconds>\n"
                  "       compute_load startup\n");
     return 2;
   }
   std::string path = argv[1];
-  int kernel_us = std::atoi(argv[2]);
+  std::string kernel = argv[2];
   int sync_every = std::atoi(argv[3]);
   int64_t start_ns = std::atoll(argv[4]) * 1000000;
   int64_t end_ns = start_ns + static_cast<int64_t>(std::atof(argv[5]) * 1e9);
-  Setup s = Prepare(kernel_us);
+  Setup s = Prepare(kernel);
 
   CUgraphExec graph = nullptr;
-  if (path == "graph" || path == "graph_ptsz") {
-    // The whole loop body is one captured graph of `sync_every` kernels.
-    CUgraph g;
-    CHECK(cuStreamBeginCapture(s.stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
-    for (int i = 0; i < sync_every; ++i) {
-      CHECK(cuLaunchKernel(s.f, 1, 1, 1, 1, 1, 1, 0, s.stream, nullptr, nullptr));
-    }
-    CHECK(cuStreamEndCapture(s.stream, &g));
-    CHECK(cuGraphInstantiate(&graph, g, 0));
+  if (path == "graph" || path == "graph_ptsz" || path == "graph_busy") {
+    graph = Capture(s, sync_every, path == "graph_busy");
+    if (path == "graph_busy") path = "graph";
   }
   LaunchKernelFn runtime_launch = nullptr;
   if (path == "runtime") {

@@ -608,6 +608,153 @@ static void TestCurrentContextDestroyedByAnotherThread(void) {
   sem_destroy(&p.destroyed);
 }
 
+/* grid_<N>ns kernels take N ns per wave of blocks over the device's 40 SMs, launched directly or
+ * from a captured graph. */
+static void TestGeometryKernels(void) {
+  CUmodule mod = NULL;
+  CUfunction grid = NULL, pad = NULL;
+  static const char image[] = "any image";
+  CHECK_OK(cuModuleLoadData(&mod, image));
+  CHECK_OK(cuModuleGetFunction(&grid, mod, "grid_1000ns"));
+  CHECK_OK(cuModuleGetFunction(&pad, mod, "busy_100000us"));
+  CUstream s = NULL;
+  CUevent e0 = NULL, e1 = NULL;
+  CHECK_OK(cuStreamCreate(&s, 0));
+  CHECK_OK(cuEventCreate(&e0, CU_EVENT_DEFAULT));
+  CHECK_OK(cuEventCreate(&e1, CU_EVENT_DEFAULT));
+  const unsigned blocks[] = {1, 40, 41, 4000};
+  const float want_ms[] = {0.001f, 0.001f, 0.002f, 0.1f};
+  for (int i = 0; i < 4; ++i) {
+    CHECK_OK(cuLaunchKernel(pad, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
+    CHECK_OK(cuEventRecord(e0, s));
+    CHECK_OK(cuLaunchKernel(grid, blocks[i], 1, 1, 256, 1, 1, 0, s, NULL, NULL));
+    CHECK_OK(cuEventRecord(e1, s));
+    CHECK_OK(cuEventSynchronize(e1));
+    float ms = 0;
+    CHECK_OK(cuEventElapsedTime(&ms, e0, e1));
+    EXPECT_TRUE(ms >= want_ms[i] * 0.99f && ms <= want_ms[i] * 1.01f);
+  }
+  CUgraph g = NULL;
+  CUgraphExec exec = NULL;
+  CHECK_OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  CHECK_OK(cuLaunchKernel(grid, 20, 10, 1, 64, 1, 1, 0, s, NULL, NULL)); /* 200 blocks: 5 waves */
+  CHECK_OK(cuStreamEndCapture(s, &g));
+  CHECK_OK(cuGraphInstantiateWithFlags(&exec, g, 0));
+  CHECK_OK(cuLaunchKernel(pad, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
+  CHECK_OK(cuEventRecord(e0, s));
+  CHECK_OK(cuGraphLaunch(exec, s));
+  CHECK_OK(cuEventRecord(e1, s));
+  CHECK_OK(cuEventSynchronize(e1));
+  float ms = 0;
+  CHECK_OK(cuEventElapsedTime(&ms, e0, e1));
+  EXPECT_TRUE(ms >= 0.00499f && ms <= 0.00501f);
+  CHECK_OK(cuGraphExecDestroy(exec));
+  CHECK_OK(cuGraphDestroy(g));
+  CHECK_OK(cuStreamDestroy(s));
+  CHECK_OK(cuEventDestroy(e0));
+  CHECK_OK(cuEventDestroy(e1));
+  CHECK_OK(cuModuleUnload(mod));
+}
+
+/* wait_<K> kernels wait for signal_<K> launched after them, on another device or stream of the
+ * process; events belong to their context and go with it. */
+static void TestWaitingKernelsAndEventContexts(void) {
+  CUcontext previous = NULL;
+  CHECK_OK(cuCtxGetCurrent(&previous));
+  CUcontext ctx[2] = {NULL, NULL};
+  CUstream s[2] = {NULL, NULL};
+  CUfunction wait = NULL, signal = NULL, plain = NULL;
+  CUevent behind = NULL, other = NULL;
+  static const char image[] = "any image";
+  for (int i = 1; i >= 0; --i) {
+    CUmodule mod = NULL;
+    CHECK_OK(cuCtxCreate(&ctx[i], 0, i));
+    CHECK_OK(cuStreamCreate(&s[i], CU_STREAM_NON_BLOCKING));
+    CHECK_OK(cuModuleLoadData(&mod, image));
+    CHECK_OK(cuModuleGetFunction(i == 0 ? &wait : &signal, mod, i == 0 ? "wait_7" : "signal_7"));
+    if (i == 0) CHECK_OK(cuModuleGetFunction(&plain, mod, "busy_1000us"));
+  }
+  CHECK_OK(cuEventCreate(&behind, CU_EVENT_DEFAULT));
+  CHECK_OK(cuLaunchKernel(wait, 1, 1, 1, 1, 1, 1, 0, s[0], NULL, NULL));
+  CHECK_OK(cuEventRecord(behind, s[0]));
+  EXPECT_RESULT(CUDA_ERROR_NOT_READY, cuEventQuery(behind));
+  EXPECT_RESULT(CUDA_ERROR_NOT_READY, cuStreamQuery(s[0]));
+  double t0 = NowMs();
+  CHECK_OK(cuCtxSetCurrent(ctx[1]));
+  CHECK_OK(cuLaunchKernel(signal, 1, 1, 1, 1, 1, 1, 0, s[1], NULL, NULL));
+  EXPECT_RESULT(CUDA_ERROR_INVALID_HANDLE, cuEventRecord(behind, s[1])); /* another context */
+  CHECK_OK(cuEventSynchronize(behind));
+  EXPECT_TRUE(NowMs() - t0 < 50);
+  CHECK_OK(cuStreamSynchronize(s[0]));
+  /* A signal set before the wait: the wait runs at once, after it. */
+  CHECK_OK(cuCtxSetCurrent(ctx[0]));
+  CHECK_OK(cuLaunchKernel(wait, 1, 1, 1, 1, 1, 1, 0, s[0], NULL, NULL));
+  CHECK_OK(cuLaunchKernel(plain, 1, 1, 1, 1, 1, 1, 0, s[0], NULL, NULL));
+  CHECK_OK(cuCtxSynchronize());
+  /* Events go with their context. */
+  CHECK_OK(cuCtxSetCurrent(ctx[1]));
+  CHECK_OK(cuEventCreate(&other, CU_EVENT_DEFAULT));
+  CHECK_OK(cuCtxDestroy(ctx[1]));
+  EXPECT_RESULT(CUDA_ERROR_INVALID_HANDLE, cuEventQuery(other));
+  CHECK_OK(cuCtxSetCurrent(ctx[0]));
+  CHECK_OK(cuEventDestroy(behind));
+  CHECK_OK(cuCtxDestroy(ctx[0]));
+  CHECK_OK(cuCtxSetCurrent(previous));
+}
+
+/* Stream capture rules: another thread's query fails while a global capture is active and
+ * invalidates it; a thread-local capture ignores other threads; a relaxed thread is never refused.
+ */
+struct QueryProbe {
+  CUcontext ctx;
+  CUevent event;
+  CUresult result;
+};
+
+static void* QueryFromAnotherThread(void* arg) {
+  struct QueryProbe* q = (struct QueryProbe*)arg;
+  cuCtxSetCurrent(q->ctx);
+  q->result = cuEventQuery(q->event);
+  return NULL;
+}
+
+static CUresult QueryElsewhere(CUcontext ctx, CUevent event) {
+  struct QueryProbe q = {ctx, event, CUDA_ERROR_UNKNOWN};
+  pthread_t thread;
+  pthread_create(&thread, NULL, QueryFromAnotherThread, &q);
+  pthread_join(thread, NULL);
+  return q.result;
+}
+
+static void TestCaptureRules(void) {
+  CUcontext ctx = NULL;
+  CUstream s = NULL;
+  CUevent e = NULL;
+  CUgraph g = NULL;
+  CHECK_OK(cuCtxGetCurrent(&ctx));
+  CHECK_OK(cuStreamCreate(&s, 0));
+  CHECK_OK(cuEventCreate(&e, CU_EVENT_DEFAULT));
+  CHECK_OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  EXPECT_RESULT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, QueryElsewhere(ctx, e));
+  EXPECT_RESULT(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, cuStreamEndCapture(s, &g));
+
+  CHECK_OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+  CHECK_OK(QueryElsewhere(ctx, e));
+  EXPECT_RESULT(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cuCtxSynchronize()); /* its own thread */
+  EXPECT_RESULT(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, cuStreamEndCapture(s, &g));
+
+  CHECK_OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  CHECK_OK(cuThreadExchangeStreamCaptureMode(&mode));
+  EXPECT_TRUE(mode == CU_STREAM_CAPTURE_MODE_GLOBAL);
+  CHECK_OK(cuEventQuery(e));
+  CHECK_OK(cuThreadExchangeStreamCaptureMode(&mode));
+  CHECK_OK(cuStreamEndCapture(s, &g));
+  CHECK_OK(cuGraphDestroy(g));
+  CHECK_OK(cuEventDestroy(e));
+  CHECK_OK(cuStreamDestroy(s));
+}
+
 int main(void) {
   UsePrivateState("count=2,memory=4GiB,sms=40,model=SimGPU-T,ctxmem=64MiB");
   TestInitAndDevices();
@@ -616,6 +763,9 @@ int main(void) {
   TestVirtualMemory();
   TestCopies();
   TestModulesLaunchesStreamsEvents();
+  TestGeometryKernels();
+  TestWaitingKernelsAndEventContexts();
+  TestCaptureRules();
   TestGraphs();
   TestContextTeardownFreesMemory();
   TestCurrentContextDestroyedByAnotherThread();

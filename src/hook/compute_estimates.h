@@ -1,0 +1,60 @@
+/* The compute limiter's expected costs (compute.h): per key (a kernel at one launch shape, or a
+ * graph exec) the device time a launch is expected to take, learnt from samples.
+ *
+ * A fixed table, ESTIMATE_WAYS-way set associative: a new key takes the place of one of its set's
+ * entries in turn, so memory stays bounded whatever the number of distinct keys, and an evicted
+ * key is learnt again like a new one. Until a key is measured its launches are charged a
+ * provisional cost and counted as owed; its first measurement settles the difference.
+ *
+ * Thread-safety: lookups are lock-free (a racing eviction can make one launch read the cost of
+ * the entry's previous key: one charge off by one kernel, nothing worse); inserts and the owed
+ * counts take one process-local mutex; the window fields belong to the sampler (compute.c, under
+ * its mutex). After fork() the child calls estimates_reset_in_child(). */
+#ifndef TESSERA_HOOK_COMPUTE_ESTIMATES_H_
+#define TESSERA_HOOK_COMPUTE_ESTIMATES_H_
+
+#include <stdint.h>
+
+#define ESTIMATE_WAYS 4
+#define ESTIMATE_SETS 1024 /* power of two */
+
+struct estimate {
+  uintptr_t key;          /* 0: free */
+  uint64_t cost_ns;       /* 0: not measured yet */
+  uint64_t window_min_ns; /* minimum of this window's samples (0 = none) */
+  uint32_t window_count;
+  uint32_t owed_launches; /* launches charged before the first measurement */
+  uint64_t owed_ns;       /* what they were charged */
+};
+
+extern struct estimate g_estimates[ESTIMATE_SETS * ESTIMATE_WAYS];
+
+static inline struct estimate* estimate_set(uintptr_t key) {
+  uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
+  return &g_estimates[(h >> 40) % ESTIMATE_SETS * ESTIMATE_WAYS];
+}
+
+/* The entry of `key`, or NULL. */
+struct estimate* estimate_find(uintptr_t key);
+
+/* The cost expected for `key` (0 = not measured); a key is almost always in its set's first way. */
+static inline uint64_t estimate_cost(uintptr_t key) {
+  struct estimate* e = estimate_set(key);
+  if (__builtin_expect(__atomic_load_n(&e->key, __ATOMIC_ACQUIRE) != key, 0)) {
+    e = estimate_find(key);
+  }
+  return e ? __atomic_load_n(&e->cost_ns, __ATOMIC_ACQUIRE) : 0;
+}
+
+/* The entry of `key`, inserted (evicting another key of its set) when missing. */
+struct estimate* estimate_get(uintptr_t key);
+
+/* A launch of `key`, not measured yet, was charged `charged_ns`: counted as owed. */
+void estimate_owe(uintptr_t key, uint64_t charged_ns);
+
+/* Takes what `e` owes (the launches and what they were charged) and clears it. */
+void estimate_take_owed(struct estimate* e, uint64_t* launches, uint64_t* charged_ns);
+
+void estimates_reset_in_child(void);
+
+#endif /* TESSERA_HOOK_COMPUTE_ESTIMATES_H_ */

@@ -1,0 +1,72 @@
+/* Stream capture hooks: the compute limiter's sampler queries events, which the driver forbids
+ * while a capture is active (cuStreamBeginCapture's modes: in global mode, from any thread of the
+ * process), and the capture is then invalidated. The limiter is told when captures begin and end
+ * (compute_capture_begun/ended) and takes no sample meanwhile. */
+#include "os.h"
+
+#include "compute.h"
+#include "hooks.h"
+#include "real.h"
+
+typedef CUresult (*begin_capture_v1_fn)(CUstream);
+typedef __typeof__(&cuStreamBeginCapture_v2) begin_capture_fn;
+typedef __typeof__(&cuStreamEndCapture) end_capture_fn;
+
+CUresult hook_begin_capture_v1(void* real, CUstream stream) {
+  begin_capture_v1_fn fn = (begin_capture_v1_fn)real;
+  if (fn == NULL) return CUDA_ERROR_NOT_FOUND;
+  if (tessera_in_hook) return fn(stream);
+  HOOK_SCOPE();
+  compute_capture_begun();
+  CUresult rc = fn(stream);
+  if (rc != CUDA_SUCCESS) compute_capture_ended();
+  return rc;
+}
+
+CUresult hook_begin_capture(void* real, CUstream stream, CUstreamCaptureMode mode) {
+  begin_capture_fn fn = (begin_capture_fn)real;
+  if (fn == NULL) return CUDA_ERROR_NOT_FOUND;
+  if (tessera_in_hook) return fn(stream, mode);
+  HOOK_SCOPE();
+  compute_capture_begun(); /* before: a sample must not start while it begins */
+  CUresult rc = fn(stream, mode);
+  if (rc != CUDA_SUCCESS) compute_capture_ended();
+  return rc;
+}
+
+/* `ptsz`: the per-thread default stream's variant (a 0 stream is that thread's stream). */
+static CUresult end_capture(void* real, CUstream stream, CUgraph* graph, int ptsz) {
+  end_capture_fn fn = (end_capture_fn)real;
+  if (fn == NULL) return CUDA_ERROR_NOT_FOUND;
+  if (tessera_in_hook) return fn(stream, graph);
+  HOOK_SCOPE();
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  __typeof__(&cuStreamIsCapturing) is_capturing = REAL(cuStreamIsCapturing);
+  CUstream asked = stream == NULL && ptsz ? CU_STREAM_PER_THREAD : stream;
+  int was = is_capturing == NULL || is_capturing(asked, &status) != CUDA_SUCCESS ||
+            status != CU_STREAM_CAPTURE_STATUS_NONE;
+  CUresult rc = fn(stream, graph);
+  if (was) compute_capture_ended();
+  return rc;
+}
+
+CUresult hook_end_capture(void* real, CUstream stream, CUgraph* graph) {
+  return end_capture(real, stream, graph, real == real_fn(REAL_cuStreamEndCapture_ptsz));
+}
+
+#undef cuStreamBeginCapture
+HOOK_EXPORT CUresult cuStreamBeginCapture(CUstream stream) {
+  return hook_begin_capture_v1(real_fn(REAL_cuStreamBeginCapture), stream);
+}
+HOOK_EXPORT CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode) {
+  return hook_begin_capture(real_fn(REAL_cuStreamBeginCapture_v2), stream, mode);
+}
+HOOK_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream stream, CUstreamCaptureMode mode) {
+  return hook_begin_capture(real_fn(REAL_cuStreamBeginCapture_v2_ptsz), stream, mode);
+}
+HOOK_EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph) {
+  return hook_end_capture(real_fn(REAL_cuStreamEndCapture), stream, graph);
+}
+HOOK_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph) {
+  return hook_end_capture(real_fn(REAL_cuStreamEndCapture_ptsz), stream, graph);
+}
