@@ -27,7 +27,7 @@
 #define TYPICAL_SHIFT 3                 /* the typical cost moves by 1/8 of each new cost */
 #define SETTLE_SAMPLES 16               /* a new key's owed launches are settled at this sample */
 #define FIRST_WAIT_NS 20000000ull       /* the most a launch waits for the process's first sample */
-#define FIRST_POLL_NS 50000ull
+#define FIRST_POLL_NS 50000ull          /* how often it looks meanwhile */
 
 enum { STATE_UNKNOWN = 0, STATE_OFF = 1, STATE_ON = 2, STATE_FAILED = 3 };
 static int g_state;
@@ -49,7 +49,7 @@ static struct tessera_region_device* g_devices;
 static int g_single_index = INDEX_UNKNOWN;
 
 /* What a launch of a key not measured yet is charged: a moving average of the process's
- * measured costs (0 before the first). Its first measurement settles the difference. */
+ * measured costs (0 before the first). settle_owed corrects it at the key's 16th sample. */
 static uint64_t g_typical_ns;
 
 /* The one timed launch a process has in flight. */
@@ -360,9 +360,14 @@ static int start_sample(struct compute_launch* l, CUcontext context, uint64_t no
     }
     g_sampler.context = context;
   }
+  /* Asked before the record: asked after, a stream whose work ends in between looked idle, and
+   * the host time subtracted from the span (up to the moment the work ended) made it shorter
+   * than the kernel (a 20 us kernel estimated at 7 us, 53% used at a 50% limit). Busy when
+   * asked, the span is taken whole: an upper bound even if the work ends before the launch. */
+  __typeof__(&cuStreamQuery) query = REAL(cuStreamQuery);
+  g_sampler.exact = query != NULL && query(l->stream) == CUDA_ERROR_NOT_READY;
   if (REAL(cuEventRecord)(g_sampler.start, l->stream) != CUDA_SUCCESS) return 0;
   l->host_ns = os_now_ns(); /* the start event's time is at most this */
-  g_sampler.exact = REAL(cuEventQuery)(g_sampler.start) == CUDA_ERROR_NOT_READY;
   __atomic_store_n(&g_sampler.key, l->key, __ATOMIC_RELAXED);
   g_sampler.index = l->index;
   __atomic_store_n(&g_sampler.last_ns, now, __ATOMIC_RELAXED);
@@ -400,9 +405,6 @@ static __attribute__((noinline)) void begin_sample(uintptr_t key, CUstream strea
   l->call_ns = os_now_ns();
 }
 
-/* A launch of a key not measured yet: charged the typical cost, which its first measurement
- * corrects (settle_owed), and timed when the sampler is free. It never waits for the kernel: the
- * kernel may wait for work not launched yet (another GPU's kernel, a flag the host sets later). */
 /* While the process has measured nothing, its launches wait for its first sample, for at most
  * FIRST_WAIT_NS: launched unpaced, the first kernels of several processes queue behind one
  * another, and every first span (so every first estimate and charge) includes that queue. The
@@ -420,6 +422,9 @@ static void await_first_sample(void) {
   }
 }
 
+/* A launch of a key not measured yet: charged the typical cost, which settle_owed corrects once
+ * the key has enough samples, and timed when the sampler is free. It never waits for its kernel,
+ * which may wait for work not launched yet (another GPU's kernel, a flag the host sets later). */
 static __attribute__((noinline)) void begin_unknown(uintptr_t key, CUstream stream, int ptsz,
                                                     int index, uint64_t now,
                                                     struct compute_launch* l) {
@@ -465,11 +470,11 @@ static __attribute__((noinline)) CUresult begin_governed(uintptr_t key, CUstream
   __atomic_store_n(&g_sampler.launch_key, key, __ATOMIC_RELAXED);
   uint64_t since = now - __atomic_load_n(&g_sampler.last_ns, __ATOMIC_RELAXED);
   if (__builtin_expect(since < SAMPLE_INTERVAL_NS, 1)) return CUDA_SUCCESS;
-  /* Keys launched in turn share the samples: the key sampled last waits for another's launch
-   * (a sparse loop is overdue at every launch: the wait is not cut short then).
-   * Otherwise a loop whose budget wait always ends before the same key (the one after its
-   * longest kernel) times that key alone, and the others keep their first, inflated estimates
-   * (a 4 ms kernel charged at 6.9 ms: 17% for a hard 30% container beside a 70% one). */
+  /* Keys launched in turn share the samples: the key sampled last waits for another's launch,
+   * longer than the overdue limit (a sparse loop is overdue at every launch). Otherwise a loop
+   * whose budget wait always ends before the same key (the one after its longest kernel) times
+   * that key alone, and the others keep their first, inflated estimates (a 4 ms kernel charged
+   * at 6.9 ms: 17% for a hard 30% container beside a 70% one). */
   if (key == __atomic_load_n(&g_sampler.key, __ATOMIC_RELAXED) && previous_key != key &&
       since < SAMPLE_FAIR_NS) {
     return CUDA_SUCCESS;

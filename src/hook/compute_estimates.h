@@ -4,7 +4,8 @@
  * A fixed table, ESTIMATE_WAYS-way set associative: a new key takes the place of one of its set's
  * entries in turn, so memory stays bounded whatever the number of distinct keys, and an evicted
  * key is learnt again like a new one. Until a key is measured its launches are charged a
- * provisional cost and counted as owed; its first measurement settles the difference.
+ * provisional cost and counted as owed; the limiter settles the difference once the key has
+ * enough samples (compute.c).
  *
  * Thread-safety: lookups are lock-free (a racing eviction can make one launch read the cost of
  * the entry's previous key: one charge off by one kernel, nothing worse); inserts and the owed
@@ -23,7 +24,7 @@ struct estimate {
   uint64_t cost_ns;       /* 0: not measured yet */
   uint64_t window_min_ns; /* minimum of this window's samples (0 = none) */
   uint32_t window_count;
-  uint32_t owed_launches; /* launches charged before the first measurement */
+  uint32_t owed_launches; /* launches charged a provisional cost */
   uint64_t owed_ns;       /* what they were charged */
 };
 

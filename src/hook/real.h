@@ -72,6 +72,7 @@
   X(cuEventElapsedTime)            \
   X(cuEventDestroy_v2)             \
   X(cuStreamIsCapturing)           \
+  X(cuStreamQuery)                 \
   X(cuStreamBeginCapture)          \
   X(cuStreamBeginCapture_v2)       \
   X(cuStreamBeginCapture_v2_ptsz)  \
