@@ -120,6 +120,15 @@ void AddSchedulerKeys(config::Schema& s) {
          .min = 1024,
          .max = 1 << 30});
 
+  s.Add({.path = "scheduler.shutdown-delay",
+         .type = Type::kDuration,
+         .default_value = "5s",
+         .help = "on SIGTERM the scheduler answers /readyz with 503 and goes on serving this long "
+                 "before it stops, while Services and the API server's webhook calls still reach "
+                 "it (a rollout, a deleted replica); a second signal stops it at once. Keep it "
+                 "below the pod's terminationGracePeriodSeconds",
+         .min = 0,
+         .max = 300});
   s.Add({.path = "scheduler.http.request-timeout",
          .type = Type::kDuration,
          .default_value = "10s",

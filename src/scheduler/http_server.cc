@@ -128,6 +128,11 @@ void HttpServer::Routes() {
     res.set_content("ok\n", "text/plain");
   });
   s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    if (draining_.load()) {
+      res.status = 503;
+      res.set_content("shutting down\n", "text/plain");
+      return;
+    }
     bool ready = ready_.load();
     res.status = ready ? 200 : 503;
     res.set_content(ready ? "ok\n" : "state not synced yet\n", "text/plain");

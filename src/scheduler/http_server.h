@@ -60,6 +60,8 @@ class HttpServer {
 
   // /readyz answers 200 once set (the state has been synced), 503 before.
   void SetReady(bool ready) { ready_.store(ready); }
+  // /readyz answers 503 from now on, whatever SetReady says; everything else is still served.
+  void SetDraining() { draining_.store(true); }
 
  private:
   void Routes();
@@ -72,6 +74,7 @@ class HttpServer {
   std::unique_ptr<http::GuardedServer> server_;
   std::thread thread_;
   std::atomic<bool> ready_{false};
+  std::atomic<bool> draining_{false};
   log::LogLimiter bad_request_log_;
   log::LogLimiter unauthorized_log_;
   int port_ = 0;

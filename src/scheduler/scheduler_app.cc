@@ -59,6 +59,8 @@ AppOptions AppOptions::FromConfig(const config::Config& cfg) {
   o.preemptor.gpu_policy = o.engine.gpu_policy;
   o.preemptor.nomination_ttl = std::chrono::duration_cast<std::chrono::seconds>(
       cfg.GetDuration("scheduler.preemption.nomination-ttl"));
+  o.shutdown_delay = std::chrono::duration_cast<std::chrono::milliseconds>(
+      cfg.GetDuration("scheduler.shutdown-delay"));
   o.elected = cfg.GetBool("scheduler.leader-election.enabled");
   const std::string lease = cfg.GetString("scheduler.leader-election.lease");
   o.election.lease_namespace = lease.substr(0, lease.find('/'));
@@ -199,6 +201,11 @@ bool SchedulerApp::WaitForSync(std::chrono::milliseconds timeout) {
   if (!pods_->WaitForSync(std::max(left, std::chrono::milliseconds(0)))) return false;
   server_.SetReady(true);
   return true;
+}
+
+void SchedulerApp::Drain() {
+  if (elector_) elector_->Stop();
+  server_.SetDraining();
 }
 
 void SchedulerApp::Stop() {

@@ -44,6 +44,8 @@ struct AppOptions {
   bool elected = false;
   kube::LeaderElectionConfig election;
   std::string pod_name, pod_namespace;  // the replica's pod, labelled while it leads
+  // scheduler.shutdown-delay: how long a stopping replica still serves, not ready.
+  std::chrono::milliseconds shutdown_delay{5000};
 
   // From the scheduler.* keys.
   static AppOptions FromConfig(const config::Config& cfg);
@@ -90,6 +92,9 @@ class SchedulerApp {
   Status Start();
   // Waits until both informers have synced, then marks the server ready. False on timeout.
   bool WaitForSync(std::chrono::milliseconds timeout);
+  // The first step of stopping: a leader gives up the Lease (the other replica binds from now
+  // on), /readyz answers 503, and the webhooks are still served.
+  void Drain();
   void Stop();
 
   int port() const { return server_.port(); }

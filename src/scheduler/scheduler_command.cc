@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <chrono>
 #include <ctime>
 #include <iostream>
 
@@ -13,6 +14,29 @@
 
 namespace tessera::scheduler {
 namespace {
+
+// A replica being deleted still gets requests until every kube-proxy has dropped its endpoint and
+// the API server's webhook calls already on their way arrive: stopping at once made them time out
+// (a pod create refused by the mutating webhook during a rollout). So it first says it is not
+// ready and serves for `delay`; a second signal cuts that short.
+void Drain(SchedulerApp& app, std::chrono::milliseconds delay, const sigset_t& stop) {
+  if (delay.count() <= 0) return;
+  app.Drain();
+  log::Info("not ready; serving on before stopping",
+            {{"shutdown-delay", std::to_string(delay.count()) + "ms"}});
+  const auto end = std::chrono::steady_clock::now() + delay;
+  for (auto left = delay; left.count() > 0;
+       left = std::chrono::duration_cast<std::chrono::milliseconds>(
+           end - std::chrono::steady_clock::now())) {
+    timespec wait{static_cast<time_t>(left.count() / 1000),
+                  static_cast<long>(left.count() % 1000) * 1000000};
+    int sig = sigtimedwait(&stop, nullptr, &wait);
+    if (sig == SIGINT || sig == SIGTERM) {
+      log::Info("second signal: stopping now");
+      return;
+    }
+  }
+}
 
 int Run(const config::Config& cfg, const std::vector<std::string>& args) {
   if (!args.empty()) {
@@ -75,6 +99,7 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
       break;
     }
   }
+  Drain(app, options.shutdown_delay, stop);
   app.Stop();
   return 0;
 }

@@ -119,6 +119,7 @@ class SchedulerProcess {
   }
   int port() const { return server_.port(); }
   ClusterState& state() { return state_; }
+  void Drain() { server_.SetDraining(); }
 
  private:
   FakeApi& api_;
@@ -433,6 +434,25 @@ TEST(SchedulerHttp, InspectMetricsHealth) {
   EXPECT_EQ(status, 200);
   d.Get("/readyz", &status);
   EXPECT_EQ(status, 200);
+}
+
+// A stopping replica (scheduler.shutdown-delay): not ready, so that its endpoint goes, but every
+// request that still reaches it is answered.
+TEST(SchedulerHttp, DrainingIsNotReadyAndServesOn) {
+  FakeApi api;
+  api.AddNode(MakeUniformNode("n", 1, "T4", 15360));
+  SchedulerProcess process(api);
+  Driver d(process.port());
+  process.Drain();
+  int status = 0;
+  d.Get("/readyz", &status);
+  EXPECT_EQ(status, 503);
+  d.Get("/healthz", &status);
+  EXPECT_EQ(status, 200) << "alive: the liveness probe must not restart it meanwhile";
+  json pod = MakePod("p", {{"nvidia.com/gpumem", 1000}});
+  api.PutPod(pod);
+  ASSERT_TRUE(process.state().OnPod(EventType::kAdded, pod).ok());
+  EXPECT_EQ(d.Schedule(pod, {"n"}), "n");
 }
 
 TEST(SchedulerHttp, ListenAddresses) {
