@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "abi/cuda_driver.h"
+#include "check_cuda.h"
 
 namespace {
 
@@ -39,15 +40,6 @@ int64_t NowNs(clockid_t clock) {
   clock_gettime(clock, &ts);
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
-
-#define CHECK(call)                                                            \
-  do {                                                                         \
-    CUresult rc_ = (call);                                                     \
-    if (rc_ != CUDA_SUCCESS) {                                                 \
-      std::fprintf(stderr, "%s failed: %d (line %d)\n", #call, rc_, __LINE__); \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
 
 struct Setup {
   CUcontext ctx = nullptr;

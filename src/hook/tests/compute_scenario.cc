@@ -19,17 +19,9 @@
 #include <string>
 
 #include "abi/cuda_driver.h"
+#include "check_cuda.h"
 
 namespace {
-
-#define CHECK(call)                                                            \
-  do {                                                                         \
-    CUresult rc_ = (call);                                                     \
-    if (rc_ != CUDA_SUCCESS) {                                                 \
-      std::fprintf(stderr, "%s failed: %d (line %d)\n", #call, rc_, __LINE__); \
-      std::exit(1);                                                            \
-    }                                                                          \
-  } while (0)
 
 // Launches 20 `busy_100us` kernels of a module of the current context, 2 ms apart, and waits.
 void Kernels() {
