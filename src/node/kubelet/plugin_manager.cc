@@ -88,9 +88,9 @@ void PluginManager::Stop() {
 }
 
 void PluginManager::SetRegistered(bool all) {
-  const bool changed = unregistered_ == all;
+  const bool was_all = !unregistered_;
   unregistered_ = !all;
-  if (changed && on_registered_) on_registered_(all);
+  if (was_all != all && on_registered_) on_registered_(all);
 }
 
 Status PluginManager::ServeAll() {
