@@ -9,13 +9,17 @@
 //   3. keeps the GPU busy with 2 ms kernels for 1.5 s and measures its share of the device time
 //      -> compute.percent
 //
-// With `--nvml-only`, step 1 alone (tests that start many containers at once). Exits 0 when every
-// call it needed worked (an out-of-memory answer is the expected end of step 2), 1 otherwise.
+// With `--nvml-only`, step 1 alone (tests that start many containers at once). With `--hold MIB`,
+// step 1, then MIB MiB allocated in 64 MiB steps (as far as the driver allows) and held until the
+// process is killed -> hold.allocated_mib (tests of a limit that containers share). Exits 0 when
+// every call it needed worked (an out-of-memory answer is the expected end of step 2), 1 otherwise.
 // Single-threaded.
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -81,6 +85,19 @@ bool FillMemory() {
   return rc == CUDA_ERROR_OUT_OF_MEMORY;
 }
 
+// Allocates up to `mib` MiB in 64 MiB steps, says how much it got and holds it: never returns.
+[[noreturn]] void HoldMemory(uint64_t mib) {
+  uint64_t allocated = 0;
+  while (allocated + kStep / kMiB <= mib) {
+    CUdeviceptr p = 0;
+    if (cuMemAlloc(&p, kStep) != CUDA_SUCCESS) break;
+    allocated += kStep / kMiB;
+  }
+  std::printf("hold.allocated_mib=%llu\n", static_cast<unsigned long long>(allocated));
+  std::fflush(stdout);
+  for (;;) pause();
+}
+
 bool MeasureCompute() {
   static const char kImage[] = "tessera demo workload";
   CUmodule module;
@@ -123,6 +140,8 @@ int main(int argc, char** argv) {
       !Ok(cuCtxSetCurrent(context), "cuCtxSetCurrent")) {
     return 1;
   }
+  if (argc > 2 && std::strcmp(argv[1], "--hold") == 0)
+    HoldMemory(std::strtoull(argv[2], nullptr, 10));
   bool ok = FillMemory() && MeasureCompute();
   std::fflush(stdout);
   return ok ? 0 : 1;
