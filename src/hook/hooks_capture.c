@@ -1,7 +1,8 @@
-/* Stream capture hooks: the compute limiter's sampler queries events, which the driver forbids
- * while a capture is active (cuStreamBeginCapture's modes: in global mode, from any thread of the
- * process), and the capture is then invalidated. The limiter is told when captures begin and end
- * (compute_capture_begun/ended) and takes no sample meanwhile. */
+/* Stream capture hooks: the compute limiter's sampler queries events and streams, which the
+ * driver forbids while a capture is active (cuStreamBeginCapture's modes: in global mode, from
+ * any thread of the process), and the capture is then invalidated. The limiter is told when
+ * captures begin (cuStreamBeginCapture, cuStreamBeginCaptureToGraph) and end (cuStreamEndCapture)
+ * through compute_capture_begun/ended, and takes no sample meanwhile. */
 #include "os.h"
 
 #include "compute.h"
@@ -10,6 +11,7 @@
 
 typedef CUresult (*begin_capture_v1_fn)(CUstream);
 typedef __typeof__(&cuStreamBeginCapture_v2) begin_capture_fn;
+typedef __typeof__(&cuStreamBeginCaptureToGraph) begin_capture_to_graph_fn;
 typedef __typeof__(&cuStreamEndCapture) end_capture_fn;
 
 CUresult hook_begin_capture_v1(void* real, CUstream stream) {
@@ -30,6 +32,19 @@ CUresult hook_begin_capture(void* real, CUstream stream, CUstreamCaptureMode mod
   HOOK_SCOPE();
   compute_capture_begun(); /* before: a sample must not start while it begins */
   CUresult rc = fn(stream, mode);
+  if (rc != CUDA_SUCCESS) compute_capture_ended();
+  return rc;
+}
+
+CUresult hook_begin_capture_to_graph(void* real, CUstream stream, CUgraph graph,
+                                     const CUgraphNode* dependencies, const CUgraphEdgeData* edges,
+                                     size_t count, CUstreamCaptureMode mode) {
+  begin_capture_to_graph_fn fn = (begin_capture_to_graph_fn)real;
+  if (fn == NULL) return CUDA_ERROR_NOT_FOUND;
+  if (tessera_in_hook) return fn(stream, graph, dependencies, edges, count, mode);
+  HOOK_SCOPE();
+  compute_capture_begun();
+  CUresult rc = fn(stream, graph, dependencies, edges, count, mode);
   if (rc != CUDA_SUCCESS) compute_capture_ended();
   return rc;
 }
@@ -63,6 +78,20 @@ HOOK_EXPORT CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMod
 }
 HOOK_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream stream, CUstreamCaptureMode mode) {
   return hook_begin_capture(real_fn(REAL_cuStreamBeginCapture_v2_ptsz), stream, mode);
+}
+HOOK_EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream stream, CUgraph graph,
+                                                 const CUgraphNode* dependencies,
+                                                 const CUgraphEdgeData* edges, size_t count,
+                                                 CUstreamCaptureMode mode) {
+  return hook_begin_capture_to_graph(real_fn(REAL_cuStreamBeginCaptureToGraph), stream, graph,
+                                     dependencies, edges, count, mode);
+}
+HOOK_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream stream, CUgraph graph,
+                                                      const CUgraphNode* dependencies,
+                                                      const CUgraphEdgeData* edges, size_t count,
+                                                      CUstreamCaptureMode mode) {
+  return hook_begin_capture_to_graph(real_fn(REAL_cuStreamBeginCaptureToGraph_ptsz), stream, graph,
+                                     dependencies, edges, count, mode);
 }
 HOOK_EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph) {
   return hook_end_capture(real_fn(REAL_cuStreamEndCapture), stream, graph);

@@ -76,6 +76,8 @@
   X(cuStreamBeginCapture)          \
   X(cuStreamBeginCapture_v2)       \
   X(cuStreamBeginCapture_v2_ptsz)  \
+  X(cuStreamBeginCaptureToGraph)   \
+  X(cuStreamBeginCaptureToGraph_ptsz) \
   X(cuStreamEndCapture)            \
   X(cuStreamEndCapture_ptsz)       \
   X(cuLaunchKernel)                \

@@ -9,14 +9,21 @@
 //                               for a signal on device 0, then the kernel that signals it on device
 //                               1 (on device 0 with one device), then the same on two streams of
 //                               device 0; then waits for all of it.
+//   compute_scenario capture_to_graph [runtime]
+//                               a graph captured in global mode with cuStreamBeginCaptureToGraph
+//                               (with `runtime`, its _ptsz variant from cuGetProcAddress_v2 with
+//                               the per-thread-stream flag, as the CUDA runtime asks) while
+//                               another thread launches kernels, then launched.
 //
-// Exits 0 when every call succeeded, 1 otherwise. Thread-safety: single-threaded.
+// Exits 0 when every call succeeded, 1 otherwise. Thread-safety: single-threaded, but for
+// capture_to_graph's launching thread.
 #include <time.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "abi/cuda_driver.h"
 #include "check_cuda.h"
@@ -100,12 +107,63 @@ int Waiting() {
   return 0;
 }
 
+// While a stream of the primary context captures into an existing graph in global mode, another
+// thread launches `busy_100us` kernels of its own (the limiter times the first ones); the capture
+// must complete. `runtime`: the capture begins through cuGetProcAddress_v2's answer.
+int CaptureToGraph(bool runtime) {
+  CUdevice dev;
+  CUcontext ctx;
+  CHECK(cuDeviceGet(&dev, 0));
+  CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+  CHECK(cuCtxSetCurrent(ctx));
+  static const char kImage[] = "compute_scenario module";
+  CUmodule module;
+  CUfunction f;
+  CHECK(cuModuleLoadData(&module, kImage));
+  CHECK(cuModuleGetFunction(&f, module, "busy_100us"));
+  CUstream capturing, other;
+  CHECK(cuStreamCreate(&capturing, 0));
+  CHECK(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
+  auto begin = &cuStreamBeginCaptureToGraph;
+  if (runtime) {
+    void* fn = nullptr;
+    CHECK(cuGetProcAddress_v2("cuStreamBeginCaptureToGraph", &fn, 12030,
+                              CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, nullptr));
+    begin = reinterpret_cast<decltype(begin)>(fn);
+  }
+  CUgraph graph, captured = nullptr;
+  CHECK(cuGraphCreate(&graph, 0));
+  CHECK(begin(capturing, graph, nullptr, nullptr, 0, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  std::thread launcher([&] {
+    CHECK(cuCtxSetCurrent(ctx));
+    for (int i = 0; i < 20; ++i) {
+      CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, other, nullptr, nullptr));
+      timespec pause = {0, 1000000};
+      nanosleep(&pause, nullptr);
+    }
+  });
+  for (int i = 0; i < 5; ++i) {
+    CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, capturing, nullptr, nullptr));
+  }
+  launcher.join();
+  CHECK(cuStreamEndCapture(capturing, &captured));
+  CHECK(cuStreamSynchronize(other));
+  CUgraphExec exec;
+  CHECK(cuGraphInstantiate(&exec, captured, 0));
+  CHECK(cuGraphLaunch(exec, capturing));
+  CHECK(cuStreamSynchronize(capturing));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CHECK(cuInit(0));
   if (argc == 2 && std::strcmp(argv[1], "contexts") == 0) return Contexts();
   if (argc == 2 && std::strcmp(argv[1], "waiting") == 0) return Waiting();
-  std::fprintf(stderr, "usage: compute_scenario contexts|waiting\n");
+  if (argc >= 2 && std::strcmp(argv[1], "capture_to_graph") == 0) {
+    return CaptureToGraph(argc == 3 && std::strcmp(argv[2], "runtime") == 0);
+  }
+  std::fprintf(stderr, "usage: compute_scenario contexts|waiting|capture_to_graph [runtime]\n");
   return 2;
 }
