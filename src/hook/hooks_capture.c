@@ -49,19 +49,29 @@ CUresult hook_begin_capture_to_graph(void* real, CUstream stream, CUgraph graph,
   return rc;
 }
 
-/* `ptsz`: the per-thread default stream's variant (a 0 stream is that thread's stream). */
+/* Whether `stream` is capturing; `unknown` when the driver cannot say. */
+static int is_capturing(CUstream stream, int unknown) {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  __typeof__(&cuStreamIsCapturing) query = REAL(cuStreamIsCapturing);
+  if (query == NULL || query(stream, &status) != CUDA_SUCCESS) return unknown;
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* `ptsz`: the per-thread default stream's variant (a 0 stream is that thread's stream). A capture
+ * ends when cuStreamEndCapture succeeds or leaves the stream no longer capturing (an invalidated
+ * one); it goes on when the call is refused, as from another thread than the one that began it
+ * (CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD). The legacy stream never captures (cuStreamIsCapturing
+ * of it fails while a blocking stream captures). */
 static CUresult end_capture(void* real, CUstream stream, CUgraph* graph, int ptsz) {
   end_capture_fn fn = (end_capture_fn)real;
   if (fn == NULL) return CUDA_ERROR_NOT_FOUND;
   if (tessera_in_hook) return fn(stream, graph);
   HOOK_SCOPE();
-  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  __typeof__(&cuStreamIsCapturing) is_capturing = REAL(cuStreamIsCapturing);
   CUstream asked = stream == NULL && ptsz ? CU_STREAM_PER_THREAD : stream;
-  int was = is_capturing == NULL || is_capturing(asked, &status) != CUDA_SUCCESS ||
-            status != CU_STREAM_CAPTURE_STATUS_NONE;
+  int legacy = asked == NULL || asked == CU_STREAM_LEGACY;
+  int was = !legacy && is_capturing(asked, 1);
   CUresult rc = fn(stream, graph);
-  if (was) compute_capture_ended();
+  if (was && (rc == CUDA_SUCCESS || !is_capturing(asked, 0))) compute_capture_ended();
   return rc;
 }
 

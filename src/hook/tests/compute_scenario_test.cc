@@ -83,5 +83,16 @@ TEST_P(CaptureToGraphTest, CompletesWhileAnotherThreadLaunchesUnderTheLimit) {
 
 INSTANTIATE_TEST_SUITE_P(Routes, CaptureToGraphTest, ::testing::Values("direct", "runtime"));
 
+// cuStreamEndCapture from another thread than the one that began a global capture is refused
+// (CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD), as is ending the legacy stream's capture (whose
+// cuStreamIsCapturing fails while a blocking stream captures), and the capture goes on: the
+// library must keep counting it. It counted it ended, and another thread's launch under the limit
+// was then sampled, which invalidated the capture.
+TEST_F(ComputeScenarioTest, CaptureGoesOnAfterRefusedEnds) {
+  if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's kernels";
+  RunResult r = Scenario("capture_ends_refused", LimitedEnv());
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
 }  // namespace
 }  // namespace tessera::hooktest
