@@ -80,6 +80,7 @@
   X(cuStreamBeginCaptureToGraph_ptsz) \
   X(cuStreamEndCapture)            \
   X(cuStreamEndCapture_ptsz)       \
+  X(cuThreadExchangeStreamCaptureMode) \
   X(cuLaunchKernel)                \
   X(cuLaunchKernel_ptsz)           \
   X(cuLaunchKernelEx)              \
