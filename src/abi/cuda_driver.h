@@ -53,6 +53,7 @@ typedef enum cudaError_enum {
   CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
   CUDA_ERROR_STREAM_CAPTURE_UNMATCHED = 903,
   CUDA_ERROR_STREAM_CAPTURE_UNJOINED = 904,
+  CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906,
   CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
   CUDA_ERROR_UNKNOWN = 999
 } CUresult;
@@ -299,6 +300,14 @@ typedef enum CUstreamCaptureMode_enum {
   CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
   CU_STREAM_CAPTURE_MODE_RELAXED = 2
 } CUstreamCaptureMode;
+
+/* An edge of a graph (CUDA 12.3): zero-filled, the default full dependency. */
+typedef struct CUgraphEdgeData_st {
+  unsigned char from_port;
+  unsigned char to_port;
+  unsigned char type;
+  unsigned char reserved[5];
+} CUgraphEdgeData;
 
 typedef enum CUstreamCaptureStatus_enum {
   CU_STREAM_CAPTURE_STATUS_NONE = 0,
@@ -567,6 +576,14 @@ CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream);
 CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream);
 CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode);
 CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode);
+CUresult CUDAAPI cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
+                                             const CUgraphNode* dependencies,
+                                             const CUgraphEdgeData* dependencyData,
+                                             size_t numDependencies, CUstreamCaptureMode mode);
+CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph,
+                                                  const CUgraphNode* dependencies,
+                                                  const CUgraphEdgeData* dependencyData,
+                                                  size_t numDependencies, CUstreamCaptureMode mode);
 CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph* phGraph);
 CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph* phGraph);
 CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus);

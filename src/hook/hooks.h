@@ -90,6 +90,9 @@ CUresult hook_graph_exec_destroy(void* real, CUgraphExec exec);
 CUresult hook_graph_mem_trim(void* real, CUdevice dev);
 CUresult hook_begin_capture_v1(void* real, CUstream stream);
 CUresult hook_begin_capture(void* real, CUstream stream, CUstreamCaptureMode mode);
+CUresult hook_begin_capture_to_graph(void* real, CUstream stream, CUgraph graph,
+                                     const CUgraphNode* dependencies, const CUgraphEdgeData* edges,
+                                     size_t count, CUstreamCaptureMode mode);
 CUresult hook_end_capture(void* real, CUstream stream, CUgraph* graph);
 
 /* For procaddr.c: the wrapper to hand out for `real`, the driver's answer for `symbol` at

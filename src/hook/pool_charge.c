@@ -101,13 +101,20 @@ void pool_note(CUmemoryPool pool, CUdevice dev) {
 }
 
 /* Undoes an allocation whose growth does not fit: frees it, waits for the free and gives the
- * pool's unused memory back down to `keep`. */
+ * pool's unused memory back down to `keep`. The wait is a potentially unsafe call, which another
+ * thread's stream capture in global mode forbids (and is invalidated by), although the program's
+ * own stream-ordered allocation was allowed: it is made in relaxed mode, where the driver allows
+ * any call that does not conflict with a capture (this stream is not capturing: its pool grew). */
 static void undo(const struct pool_alloc_call* k, uint64_t keep) {
   __typeof__(&cuMemFreeAsync) free_async = REAL(cuMemFreeAsync);
   __typeof__(&cuStreamSynchronize) sync = REAL(cuStreamSynchronize);
   __typeof__(&cuMemPoolTrimTo) trim = REAL(cuMemPoolTrimTo);
+  __typeof__(&cuThreadExchangeStreamCaptureMode) exchange = REAL(cuThreadExchangeStreamCaptureMode);
   if (free_async != NULL) free_async(*k->dptr, k->stream);
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  int relaxed = exchange != NULL && exchange(&mode) == CUDA_SUCCESS;
   if (sync != NULL) sync(k->stream);
+  if (relaxed) exchange(&mode); /* the thread's own mode back */
   if (trim != NULL) trim(k->pool, (size_t)keep);
   *k->dptr = 0;
 }

@@ -112,6 +112,10 @@ WRAPPERS(hook_graph_exec_destroy, CUresult, (CUgraphExec a), (a));
 WRAPPERS(hook_graph_mem_trim, CUresult, (CUdevice a), (a));
 WRAPPERS(hook_begin_capture_v1, CUresult, (CUstream a), (a));
 WRAPPERS(hook_begin_capture, CUresult, (CUstream a, CUstreamCaptureMode b), (a, b));
+WRAPPERS(hook_begin_capture_to_graph, CUresult,
+         (CUstream a, CUgraph b, const CUgraphNode* c, const CUgraphEdgeData* d, size_t e,
+          CUstreamCaptureMode f),
+         (a, b, c, d, e, f));
 WRAPPERS(hook_end_capture, CUresult, (CUstream a, CUgraph* b), (a, b));
 
 /* One ABI of one entry point. `proc_name` is the name cuGetProcAddress is asked for (valid from
@@ -189,6 +193,8 @@ static const struct family kFamilies[] = {
     FAMILY(hook_begin_capture_v1, "cuStreamBeginCapture", 10000, 10010, "cuStreamBeginCapture"),
     FAMILY(hook_begin_capture, "cuStreamBeginCapture", 10010, NO_MAX, "cuStreamBeginCapture_v2",
            "cuStreamBeginCapture_v2_ptsz"),
+    FAMILY(hook_begin_capture_to_graph, "cuStreamBeginCaptureToGraph", 12030, NO_MAX,
+           "cuStreamBeginCaptureToGraph", "cuStreamBeginCaptureToGraph_ptsz"),
     FAMILY(hook_end_capture, "cuStreamEndCapture", 0, NO_MAX, "cuStreamEndCapture",
            "cuStreamEndCapture_ptsz"),
     FAMILY(hook_nvml_memory_info, NULL, 0, 0, "nvmlDeviceGetMemoryInfo"),

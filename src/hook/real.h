@@ -76,8 +76,11 @@
   X(cuStreamBeginCapture)          \
   X(cuStreamBeginCapture_v2)       \
   X(cuStreamBeginCapture_v2_ptsz)  \
+  X(cuStreamBeginCaptureToGraph)   \
+  X(cuStreamBeginCaptureToGraph_ptsz) \
   X(cuStreamEndCapture)            \
   X(cuStreamEndCapture_ptsz)       \
+  X(cuThreadExchangeStreamCaptureMode) \
   X(cuLaunchKernel)                \
   X(cuLaunchKernel_ptsz)           \
   X(cuLaunchKernelEx)              \

@@ -1,6 +1,7 @@
 // Copies and memsets. Device memory has no host backing: these calls check that every device
 // range lies in live memory and every host pointer is non-null, order themselves like the real
 // calls (synchronous ones wait for the default stream's work), and move no data.
+#include "capture_rules.h"
 #include "driver_state.h"
 #include "memory_ops.h"
 #include "stream_ops.h"
@@ -37,6 +38,7 @@ CUresult Transfer(Side dst_side, uint64_t dst, Side src_side, uint64_t src, size
     std::lock_guard<std::mutex> guard(d.mu);
     Stream* s = nullptr;
     if (CUresult r = ResolveStream(d, stream, per_thread, &s); r != CUDA_SUCCESS) return r;
+    if (CUresult r = CheckStreamUse(*s); r != CUDA_SUCCESS) return r;
     if (CUresult r = CheckSide(d, dst_side, dst, bytes); r != CUDA_SUCCESS) return r;
     if (src_side != Side::kNone) {
       if (CUresult r = CheckSide(d, src_side, src, bytes); r != CUDA_SUCCESS) return r;

@@ -1,11 +1,14 @@
-// Graphs: explicit kernel and memory nodes, stream capture (launches on a capturing stream become
-// kernel nodes, stream-ordered allocations and frees memory nodes), instantiation and launch
-// (every kernel node runs, serially, in the order added; memory nodes: graph_memory.h).
-// Dependencies between nodes are accepted and, since the nodes run serially, always honoured.
+// Graphs: explicit kernel and memory nodes, stream capture into a new graph or an existing one
+// (launches on a capturing stream become kernel nodes, stream-ordered allocations and frees memory
+// nodes; what a capture forbids: capture_rules.h), instantiation and launch (every kernel node
+// runs, serially, in the order added; memory nodes: graph_memory.h). Dependencies between nodes
+// (and their edge data) are accepted and, since the nodes run serially, always honoured.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
+#include "capture_rules.h"
 #include "driver_state.h"
 #include "graph_memory.h"
 #include "graph_ops.h"
@@ -15,22 +18,38 @@ using namespace simgpu;
 
 namespace {
 
-CUresult BeginCapture(CUstream h, CUstreamCaptureMode mode, bool per_thread) {
+// Begins capturing `h` into `into` after `deps` (nodes of `into`: the captured nodes are added
+// after every node it has, so they run after them), or into a new graph when `into` is null.
+CUresult BeginCapture(CUstream h, CUgraph into, const CUgraphNode* deps, size_t num_deps,
+                      CUstreamCaptureMode mode, bool per_thread) {
   if (mode != CU_STREAM_CAPTURE_MODE_GLOBAL && mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
       mode != CU_STREAM_CAPTURE_MODE_RELAXED) {
     return CUDA_ERROR_INVALID_VALUE;
   }
+  if (num_deps > 0 && deps == nullptr) return CUDA_ERROR_INVALID_VALUE;
   Driver& d = TheDriver();
   std::lock_guard<std::mutex> guard(d.mu);
   Stream* s = nullptr;
   if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
   if (s == &s->ctx->legacy) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   if (s->capture != nullptr) return CUDA_ERROR_ILLEGAL_STATE;
-  s->capture = new Graph();
+  auto* g = reinterpret_cast<Graph*>(into);
+  if (g != nullptr) {
+    if (d.graphs.count(g) == 0) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < num_deps; ++i) {
+      auto* dep = reinterpret_cast<KernelNode*>(deps[i]);
+      auto is_dep = [&](const std::unique_ptr<KernelNode>& n) { return n.get() == dep; };
+      if (std::none_of(g->nodes.begin(), g->nodes.end(), is_dep)) return CUDA_ERROR_INVALID_VALUE;
+    }
+  } else {
+    g = new Graph();
+    d.graphs.insert(g);
+  }
+  s->capture = g;
+  s->capture_to_existing = into != nullptr;
   s->capture_invalidated = false;
   s->capture_mode = mode;
   s->capture_thread = gettid();
-  d.graphs.insert(s->capture);
   return CUDA_SUCCESS;
 }
 
@@ -47,10 +66,12 @@ CUresult EndCapture(CUstream h, CUgraph* phGraph, bool per_thread) {
   Stream* s = nullptr;
   if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
   if (s->capture == nullptr) return CUDA_ERROR_ILLEGAL_STATE;
+  if (CUresult r = CheckEndingThread(*s); r != CUDA_SUCCESS) return r;
   Graph* g = s->capture;
   s->capture = nullptr;
   if (s->capture_invalidated) {
-    DeleteGraph(d, g);
+    // A graph of the program's (cuStreamBeginCaptureToGraph) stays, with what was captured.
+    if (!s->capture_to_existing) DeleteGraph(d, g);
     *phGraph = nullptr;
     return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
   }
@@ -64,6 +85,10 @@ CUresult IsCapturing(CUstream h, CUstreamCaptureStatus* status, bool per_thread)
   std::lock_guard<std::mutex> guard(d.mu);
   Stream* s = nullptr;
   if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+  // The legacy stream's status would depend on the capture: an error, which invalidates nothing.
+  if (s == &s->ctx->legacy && LegacyBlockedByCapture(*s->ctx)) {
+    return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+  }
   if (s->capture == nullptr) {
     *status = CU_STREAM_CAPTURE_STATUS_NONE;
   } else {
@@ -83,6 +108,7 @@ CUresult LaunchGraph(CUgraphExec hExec, CUstream h, bool per_thread) {
     if (d.execs.count(exec) == 0) return CUDA_ERROR_INVALID_HANDLE;
     Stream* s = nullptr;
     if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+    if (CUresult r = CheckStreamUse(*s); r != CUDA_SUCCESS) return r;
     if (CUresult r = LaunchGraphMemory(d, *exec, s->ctx); r != CUDA_SUCCESS) return r;
     kernels = exec->kernels;
   }
@@ -141,6 +167,7 @@ CUresult cuGraphDestroy(CUgraph hGraph) {
   if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
   auto* g = reinterpret_cast<Graph*>(hGraph);
   if (d.graphs.count(g) == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (CapturingInto(d, g)) return CUDA_ERROR_ILLEGAL_STATE;  // a capture still adds to it
   DeleteGraph(d, g);
   return CUDA_SUCCESS;
 }
@@ -287,10 +314,22 @@ CUresult cuGraphLaunch_ptsz(CUgraphExec e, CUstream s) {
 }
 
 CUresult cuStreamBeginCapture_v2(CUstream h, CUstreamCaptureMode mode) {
-  return BeginCapture(h, mode, false);
+  return BeginCapture(h, nullptr, nullptr, 0, mode, false);
 }
 CUresult cuStreamBeginCapture_v2_ptsz(CUstream h, CUstreamCaptureMode mode) {
-  return BeginCapture(h, mode, true);
+  return BeginCapture(h, nullptr, nullptr, 0, mode, true);
+}
+CUresult cuStreamBeginCaptureToGraph(CUstream h, CUgraph g, const CUgraphNode* deps,
+                                     const CUgraphEdgeData*, size_t num_deps,
+                                     CUstreamCaptureMode mode) {
+  if (g == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return BeginCapture(h, g, deps, num_deps, mode, false);
+}
+CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream h, CUgraph g, const CUgraphNode* deps,
+                                          const CUgraphEdgeData*, size_t num_deps,
+                                          CUstreamCaptureMode mode) {
+  if (g == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return BeginCapture(h, g, deps, num_deps, mode, true);
 }
 CUresult cuStreamEndCapture(CUstream h, CUgraph* g) {
   return EndCapture(h, g, false);

@@ -1,7 +1,9 @@
 // Allocation and free paths (plain, pitched, managed, async, pools, host), cuMemGetInfo. The
-// pools themselves are in pool_ops.h.
+// pools themselves are in pool_ops.h. The synchronous allocations and frees are potentially
+// unsafe calls during a stream capture (capture_rules.h); the stream-ordered ones are captured.
 #include <cstdlib>
 
+#include "capture_rules.h"
 #include "driver_state.h"
 #include "graph_memory.h"
 #include "memory_ops.h"
@@ -17,6 +19,7 @@ CUresult AllocCurrent(CUdeviceptr* dptr, size_t bytes, bool managed) {
   std::lock_guard<std::mutex> guard(d.mu);
   Context* ctx = nullptr;
   if (CUresult r = CurrentCtx(d, &ctx); r != CUDA_SUCCESS) return r;
+  if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
   return Allocate(d, ctx, bytes, managed, dptr);
 }
 
@@ -36,6 +39,7 @@ CUresult AllocAsync(CUdeviceptr* dptr, size_t bytes, Pool* pool, CUstream hStrea
   std::lock_guard<std::mutex> guard(d.mu);
   Stream* s = nullptr;
   if (CUresult r = ResolveStream(d, hStream, per_thread, &s); r != CUDA_SUCCESS) return r;
+  if (CUresult r = CheckStreamUse(*s); r != CUDA_SUCCESS) return r;
   if (pool != nullptr && d.pools.count(pool) == 0) return CUDA_ERROR_INVALID_VALUE;
   Context* ctx = s->ctx;
   if (pool == nullptr) pool = d.current_pools[static_cast<size_t>(ctx->ordinal)];
@@ -61,6 +65,7 @@ CUresult FreeAsync(CUdeviceptr dptr, CUstream hStream, bool per_thread) {
   std::lock_guard<std::mutex> guard(d.mu);
   Stream* s = nullptr;
   if (CUresult r = ResolveStream(d, hStream, per_thread, &s); r != CUDA_SUCCESS) return r;
+  if (CUresult r = CheckStreamUse(*s); r != CUDA_SUCCESS) return r;
   if (s->capture != nullptr) {  // a free node of the graph being captured
     KernelNode* node = nullptr;
     CUresult r = AddMemFreeNode(d, s->capture, dptr, &node);
@@ -116,6 +121,8 @@ CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flag
 CUresult cuMemFree_v2(CUdeviceptr dptr) {
   Driver& d = TheDriver();
   std::lock_guard<std::mutex> guard(d.mu);
+  if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;  // even of 0
   return FreePointer(d, dptr);
 }
 
@@ -273,12 +280,18 @@ CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int) {
     std::lock_guard<std::mutex> guard(d.mu);
     Context* ctx = nullptr;
     if (CUresult r = CurrentCtx(d, &ctx); r != CUDA_SUCCESS) return r;
+    if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
   }
   *pp = malloc(bytesize);
   return *pp != nullptr ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 CUresult cuMemFreeHost(void* p) {
+  Driver& d = TheDriver();
+  {
+    std::lock_guard<std::mutex> guard(d.mu);
+    if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
+  }
   free(p);
   return CUDA_SUCCESS;
 }

@@ -165,6 +165,8 @@ const ProcEntry kProcs[] = {
     {"cuGraphLaunch", 10000, F(cuGraphLaunch), F(cuGraphLaunch_ptsz)},
     {"cuStreamBeginCapture", 10010, F(cuStreamBeginCapture_v2), F(cuStreamBeginCapture_v2_ptsz)},
     {"cuStreamBeginCapture", 10000, F(cuStreamBeginCapture), nullptr},
+    {"cuStreamBeginCaptureToGraph", 12030, F(cuStreamBeginCaptureToGraph),
+     F(cuStreamBeginCaptureToGraph_ptsz)},
     {"cuStreamEndCapture", 10000, F(cuStreamEndCapture), F(cuStreamEndCapture_ptsz)},
     {"cuStreamIsCapturing", 10000, F(cuStreamIsCapturing), F(cuStreamIsCapturing_ptsz)},
     {"cuThreadExchangeStreamCaptureMode", 10010, F(cuThreadExchangeStreamCaptureMode), nullptr},

@@ -32,6 +32,7 @@ CUresult SyncStream(CUstream h, bool per_thread) {
   return WaitForPoint([&](uint64_t* until) {
     Stream* s = nullptr;
     if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+    if (CUresult r = CheckStreamUse(*s); r != CUDA_SUCCESS) return r;
     if (s->capture != nullptr) {
       s->capture_invalidated = true;
       return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
@@ -48,6 +49,7 @@ CUresult QueryStream(CUstream h, bool per_thread) {
   std::lock_guard<std::mutex> guard(d.mu);
   Stream* s = nullptr;
   if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+  if (CUresult r = CheckStreamUse(*s); r != CUDA_SUCCESS) return r;
   if (s->capture == nullptr) {
     if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
   }
@@ -60,6 +62,7 @@ CUresult WaitEvent(CUstream h, CUevent e, unsigned flags, bool per_thread) {
   std::lock_guard<std::mutex> guard(d.mu);
   Stream* s = nullptr;
   if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+  if (CUresult r = CheckStreamUse(*s); r != CUDA_SUCCESS) return r;
   auto* ev = reinterpret_cast<Event*>(e);
   if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
   if (ev->recorded) s->not_before_ns = std::max(s->not_before_ns, ev->time_ns);
@@ -74,6 +77,7 @@ CUresult HostFunc(CUstream h, CUhostFn fn, void* data, bool per_thread) {
     std::lock_guard<std::mutex> guard(d.mu);
     Stream* s = nullptr;
     if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+    if (CUresult r = CheckStreamUse(*s); r != CUDA_SUCCESS) return r;
     if (s->capture != nullptr) {
       s->capture_invalidated = true;
       return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
@@ -101,6 +105,7 @@ CUresult RecordEvent(CUevent e, CUstream h, bool per_thread) {
   std::lock_guard<std::mutex> guard(d.mu);
   Stream* s = nullptr;
   if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
+  if (CUresult r = CheckStreamUse(*s); r != CUDA_SUCCESS) return r;
   auto* ev = reinterpret_cast<Event*>(e);
   if (d.events.count(ev) == 0 || ev->ctx != s->ctx) return CUDA_ERROR_INVALID_HANDLE;
   if (s->capture != nullptr) return CUDA_SUCCESS;  // event nodes take no device time

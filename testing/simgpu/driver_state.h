@@ -51,6 +51,7 @@ struct Stream {
   uint64_t blocked_on = 0;            // K + 1 while a `wait_<K>` kernel waits (last_end_ns is then
                                       // kBlockedNs and later launches wait on the host)
   Graph* capture = nullptr;           // non-null while capturing
+  bool capture_to_existing = false;   // into the program's graph (cuStreamBeginCaptureToGraph)
   bool capture_invalidated = false;
   CUstreamCaptureMode capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
   pid_t capture_thread = 0;  // the thread that began the capture

@@ -1,5 +1,6 @@
 #include "launch.h"
 
+#include "capture_rules.h"
 #include "driver_state.h"
 #include "stream_ops.h"
 
@@ -23,6 +24,7 @@ CUresult LaunchOne(CUfunction f, const unsigned grid[3], const unsigned block[3]
       if (d.functions.count(fn) == 0) return CUDA_ERROR_INVALID_HANDLE;
       Stream* s = nullptr;
       if (CUresult r = ResolveStream(d, stream, per_thread, &s); r != CUDA_SUCCESS) return r;
+      if (CUresult r = CheckStreamUse(*s); r != CUDA_SUCCESS) return r;
       LaunchShape shape{{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}};
       if (CUresult r = QueueKernel(d, s, fn, shape, &retry_at); r != CUDA_SUCCESS) return r;
     }

@@ -3,6 +3,7 @@
 // libtessera-cuda.so preloaded over simgpu.
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -60,6 +61,36 @@ TEST_F(ComputeScenarioTest, FirstLaunchOfAKernelThatWaitsForALaterOneDoesNotHang
   RunResult r =
       RunProgram({hook.build_dir() + "/tests/compute_scenario", "waiting"}, env, seconds(20));
   EXPECT_FALSE(r.timed_out) << r.Describe();
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
+// A capture into an existing graph (cuStreamBeginCaptureToGraph, CUDA 12.3) forbids in global mode
+// the sampler's queries from every thread, as any capture does: the library counts it like
+// cuStreamBeginCapture's, exported and through cuGetProcAddress, so the capture completes while
+// another thread launches under the limit (before: the sampler's cuStreamQuery from that thread
+// invalidated it, and cuStreamEndCapture failed).
+class CaptureToGraphTest : public ComputeScenarioTest,
+                           public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(CaptureToGraphTest, CompletesWhileAnotherThreadLaunchesUnderTheLimit) {
+  if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's kernels";
+  std::vector<std::string> argv = {hook.build_dir() + "/tests/compute_scenario",
+                                   "capture_to_graph"};
+  if (GetParam() == "runtime") argv.push_back("runtime");
+  RunResult r = RunProgram(argv, LimitedEnv(), seconds(60));
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(Routes, CaptureToGraphTest, ::testing::Values("direct", "runtime"));
+
+// cuStreamEndCapture from another thread than the one that began a global capture is refused
+// (CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD), as is ending the legacy stream's capture (whose
+// cuStreamIsCapturing fails while a blocking stream captures), and the capture goes on: the
+// library must keep counting it. It counted it ended, and another thread's launch under the limit
+// was then sampled, which invalidated the capture.
+TEST_F(ComputeScenarioTest, CaptureGoesOnAfterRefusedEnds) {
+  if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's kernels";
+  RunResult r = Scenario("capture_ends_refused", LimitedEnv());
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 

@@ -80,6 +80,17 @@ TEST_P(RouteTest, PoolsAreChargedWhatTheyHold) {
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
+// Regression (issue 17): a stream-ordered allocation that the pool's fragmentation took over the
+// limit was undone with a synchronisation, which another thread's capture in global mode forbids:
+// the capture was invalidated.
+TEST_P(RouteTest, PoolAllocationUndoneBesideACaptureLeavesItValid) {
+  if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's pool chunks";
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "256m";
+  RunResult r = Probe({"pool-refused-beside-capture", Bytes(256 * kMiB)}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+}
+
 // Regression (issue 15): the device heap set by cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE) was not
 // charged.
 TEST_P(RouteTest, DeviceHeapIsCharged) {

@@ -622,6 +622,38 @@ int Pools(uint64_t limit) {
   return failures ? 1 : 0;
 }
 
+// pool-refused-beside-capture <limit>: a stream-ordered allocation over the limit whose pool grows
+// more than the library foresaw (its chunk is fragmented) is undone by the library, which waits
+// for the free, while another thread captures in global mode: the capture must complete (the
+// driver forbids that thread's synchronisation during such a capture and invalidates it).
+int PoolRefusedBesideCapture(uint64_t limit) {
+  Open();
+  CUstream stream = nullptr, capturing = nullptr;
+  CHECK_RC(api.StreamCreate(&stream, 1 /* CU_STREAM_NON_BLOCKING */), CUDA_SUCCESS);
+  CHECK_RC(api.StreamCreate(&capturing, 1), CUDA_SUCCESS);
+  CUdeviceptr kept = 0, freed = 0, filler = 0, refused = 0;
+  CHECK_RC(api.MemAllocAsync(&kept, kMiB, stream), CUDA_SUCCESS);  // a 2 MiB chunk
+  CHECK_RC(api.MemAllocAsync(&freed, kMiB / 2, stream), CUDA_SUCCESS);
+  CHECK_RC(api.MemFreeAsync(freed, stream), CUDA_SUCCESS);  // 1 MiB unused, 512 KiB usable
+  CHECK_RC(api.MemAlloc(&filler, (limit - Used()) / kGranule * kGranule), CUDA_SUCCESS);
+  const uint64_t before = Used();
+  CHECK_RC(api.StreamBeginCapture(capturing, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  std::thread([&] {
+    CHECK_RC(api.CtxSetCurrent(primary), CUDA_SUCCESS);
+    // Foreseen growth 0 (1 MiB unused); the pool takes a new chunk: over the limit, undone.
+    CHECK_RC(api.MemAllocAsync(&refused, kMiB, stream), CUDA_ERROR_OUT_OF_MEMORY);
+  }).join();
+  CUgraph graph = nullptr;
+  CHECK_RC(api.StreamEndCapture(capturing, &graph), CUDA_SUCCESS);
+  if (graph != nullptr) CHECK_RC(api.GraphDestroy(graph), CUDA_SUCCESS);
+  CHECK_THAT(Used() == before, "after the refusal: used %llu, want %llu",
+             (unsigned long long)Used(), (unsigned long long)before);
+  CHECK_RC(api.MemFree(filler), CUDA_SUCCESS);
+  CHECK_RC(api.MemFreeAsync(kept, stream), CUDA_SUCCESS);
+  CHECK_RC(api.StreamSynchronize(stream), CUDA_SUCCESS);
+  return failures ? 1 : 0;
+}
+
 // pool-device-hold <bytes>: allocates from device 1's default pool while device 0's context is
 // current, prints "held" and waits up to 120 s to be killed.
 int PoolDeviceHold(uint64_t bytes) {
@@ -841,6 +873,7 @@ int main(int argc, char** argv) {
   if (command == "heap") return Heap(Arg(argv, argc, 3));
   if (command == "graphs") return Graphs(Arg(argv, argc, 3));
   if (command == "pool-device-hold") return PoolDeviceHold(Arg(argv, argc, 3));
+  if (command == "pool-refused-beside-capture") return PoolRefusedBesideCapture(Arg(argv, argc, 3));
   if (command == "free-later") {
     if (argc < 6) return 2;
     return FreeLater(Arg(argv, argc, 3), argv[4], argv[5]);

@@ -69,6 +69,8 @@ int main(void) {
   Expect("cuDevicePrimaryCtxRelease", 11000, 0, "cuDevicePrimaryCtxRelease_v2", OK);
   Expect("cuStreamBeginCapture", 10000, 0, "cuStreamBeginCapture", OK);
   Expect("cuStreamBeginCapture", 10010, 0, "cuStreamBeginCapture_v2", OK);
+  Expect("cuStreamBeginCaptureToGraph", 12030, 0, "cuStreamBeginCaptureToGraph", OK);
+  Expect("cuStreamBeginCaptureToGraph", 12020, 0, NULL, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
   Expect("cuGraphAddKernelNode", 10000, 0, "cuGraphAddKernelNode", OK);
   Expect("cuGraphAddKernelNode", 12000, 0, "cuGraphAddKernelNode_v2", OK);
   Expect("cuEventElapsedTime", 12080, 0, "cuEventElapsedTime_v2", OK);
@@ -94,6 +96,7 @@ int main(void) {
   Expect("cuMemcpy", 12000, PTDS, "cuMemcpy_ptds", OK);
   Expect("cuMemsetD32", 12000, PTDS, "cuMemsetD32_v2_ptds", OK);
   Expect("cuStreamBeginCapture", 12000, PTDS, "cuStreamBeginCapture_v2_ptsz", OK);
+  Expect("cuStreamBeginCaptureToGraph", 12030, PTDS, "cuStreamBeginCaptureToGraph_ptsz", OK);
   Expect("cuMemAlloc", 12000, PTDS, "cuMemAlloc_v2", OK);     /* no variant: the plain one */
   Expect("cuLaunchKernel", 6050, PTDS, "cuLaunchKernel", OK); /* per-thread streams: 7.0+ */
 
