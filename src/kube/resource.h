@@ -1,4 +1,5 @@
-// Resource: one kind of API object (pods, nodes, leases, events) and the URL paths that reach it.
+// Resource: one kind of API object (pods, nodes, leases, events, resource claims) and the URL paths
+// that reach it.
 //
 //   ObjectPath(kPods, "default", "p1")          -> /api/v1/namespaces/default/pods/p1
 //   CollectionPath(kPods, "")                   -> /api/v1/pods (all namespaces)

@@ -58,11 +58,44 @@ Status Agent::Start() {
   board_.Set(gpus);
   allocator_.SetGpus(gpus);
   RETURN_IF_ERROR(allocator_.Init());
-  RETURN_IF_ERROR(plugins_.Start());
+  if (options_.mode == NodeMode::kDra) {
+    RETURN_IF_ERROR(StartDra());
+  } else {
+    RETURN_IF_ERROR(plugins_.Start());
+  }
   stop_ = false;
   publisher_ = std::thread([this] { Publish(); });
   housekeeping_ = std::thread([this] { Housekeep(); });
   return Status::Ok();
+}
+
+void Agent::UseDra(AgentPart& plugin, const ClaimOwner& claims, AgentPart* slices) {
+  dra_plugin_ = &plugin;
+  dra_slices_ = slices;
+  housekeeper_.SetClaimOwner(&claims);
+}
+
+Status Agent::StartDra() {
+  if (dra_plugin_ == nullptr) {
+    return FailedPrecondition("node.mode=dra but no DRA kubelet plugin was given (Agent::UseDra)");
+  }
+  RETURN_IF_ERROR(dra_plugin_->Start());
+  dra_started_ = true;
+  if (dra_slices_ != nullptr) {
+    if (Status s = dra_slices_->Start(); !s.ok()) {
+      StopDra();
+      return s;
+    }
+  }
+  return Status::Ok();
+}
+
+// The parts given to UseDra may be gone by the Agent's destructor: only a started Agent stops them.
+void Agent::StopDra() {
+  if (!dra_started_) return;
+  if (dra_slices_ != nullptr) dra_slices_->Stop();
+  dra_plugin_->Stop();
+  dra_started_ = false;
 }
 
 void Agent::MonitorHealth(HealthProbe& probe) {
@@ -84,6 +117,7 @@ void Agent::Stop() {
   if (health_) health_->Stop();
   if (publisher_.joinable()) publisher_.join();
   if (housekeeping_.joinable()) housekeeping_.join();
+  StopDra();
   plugins_.Stop();
 }
 

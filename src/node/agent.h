@@ -4,6 +4,12 @@
 // removes the files of containers that are gone. Policy lives in the parts (Allocator,
 // PluginManager, HealthMonitor, Housekeeper, PidsRefresher); the Agent only wires and starts them.
 //
+// With mode kDra (node.mode=dra, docs/dra.md) it registers no device plugin: the annotation says
+// the devices are not served (the scheduler extender's path then places no pod here, so a GPU
+// never belongs to both paths), and the DRA kubelet plugin and the ResourceSlice publisher given
+// to UseDra serve kubelet and the DRA scheduler instead. Health, memory guard, pids and
+// housekeeping run in both modes.
+//
 // Start/Stop from one thread; the publisher and housekeeping run on their own threads.
 #pragma once
 
@@ -14,6 +20,7 @@
 #include <mutex>
 #include <thread>
 
+#include "node/agent_part.h"
 #include "node/allocation/allocation_recorder.h"
 #include "node/allocation/allocator.h"
 #include "node/allocation/housekeeper.h"
@@ -28,7 +35,10 @@
 
 namespace tessera::node {
 
+enum class NodeMode { kDevicePlugin, kDra };
+
 struct AgentOptions {
+  NodeMode mode = NodeMode::kDevicePlugin;
   AllocatorOptions allocator;  // its `signing` also signs what the agent writes
   std::string node_uid;        // the Node's metadata.uid, for the signature of tessera.io/gpus
   std::string kubelet_dir = "/var/lib/kubelet";
@@ -56,8 +66,13 @@ class Agent {
         DeviceAssignments& kubelet);
   ~Agent();
 
+  // Mode kDra: `plugin` (the DRA kubelet plugin) is started instead of the device plugins, and
+  // `slices` (the ResourceSlice publisher; may be null) after it; `claims` owns the files of
+  // prepared claims for the housekeeper. All must outlive the Agent's Stop. Call before Start.
+  void UseDra(AgentPart& plugin, const ClaimOwner& claims, AgentPart* slices);
   // Discovery (an error, or no GPU, is fatal with fail_on_init_error; otherwise logged and the
-  // plugins serve no devices), the inventory annotation, the plugins.
+  // plugins serve no devices), the inventory annotation, the plugins (mode kDra: the parts given
+  // to UseDra; FailedPrecondition without them).
   Status Start();
   // Starts the health monitor on `probe` (which must outlive the Agent).
   void MonitorHealth(HealthProbe& probe);
@@ -80,6 +95,8 @@ class Agent {
  private:
   void Publish();
   void Housekeep();
+  Status StartDra();
+  void StopDra();
 
   const AgentOptions options_;
   GpuSource& gpus_;
@@ -94,6 +111,9 @@ class Agent {
   std::unique_ptr<GuardActions> guard_actions_;
   std::unique_ptr<MemoryGuard> guard_;
   ProcessMemoryReader read_memory_;
+  AgentPart* dra_plugin_ = nullptr;  // mode kDra
+  AgentPart* dra_slices_ = nullptr;
+  bool dra_started_ = false;
   std::atomic<bool> stop_{false};
   std::thread publisher_, housekeeping_;
   std::mutex published_mu_;

@@ -95,6 +95,76 @@ TEST(AgentTest, StopPublishesFirstThatTheDevicesAreNotServed) {
   EXPECT_EQ(doc["serving"], false);
 }
 
+// A part that records its calls, for node.mode=dra.
+class RecordingPart : public AgentPart {
+ public:
+  explicit RecordingPart(std::vector<std::string>& calls, std::string name, Status start = {})
+      : calls_(calls), name_(std::move(name)), start_(std::move(start)) {}
+  Status Start() override {
+    calls_.push_back(name_ + ".Start");
+    return start_;
+  }
+  void Stop() override { calls_.push_back(name_ + ".Stop"); }
+
+ private:
+  std::vector<std::string>& calls_;
+  const std::string name_;
+  const Status start_;
+};
+
+class NoClaims : public ClaimOwner {
+ public:
+  bool Holds(const std::string&) const override { return false; }
+};
+
+TEST(AgentTest, DraModeStartsTheDraPartsInsteadOfDevicePlugins) {
+  TempDir dir;
+  MemoryPodStore store("n");
+  FakeDeviceAssignments kubelet;
+  ListGpuSource gpus(TestGpus(2));
+  AgentOptions options = Options(dir, true);
+  options.mode = NodeMode::kDra;
+  std::vector<std::string> calls;
+  RecordingPart plugin(calls, "plugin"), slices(calls, "slices");
+  NoClaims claims;
+  {
+    Agent agent(options, gpus, store, store, kubelet);
+    EXPECT_THAT(agent.Start().message(), HasSubstr("node.mode=dra but no DRA kubelet plugin"));
+  }
+  Agent agent(options, gpus, store, store, kubelet);
+  agent.UseDra(plugin, claims, &slices);
+  ASSERT_TRUE(agent.Start().ok());
+  EXPECT_EQ(calls, (std::vector<std::string>{"plugin.Start", "slices.Start"}));
+  ASSERT_TRUE(WaitForAnnotation(store, "\"uuid\":\"GPU-1\""));
+  auto doc = nlohmann::json::parse(store.NodeAnnotations()[kGpusAnnotation]);
+  EXPECT_EQ(doc["serving"], false) << "the extender's path must not place pods on DRA GPUs";
+  EXPECT_TRUE(std::filesystem::is_empty(options.kubelet_dir + "/device-plugins"))
+      << "no device plugin socket";
+  EXPECT_EQ(agent.plugins().Registrations(), 0);
+  agent.Stop();
+  EXPECT_EQ(calls, (std::vector<std::string>{"plugin.Start", "slices.Start", "slices.Stop",
+                                             "plugin.Stop"}));
+  agent.Stop();  // once only
+  EXPECT_EQ(calls.size(), 4u);
+}
+
+TEST(AgentTest, DraModeFailsWhenItsPartsCannotStart) {
+  TempDir dir;
+  MemoryPodStore store("n");
+  FakeDeviceAssignments kubelet;
+  ListGpuSource gpus(TestGpus(1));
+  AgentOptions options = Options(dir, true);
+  options.mode = NodeMode::kDra;
+  std::vector<std::string> calls;
+  RecordingPart plugin(calls, "plugin"), slices(calls, "slices", Unavailable("no API server"));
+  NoClaims claims;
+  Agent agent(options, gpus, store, store, kubelet);
+  agent.UseDra(plugin, claims, &slices);
+  EXPECT_EQ(agent.Start().message(), "no API server");
+  EXPECT_EQ(calls, (std::vector<std::string>{"plugin.Start", "slices.Start", "slices.Stop",
+                                             "plugin.Stop"}));
+}
+
 TEST(AgentTest, SignsTheInventoryForTheNodesUidWhenItHasKeys) {
   TempDir dir;
   FakeDeviceAssignments kubelet;
@@ -271,6 +341,7 @@ TEST(ConfigKeysTest, DefaultsAndRefusals) {
   EXPECT_EQ(o->proc_root, "/proc");
   ASSERT_EQ(o->resources.size(), 4u);
   EXPECT_EQ(o->resources[2].name, "tencent.com/vcuda-memory");
+  EXPECT_EQ(o->mode, NodeMode::kDevicePlugin);
 
   EXPECT_THAT(OptionsFromConfig(cfg, "").status().message(), HasSubstr("--node-name"));
   config::Source flag{config::Source::Kind::kFlag, "--x"};
@@ -283,6 +354,18 @@ TEST(ConfigKeysTest, DefaultsAndRefusals) {
     ASSERT_TRUE(cfg.Set(std::string("node.dialects.") + d + ".enabled", "false", flag).ok());
   }
   EXPECT_THAT(OptionsFromConfig(cfg, "n").status().message(), HasSubstr("nothing to serve"));
+}
+
+TEST(ConfigKeysTest, ModeIsDevicePluginOrDra) {
+  config::Schema schema;
+  AddConfigKeys(schema);
+  config::Config cfg(schema);
+  config::Source flag{config::Source::Kind::kFlag, "--mode"};
+  Status bad = cfg.Set("node.mode", "kubelet-plugin", flag);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_THAT(bad.message(), HasSubstr("one of device-plugin, dra"));
+  ASSERT_TRUE(cfg.Set("node.mode", "dra", flag).ok());
+  EXPECT_EQ(OptionsFromConfig(cfg, "n")->mode, NodeMode::kDra);
 }
 
 TEST(ConfigKeysTest, AnnotationKeyFileIsReadOrRefusedNamingIt) {

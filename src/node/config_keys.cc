@@ -10,10 +10,19 @@ void AddConfigKeys(config::Schema& s) {
          .default_value = "",
          .help = "this node's name (default: $NODE_NAME)",
          .flags = {"node-name"}});
+  s.Add({.path = "node.mode",
+         .type = Type::kString,
+         .default_value = "device-plugin",
+         .help = "how kubelet gets the GPUs: device-plugin (device plugins and the scheduler "
+                 "extender) or dra (the DRA driver gpu.tessera.io: a kubelet plugin and "
+                 "ResourceSlices; no device plugin, docs/dra.md)",
+         .allowed = {"device-plugin", "dra"},
+         .flags = {"mode"}});
   s.Add({.path = "node.kubelet-dir",
          .type = Type::kString,
          .default_value = "/var/lib/kubelet",
-         .help = "kubelet's folder: its device-plugins/ (sockets and device checkpoint)",
+         .help = "kubelet's folder: its device-plugins/ (sockets and device checkpoint), "
+                 "plugins_registry/ and plugins/ (the DRA plugin's sockets)",
          .flags = {"kubelet-dir"}});
   s.Add({.path = "node.cdi-dir",
          .type = Type::kString,
@@ -163,6 +172,7 @@ Result<AgentOptions> OptionsFromConfig(const config::Config& c, const std::strin
                            ": memory oversubscription is not supported yet (use 1)");
   }
   AgentOptions o;
+  o.mode = c.GetString("node.mode") == "dra" ? NodeMode::kDra : NodeMode::kDevicePlugin;
   o.allocator.node_name = c.GetString("node.node-name");
   if (o.allocator.node_name.empty()) o.allocator.node_name = env_node_name;
   if (o.allocator.node_name.empty()) {

@@ -12,6 +12,9 @@
 #include "log/log.h"
 #include "node/agent.h"
 #include "node/config_keys.h"
+#include "node/dra/claim_source.h"
+#include "node/dra/dra_driver.h"
+#include "node/dra/dra_plugin.h"
 #include "node/gpu/nvml_gpu_source.h"
 #include "node/gpu/nvml_health_probe.h"
 #include "node/gpu/nvml_process_memory.h"
@@ -32,6 +35,22 @@ class UnavailableGpuSource : public GpuSource {
 
  private:
   Status why_;
+};
+
+// node.mode=dra: the DRA kubelet plugin, instead of the device plugins (docs/dra.md).
+struct DraParts {
+  DraParts(kube::Client& client, const AgentOptions& o, const DeviceBoard& board)
+      : claims(client),
+        driver({.node_name = o.allocator.node_name,
+                .state_dir = o.allocator.state_dir,
+                .cdi_dir = o.allocator.cdi_dir,
+                .library_path = o.allocator.library_path,
+                .driver_root = o.allocator.driver_root},
+               claims, board),
+        plugin({.kubelet_dir = o.kubelet_dir, .pool = o.allocator.node_name}, driver, board) {}
+  dra::KubeClaimSource claims;
+  dra::DraDriver driver;
+  dra::DraPlugin plugin;
 };
 
 int Run(const config::Config& cfg, const std::vector<std::string>& args) {
@@ -95,6 +114,14 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
   KubeletCheckpoint kubelet(options->kubelet_dir + "/device-plugins/kubelet_internal_checkpoint",
                             options->allocator.state_dir + "/allocations");
   Agent agent(*options, *gpus, pods, pods, kubelet);
+  std::unique_ptr<DraParts> dra;
+  if (options->mode == NodeMode::kDra) {
+    dra = std::make_unique<DraParts>(*client, *options, agent.board());
+    // The ResourceSlice publisher goes in the last argument once it exists.
+    agent.UseDra(dra->plugin, dra->driver, nullptr);
+    log::Info("DRA mode: serving the kubelet plugin of gpu.tessera.io, no device plugin",
+              {{"kubelet-dir", options->kubelet_dir}});
+  }
   if (nvml.ok() && options->memory_guard_on) {
     const NvmlLibrary* lib = nvml->get();
     agent.GuardMemory(

@@ -1,11 +1,11 @@
 // FakeApiServer: an in-memory Kubernetes API server for tests, over HTTP or HTTPS.
 //
-// It serves namespaces, pods, nodes, events (v1) and leases (coordination.k8s.io/v1) with the
-// real server's semantics where Tessera depends on them: one global resourceVersion, optimistic
-// concurrency, merge/strategic-merge/JSON patches, field and label selectors, pagination,
-// pods/binding, watches with replay, bookmarks and 410 after a bounded history, and discovery and
-// Table answers enough for the real kubectl. Faults are injected through methods here or the
-// /fake/... control endpoints (docs/fake-api-server.md).
+// It serves namespaces, pods, nodes, events (v1), leases (coordination.k8s.io/v1) and resource
+// claims (resource.k8s.io/v1) with the real server's semantics where Tessera depends on them: one
+// global resourceVersion, optimistic concurrency, merge/strategic-merge/JSON patches, field and
+// label selectors, pagination, pods/binding, watches with replay, bookmarks and 410 after a bounded
+// history, and discovery and Table answers enough for the real kubectl. Faults are injected
+// through methods here or the /fake/... control endpoints (docs/fake-api-server.md).
 //
 //   auto server = FakeApiServer::Start({});            // http://127.0.0.1:<free port>
 //   if (!server.ok()) FAIL() << server.status().ToString();

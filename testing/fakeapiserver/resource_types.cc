@@ -44,6 +44,13 @@ const std::vector<ResourceType>& ResourceTypes() {
        .kind = "Lease",
        .group = "coordination.k8s.io",
        .version = "v1"},
+      // DRA claims: the scheduler writes status.allocation; tests may create them allocated.
+      {.plural = "resourceclaims",
+       .singular = "resourceclaim",
+       .kind = "ResourceClaim",
+       .group = "resource.k8s.io",
+       .version = "v1",
+       .has_status = true},
   };
   return kTypes;
 }

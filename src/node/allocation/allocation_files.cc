@@ -27,6 +27,12 @@ std::string CdiDeviceName(const std::string& allocation_id) {
   return "tessera.io/container=" + allocation_id;
 }
 
+std::string CdiSpecFileName(const std::string& kind, const std::string& name) {
+  std::string file = kind;
+  std::replace(file.begin(), file.end(), '/', '-');
+  return file + "-" + name + ".json";
+}
+
 std::string LimitsText(const Grant& grant) {
   std::string out =
       "version=2\nmode=" + grant.mode + "\ndevices=" + std::to_string(grant.devices.size()) + "\n";
@@ -66,8 +72,9 @@ Result<std::vector<DeviceNode>> DeviceNodesOf(const std::vector<std::string>& uu
   return nodes;
 }
 
-Result<std::string> CdiSpecText(const std::string& allocation_id, const Grant& grant,
-                                const std::vector<GpuInfo>& gpus, const std::string& driver_root) {
+Result<std::string> CdiSpecText(const std::string& name, const Grant& grant,
+                                const std::vector<GpuInfo>& gpus, const std::string& driver_root,
+                                const std::string& kind, const std::vector<MountSpec>& mounts) {
   using nlohmann::json;
   std::vector<std::string> uuids;
   for (const GrantDevice& d : grant.devices) uuids.push_back(d.uuid);
@@ -84,11 +91,19 @@ Result<std::string> CdiSpecText(const std::string& allocation_id, const Grant& g
   // No allocation ID in the environment: a container holding two of Tessera's resources (vcuda
   // core and memory) gets both CDI devices, which must not contradict each other.
   json env = json::array({"TESSERA_VISIBLE_GPUS=" + visible});
-  json spec = {
-      {"cdiVersion", "0.6.0"},
-      {"kind", "tessera.io/container"},
-      {"devices", json::array({{{"name", allocation_id},
-                                {"containerEdits", {{"env", env}, {"deviceNodes", nodes}}}}})}};
+  json edits = {{"env", env}, {"deviceNodes", nodes}};
+  if (!mounts.empty()) {
+    json list = json::array();
+    for (const MountSpec& m : mounts) {
+      list.push_back({{"hostPath", m.host_path},
+                      {"containerPath", m.container_path},
+                      {"options", {m.read_only ? "ro" : "rw", "nosuid", "nodev", "bind"}}});
+    }
+    edits["mounts"] = list;
+  }
+  json spec = {{"cdiVersion", "0.6.0"},
+               {"kind", kind},
+               {"devices", json::array({{{"name", name}, {"containerEdits", edits}}})}};
   return spec.dump(2) + "\n";
 }
 

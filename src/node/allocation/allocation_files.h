@@ -42,11 +42,26 @@ Result<std::vector<DeviceNode>> DeviceNodesOf(const std::vector<std::string>& uu
                                               const std::vector<GpuInfo>& gpus,
                                               const std::string& driver_root = "/");
 
-// The CDI spec (JSON) of device `tessera.io/container=<id>`: DeviceNodesOf the grant's GPUs, and
-// TESSERA_VISIBLE_GPUS in the environment.
-Result<std::string> CdiSpecText(const std::string& allocation_id, const Grant& grant,
+// A bind mount into the container.
+struct MountSpec {
+  std::string container_path, host_path;
+  bool read_only = true;
+};
+
+inline constexpr const char* kCdiContainerKind = "tessera.io/container";
+inline constexpr const char* kCdiClaimKind = "tessera.io/claim";  // DRA claims (node/dra/)
+
+// "<kind, '/' as '-'>-<name>.json": the file of the CDI spec of device `<kind>=<name>`.
+std::string CdiSpecFileName(const std::string& kind, const std::string& name);
+
+// The CDI spec (JSON) of device `<kind>=<name>`: DeviceNodesOf the grant's GPUs, `mounts`, and
+// TESSERA_VISIBLE_GPUS in the environment. The device-plugin path gives its mounts in the Allocate
+// answer; DRA has no such answer and puts them here.
+Result<std::string> CdiSpecText(const std::string& name, const Grant& grant,
                                 const std::vector<GpuInfo>& gpus,
-                                const std::string& driver_root = "/");
+                                const std::string& driver_root = "/",
+                                const std::string& kind = kCdiContainerKind,
+                                const std::vector<MountSpec>& mounts = {});
 
 // Writes `content` to `path` through "<dir>/.<name>.tmp" and rename(2). Creates no folders.
 Status WriteFileAtomic(const std::string& path, const std::string& content);

@@ -46,7 +46,7 @@ std::string Allocator::RegionDir(const std::string& id) const {
 }
 
 std::string Allocator::CdiSpecPath(const std::string& id) const {
-  return options_.cdi_dir + "/tessera.io-container-" + id + ".json";
+  return options_.cdi_dir + "/" + CdiSpecFileName(kCdiContainerKind, id);
 }
 
 const ResourceSpec* Allocator::FindResource(const std::string& name) const {

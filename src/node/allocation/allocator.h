@@ -56,11 +56,6 @@ struct AllocatorOptions {
   annotations::Signing signing;
 };
 
-struct MountSpec {
-  std::string container_path, host_path;
-  bool read_only = true;
-};
-
 // The answer for one container of an Allocate call.
 struct AllocateAnswer {
   std::string allocation_id;
@@ -95,6 +90,7 @@ class Allocator {
   std::string AllocationDir(const std::string& id) const;
   std::string RegionDir(const std::string& id) const;
   std::string CdiSpecPath(const std::string& id) const;
+  const std::string& cdi_dir() const { return options_.cdi_dir; }
 
  private:
   const ResourceSpec* FindResource(const std::string& name) const;

@@ -25,10 +25,16 @@ std::vector<std::string> Housekeeper::RunOnce() {
     std::ifstream in(e.path() / "owner.json");
     nlohmann::json owner = nlohmann::json::parse(in, nullptr, false);
     std::string uid = owner.is_object() ? owner.value("uid", "") : "";
-    bool stale;
-    if (uid.empty()) {
+    std::string claim_uid = owner.is_object() ? owner.value("claimUid", "") : "";
+    auto written_before_grace = [&] {
       auto written = fs::last_write_time(e.path() / "limits", ec);
-      stale = !ec && fs::file_time_type::clock::now() - written > grace_;
+      return !ec && fs::file_time_type::clock::now() - written > grace_;
+    };
+    bool stale;
+    if (!claim_uid.empty()) {
+      stale = (claims_ == nullptr || !claims_->Holds(claim_uid)) && written_before_grace();
+    } else if (uid.empty()) {
+      stale = written_before_grace();
     } else {
       std::optional<nlohmann::json> pod =
           pods_.Pod(owner.value("namespace", ""), owner.value("pod", ""));
@@ -37,12 +43,19 @@ std::vector<std::string> Housekeeper::RunOnce() {
     if (!stale) continue;
     fs::remove_all(e.path(), ec);
     fs::remove_all(state_dir_ + "/regions/" + id, ec);
-    fs::remove(allocator_.CdiSpecPath(id), ec);
-    log::Info(
-        "removed the files of a finished allocation",
-        {{"allocation", id},
-         {"pod",
-          owner.is_object() ? owner.value("namespace", "") + "/" + owner.value("pod", "") : ""}});
+    if (claim_uid.empty()) {
+      fs::remove(allocator_.CdiSpecPath(id), ec);
+      log::Info(
+          "removed the files of a finished allocation",
+          {{"allocation", id},
+           {"pod",
+            owner.is_object() ? owner.value("namespace", "") + "/" + owner.value("pod", "") : ""}});
+    } else {
+      fs::remove(allocator_.cdi_dir() + "/" + CdiSpecFileName(kCdiClaimKind, id), ec);
+      log::Info("removed the files of a ResourceClaim that is not prepared",
+                {{"claim", owner.value("namespace", "") + "/" + owner.value("claim", "")},
+                 {"uid", claim_uid}});
+    }
     removed.push_back(id);
   }
   return removed;

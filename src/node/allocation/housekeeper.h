@@ -5,6 +5,10 @@
 // PreStartContainer, pod rejected). A pod being deleted keeps its files: its containers run on
 // through preStop hooks and the grace period, and a process they start then must find its limits.
 // Running containers keep their files, also across agent restarts (nothing is wiped at start).
+// The files of a DRA claim (owner.json names a `claimUid`, dra/dra_driver.h) are kept while the
+// ClaimOwner holds the claim prepared, and removed `grace` after their last write once it does not
+// (an agent that stopped between writing them and recording the claim; a node back in
+// device-plugin mode: no ClaimOwner).
 //
 // Call from one thread (the agent's housekeeping loop); the Allocator is thread-safe.
 #pragma once
@@ -16,10 +20,19 @@
 
 namespace tessera::node {
 
+// Who holds DRA claims prepared. Thread-safe.
+class ClaimOwner {
+ public:
+  virtual ~ClaimOwner() = default;
+  virtual bool Holds(const std::string& claim_uid) const = 0;
+};
+
 class Housekeeper {
  public:
   Housekeeper(Allocator& allocator, const PodSource& pods, std::string state_dir,
               std::chrono::seconds grace);
+  // The owner of DRA claims' files (must outlive the Housekeeper); call before the first RunOnce.
+  void SetClaimOwner(const ClaimOwner* claims) { claims_ = claims; }
   // One pass; returns the allocation IDs removed.
   std::vector<std::string> RunOnce();
 
@@ -28,6 +41,7 @@ class Housekeeper {
   const PodSource& pods_;
   const std::string state_dir_;
   const std::chrono::seconds grace_;
+  const ClaimOwner* claims_ = nullptr;
 };
 
 }  // namespace tessera::node

@@ -1,0 +1,123 @@
+#include "node/dra/claim_grant.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+#include "config/value.h"
+
+namespace tessera::node::dra {
+
+using nlohmann::json;
+
+std::string DeviceName(int gpu_index) {
+  return "gpu-" + std::to_string(gpu_index);
+}
+
+std::string ClaimCdiDevice(const std::string& claim_uid) {
+  return std::string(kCdiClaimKind) + "=" + claim_uid;
+}
+
+namespace {
+
+std::string Text(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// The GPU named `device` ("gpu-<index>"), or nullptr.
+const GpuInfo* GpuOfDevice(const std::string& device, const std::vector<GpuInfo>& gpus) {
+  if (device.rfind("gpu-", 0) != 0 || device.size() == 4) return nullptr;
+  char* end = nullptr;
+  long index = std::strtol(device.c_str() + 4, &end, 10);
+  if (*end != '\0' || DeviceName(static_cast<int>(index)) != device) return nullptr;
+  auto it =
+      std::find_if(gpus.begin(), gpus.end(), [&](const GpuInfo& g) { return g.index == index; });
+  return it == gpus.end() ? nullptr : &*it;
+}
+
+// The consumed capacity `name` of a result as a whole number (a Kubernetes quantity).
+Result<std::optional<uint64_t>> Consumed(const json& result, const char* name) {
+  auto capacity = result.find("consumedCapacity");
+  if (capacity == result.end() || !capacity->is_object() || !capacity->contains(name)) {
+    return std::optional<uint64_t>();
+  }
+  const json& value = (*capacity)[name];
+  if (value.is_number_integer() && value.get<int64_t>() >= 0) {
+    return std::optional<uint64_t>(value.get<uint64_t>());
+  }
+  Result<config::Bytes> parsed = value.is_string()
+                                     ? config::ParseBytes(value.get<std::string>())
+                                     : Result<config::Bytes>(InvalidArgument("not a quantity"));
+  if (!parsed.ok()) {
+    return InvalidArgument("consumedCapacity." + std::string(name) + " " + value.dump() +
+                           " is not a whole quantity: " + parsed.status().message());
+  }
+  return std::optional<uint64_t>(parsed->value);
+}
+
+}  // namespace
+
+Result<ClaimGrant> GrantOfClaim(const json& claim, const ClaimRef& ref, const std::string& pool,
+                                const std::vector<GpuInfo>& gpus) {
+  const std::string what = "ResourceClaim " + ref.ns + "/" + ref.name;
+  const json meta = claim.value("metadata", json::object());
+  if (Text(meta, "uid") != ref.uid) {
+    return FailedPrecondition(what + " has uid " + Text(meta, "uid") + ", kubelet asked for " +
+                              ref.uid + " (the claim was deleted and created again)");
+  }
+  const json::json_pointer results_at("/status/allocation/devices/results");
+  if (!claim.contains(json::json_pointer("/status/allocation"))) {
+    return FailedPrecondition(what + " is not allocated (no status.allocation)");
+  }
+  const json results = claim.contains(results_at) ? claim.at(results_at) : json::array();
+  ClaimGrant out;
+  std::set<std::string> whole;  // GPUs given whole
+  for (const json& r : results) {
+    if (Text(r, "driver") != kDriverName) continue;
+    const std::string device = Text(r, "device"), request = Text(r, "request");
+    if (Text(r, "pool") != pool) {
+      return FailedPrecondition(what + ": device " + device + " is allocated from pool \"" +
+                                Text(r, "pool") + "\", this node's pool is \"" + pool + "\"");
+    }
+    const GpuInfo* gpu = GpuOfDevice(device, gpus);
+    if (gpu == nullptr) {
+      return NotFound(what + ": device \"" + device + "\" is not on node " + pool +
+                      " (its devices are gpu-<index> of its " + std::to_string(gpus.size()) +
+                      " GPUs)");
+    }
+    if (!gpu->healthy) {
+      return FailedPrecondition(what + ": device " + device + " (" + gpu->uuid + ") is unhealthy");
+    }
+    Result<std::optional<uint64_t>> memory = Consumed(r, "memory");
+    Result<std::optional<uint64_t>> cores = Consumed(r, "cores");
+    for (const Status& s : {memory.status(), cores.status()}) {
+      if (!s.ok()) return InvalidArgument(what + ": device " + device + ": " + s.message());
+    }
+    auto same = std::find_if(out.grant.devices.begin(), out.grant.devices.end(),
+                             [&](const GrantDevice& d) { return d.uuid == gpu->uuid; });
+    if (same == out.grant.devices.end()) {
+      out.grant.devices.push_back({gpu->uuid, 0, 0, 0});
+      same = out.grant.devices.end() - 1;
+    }
+    // A result without a memory figure has the whole GPU, and so has the claim (0 = no limit).
+    if (!*memory) whole.insert(gpu->uuid);
+    same->memory_mib = whole.count(gpu->uuid) ? 0 : same->memory_mib + **memory / (1024 * 1024);
+    same->cores = static_cast<int>(std::min<uint64_t>(100, same->cores + cores->value_or(0)));
+    if (same->memory_mib > gpu->memory_mib) {
+      return InvalidArgument(what + ": device " + device + " is given " +
+                             std::to_string(same->memory_mib) + " MiB, the GPU has " +
+                             std::to_string(gpu->memory_mib) + " MiB");
+    }
+    std::optional<std::string> share;
+    if (r.contains("shareID") && r["shareID"].is_string()) share = r["shareID"].get<std::string>();
+    // kubelet matches a container's claim request to the base name ("gpu-0" of "gpu-0/small").
+    out.devices.push_back({{request.substr(0, request.find('/'))}, pool, device, share});
+  }
+  if (out.devices.empty()) {
+    return FailedPrecondition(what + " has no device of driver " + kDriverName);
+  }
+  return out;
+}
+
+}  // namespace tessera::node::dra

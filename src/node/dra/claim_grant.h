@@ -1,0 +1,63 @@
+// ClaimGrant: what one allocated ResourceClaim gives on this node, read from its
+// status.allocation (resource.k8s.io/v1) for the driver gpu.tessera.io.
+//
+// Each result of the driver names a device `gpu-<index>` in the pool named after the node and, with
+// consumable capacity, a shareID and consumedCapacity {memory, cores}. The grant: for each result,
+// that GPU with memory limit = consumedCapacity.memory and compute = consumedCapacity.cores (0 =
+// no compute limit); a result without consumedCapacity (an exclusive allocation) gets the whole
+// GPU. Two results on one GPU (two requests of one claim sharing it) add up. One claim = one set of
+// limits, shared by every container that uses the claim.
+//
+// Plain values and pure functions; thread-compatible.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "node/allocation/allocation_files.h"
+#include "node/allocation/grant.h"
+#include "node/gpu/gpu.h"
+
+namespace tessera::node::dra {
+
+inline constexpr const char* kDriverName = "gpu.tessera.io";
+
+// A claim as kubelet names it.
+struct ClaimRef {
+  std::string ns, name, uid;
+  std::string ToString() const { return ns + "/" + name + " (uid " + uid + ")"; }
+  bool operator==(const ClaimRef&) const = default;
+};
+
+// One allocated device as kubelet's NodePrepareResources answer lists it.
+struct PreparedDevice {
+  std::vector<std::string> requests;
+  std::string pool, device;
+  std::optional<std::string> share_id;
+  bool operator==(const PreparedDevice&) const = default;
+};
+
+struct ClaimGrant {
+  Grant grant;  // GPUs in the order of the claim's results
+  std::vector<PreparedDevice> devices;
+  bool operator==(const ClaimGrant&) const = default;
+};
+
+// "gpu-<index>".
+std::string DeviceName(int gpu_index);
+// "tessera.io/claim=<uid>".
+std::string ClaimCdiDevice(const std::string& claim_uid);
+
+// The grant of `claim` (a ResourceClaim object) for `ref` on the node whose pool is `pool` and
+// whose GPUs are `gpus`. Errors name the claim and say what is wrong: FailedPrecondition for a
+// claim of another UID, one that is not allocated or has no result of this driver, a result in
+// another pool, an unhealthy GPU; NotFound for a device this node does not have; InvalidArgument
+// for a malformed consumedCapacity or one larger than the GPU.
+Result<ClaimGrant> GrantOfClaim(const nlohmann::json& claim, const ClaimRef& ref,
+                                const std::string& pool, const std::vector<GpuInfo>& gpus);
+
+}  // namespace tessera::node::dra

@@ -1,0 +1,114 @@
+#include "node/dra/claim_grant.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "node/test_support.h"
+
+namespace tessera::node::dra {
+namespace {
+
+using nlohmann::json;
+using tessera::node::testing::TestGpus;
+using ::testing::HasSubstr;
+
+const ClaimRef kRef{"default", "c", "uid-c"};
+
+json Alloc(const std::string& device, json capacity = nullptr, const std::string& pool = "n1",
+           const std::string& request = "gpu-0") {
+  json r = {{"request", request}, {"driver", kDriverName}, {"pool", pool}, {"device", device}};
+  if (!capacity.is_null()) {
+    r["shareID"] = "share-" + device + "-" + request;
+    r["consumedCapacity"] = capacity;
+  }
+  return r;
+}
+
+json Claim(const std::vector<json>& results, const std::string& uid = "uid-c") {
+  return {{"metadata", {{"name", "c"}, {"namespace", "default"}, {"uid", uid}}},
+          {"status", {{"allocation", {{"devices", {{"results", json(results)}}}}}}}};
+}
+
+TEST(ClaimGrantTest, SharedDeviceGivesConsumedMemoryAndCores) {
+  auto g = GrantOfClaim(Claim({Alloc("gpu-1", {{"memory", "8Gi"}, {"cores", "30"}})}), kRef, "n1",
+                        TestGpus(2));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_EQ(g->grant.devices.size(), 1u);
+  EXPECT_EQ(g->grant.devices[0], (GrantDevice{"GPU-1", 8192, 30, 0}));
+  ASSERT_EQ(g->devices.size(), 1u);
+  EXPECT_EQ(g->devices[0],
+            (PreparedDevice{{"gpu-0"}, "n1", "gpu-1", std::string("share-gpu-1-gpu-0")}));
+}
+
+TEST(ClaimGrantTest, ExclusiveAllocationGetsTheWholeGpu) {
+  auto g = GrantOfClaim(Claim({Alloc("gpu-0")}), kRef, "n1", TestGpus(2));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->grant.devices[0], (GrantDevice{"GPU-0", 0, 0, 0}));
+  EXPECT_EQ(g->devices[0].share_id, std::nullopt);
+}
+
+TEST(ClaimGrantTest, TwoRequestsOnOneGpuAddUpAndOtherDriversAreSkipped) {
+  json other = {{"request", "nic"}, {"driver", "net.example.com"}, {"pool", "x"}, {"device", "d"}};
+  auto g = GrantOfClaim(Claim({Alloc("gpu-0", {{"memory", "1Gi"}, {"cores", 20}}, "n1", "a"), other,
+                               Alloc("gpu-0", {{"memory", "512Mi"}, {"cores", "90"}}, "n1", "b")}),
+                        kRef, "n1", TestGpus(1));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_EQ(g->grant.devices.size(), 1u);
+  EXPECT_EQ(g->grant.devices[0], (GrantDevice{"GPU-0", 1536, 100, 0}));
+  EXPECT_EQ(g->devices.size(), 2u);
+}
+
+TEST(ClaimGrantTest, ASubrequestIsAnsweredWithItsBaseRequest) {
+  auto g = GrantOfClaim(Claim({Alloc("gpu-0", {{"memory", "1Gi"}}, "n1", "gpu-0/small")}), kRef,
+                        "n1", TestGpus(1));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->devices[0].requests, std::vector<std::string>{"gpu-0"});
+}
+
+TEST(ClaimGrantTest, MemoryWithoutCoresHasNoComputeLimit) {
+  auto g =
+      GrantOfClaim(Claim({Alloc("gpu-0", {{"memory", "2147483648"}})}), kRef, "n1", TestGpus(1));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->grant.devices[0], (GrantDevice{"GPU-0", 2048, 0, 0}));
+}
+
+TEST(ClaimGrantTest, RefusalsSayWhatIsWrong) {
+  std::vector<GpuInfo> sick = TestGpus(2);
+  sick[1].healthy = false;
+  struct Case {
+    json claim;
+    std::vector<GpuInfo> gpus;
+    StatusCode code;
+    std::string message;
+  } cases[] = {
+      {Claim({Alloc("gpu-0")}, "uid-other"), TestGpus(2), StatusCode::kFailedPrecondition,
+       "has uid uid-other, kubelet asked for uid-c"},
+      {{{"metadata", {{"uid", "uid-c"}}}},
+       TestGpus(2),
+       StatusCode::kFailedPrecondition,
+       "is not allocated"},
+      {Claim({}), TestGpus(2), StatusCode::kFailedPrecondition,
+       "has no device of driver gpu.tessera.io"},
+      {Claim({Alloc("gpu-0", nullptr, "n2")}), TestGpus(2), StatusCode::kFailedPrecondition,
+       "allocated from pool \"n2\", this node's pool is \"n1\""},
+      {Claim({Alloc("gpu-7")}), TestGpus(2), StatusCode::kNotFound,
+       "device \"gpu-7\" is not on node n1"},
+      {Claim({Alloc("gpu-01")}), TestGpus(2), StatusCode::kNotFound, "\"gpu-01\" is not on"},
+      {Claim({Alloc("gpu-1")}), sick, StatusCode::kFailedPrecondition,
+       "device gpu-1 (GPU-1) is unhealthy"},
+      {Claim({Alloc("gpu-0", {{"memory", "81921Mi"}})}), TestGpus(2), StatusCode::kInvalidArgument,
+       "is given 81921 MiB, the GPU has 81920 MiB"},
+      {Claim({Alloc("gpu-0", {{"memory", "1.5Gi"}})}), TestGpus(2), StatusCode::kInvalidArgument,
+       "consumedCapacity.memory \"1.5Gi\" is not a whole quantity"},
+  };
+  for (const Case& c : cases) {
+    auto g = GrantOfClaim(c.claim, kRef, "n1", c.gpus);
+    ASSERT_FALSE(g.ok()) << c.message;
+    EXPECT_EQ(g.status().code(), c.code) << g.status().message();
+    EXPECT_THAT(g.status().message(), HasSubstr(c.message));
+    EXPECT_THAT(g.status().message(), HasSubstr("ResourceClaim default/c"));
+  }
+}
+
+}  // namespace
+}  // namespace tessera::node::dra

@@ -1,0 +1,107 @@
+#include "node/dra/dra_driver.h"
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "log/log.h"
+#include "node/allocation/allocation_files.h"
+
+namespace tessera::node::dra {
+
+DraDriver::DraDriver(DraOptions options, ClaimSource& claims, const DeviceBoard& board)
+    : options_(std::move(options)),
+      claims_(claims),
+      board_(board),
+      prepared_(options_.state_dir + "/dra-claims.json") {}
+
+Status DraDriver::Init() {
+  RETURN_IF_ERROR(MakeDirs(options_.state_dir + "/allocations"));
+  RETURN_IF_ERROR(MakeDirs(options_.state_dir + "/regions"));
+  RETURN_IF_ERROR(MakeDirs(options_.cdi_dir));
+  RETURN_IF_ERROR(UpdateFileAtomic(options_.state_dir + "/ld.so.preload",
+                                   std::string(kContainerLibraryPath) + "\n"));
+  std::lock_guard lock(mu_);
+  return prepared_.Load();
+}
+
+std::string DraDriver::AllocationDir(const std::string& uid) const {
+  return options_.state_dir + "/allocations/" + uid;
+}
+
+std::string DraDriver::RegionDir(const std::string& uid) const {
+  return options_.state_dir + "/regions/" + uid;
+}
+
+std::string DraDriver::CdiSpecPath(const std::string& uid) const {
+  return options_.cdi_dir + "/" + CdiSpecFileName(kCdiClaimKind, uid);
+}
+
+bool DraDriver::Holds(const std::string& claim_uid) const {
+  std::lock_guard lock(mu_);
+  return prepared_.Find(claim_uid) != nullptr;
+}
+
+Result<std::vector<PreparedDevice>> DraDriver::Prepare(const ClaimRef& claim) {
+  std::lock_guard lock(mu_);
+  std::vector<GpuInfo> gpus = board_.Get().gpus;
+  if (const PreparedClaim* known = prepared_.Find(claim.uid)) {
+    RETURN_IF_ERROR(WriteFiles(*known, gpus));
+    return known->grant.devices;
+  }
+  Result<nlohmann::json> object = claims_.Get(claim.ns, claim.name);
+  if (!object.ok()) {
+    return Status(object.status().code(), "cannot read ResourceClaim " + claim.ns + "/" +
+                                              claim.name + ": " + object.status().message());
+  }
+  ASSIGN_OR_RETURN(ClaimGrant grant, GrantOfClaim(*object, claim, options_.node_name, gpus));
+  PreparedClaim prepared{claim, std::move(grant)};
+  RETURN_IF_ERROR(WriteFiles(prepared, gpus));
+  RETURN_IF_ERROR(prepared_.Put(prepared));
+  std::string uuids;
+  for (const GrantDevice& d : prepared.grant.grant.devices)
+    uuids += (uuids.empty() ? "" : ",") + d.uuid;
+  log::Info("prepared a ResourceClaim", {{"claim", claim.ToString()}, {"gpus", uuids}});
+  return prepared.grant.devices;
+}
+
+Status DraDriver::Unprepare(const ClaimRef& claim) {
+  std::lock_guard lock(mu_);
+  std::error_code ec;
+  std::filesystem::remove_all(AllocationDir(claim.uid), ec);
+  if (ec) return ErrnoStatus("remove", AllocationDir(claim.uid), ec.value());
+  std::filesystem::remove_all(RegionDir(claim.uid), ec);
+  if (ec) return ErrnoStatus("remove", RegionDir(claim.uid), ec.value());
+  std::filesystem::remove(CdiSpecPath(claim.uid), ec);
+  if (ec) return ErrnoStatus("remove", CdiSpecPath(claim.uid), ec.value());
+  bool known = prepared_.Find(claim.uid) != nullptr;
+  RETURN_IF_ERROR(prepared_.Remove(claim.uid));
+  if (known) log::Info("unprepared a ResourceClaim", {{"claim", claim.ToString()}});
+  return Status::Ok();
+}
+
+Status DraDriver::WriteFiles(const PreparedClaim& claim, const std::vector<GpuInfo>& gpus) {
+  const std::string& uid = claim.ref.uid;
+  const std::string dir = AllocationDir(uid);
+  RETURN_IF_ERROR(MakeDir(dir));
+  RETURN_IF_ERROR(MakeDir(RegionDir(uid)));
+  // No "pod" or "uid" key: the pids refresher, the metrics and the memory guard follow containers
+  // of the device-plugin path; the housekeeper keeps the folder while the claim is prepared.
+  nlohmann::json owner = {{"kind", "ResourceClaim"},
+                          {"namespace", claim.ref.ns},
+                          {"claim", claim.ref.name},
+                          {"claimUid", uid}};
+  RETURN_IF_ERROR(UpdateFileAtomic(dir + "/owner.json", owner.dump() + "\n"));
+  RETURN_IF_ERROR(UpdateFileAtomic(dir + "/limits", LimitsText(claim.grant.grant)));
+  std::vector<MountSpec> mounts = {
+      {kContainerAllocationDir, dir, true},
+      {kContainerLibraryPath, options_.library_path, true},
+      {"/etc/ld.so.preload", options_.state_dir + "/ld.so.preload", true},
+      {kContainerRegionDir, RegionDir(uid), false},
+  };
+  ASSIGN_OR_RETURN(std::string spec, CdiSpecText(uid, claim.grant.grant, gpus, options_.driver_root,
+                                                 kCdiClaimKind, mounts));
+  return UpdateFileAtomic(CdiSpecPath(uid), spec);
+}
+
+}  // namespace tessera::node::dra

@@ -1,0 +1,67 @@
+// DraDriver: the node side of the DRA driver gpu.tessera.io without gRPC: prepares and unprepares
+// ResourceClaims for kubelet (dra_service.h translates and delegates).
+//
+// Prepare reads the claim from the API server, checks its UID, takes its grant (claim_grant.h)
+// and writes the claim's files, one set per claim UID shared by every container that uses the
+// claim, in the allocator's layout (allocator.h): <state-dir>/allocations/<uid>/{limits,owner.json}
+// (mounted read-only at /var/run/tessera), <state-dir>/regions/<uid>/ (read-write at
+// /var/run/tessera-region) and the CDI spec <cdi-dir>/tessera.io-claim-<uid>.json of device
+// `tessera.io/claim=<uid>`, which carries the device nodes, those mounts, the library and
+// /etc/ld.so.preload (DRA has no Allocate answer to carry them). Then it records the claim in
+// <state-dir>/dra-claims.json (prepared_claims.h). A prepared claim answers the same again without
+// asking the API server (its allocation cannot change while it is reserved), and rewrites only
+// files that are missing or differ. Unprepare removes the files and forgets the claim; an unknown
+// claim is fine.
+//
+// Thread-safe: calls are serialised.
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "node/allocation/housekeeper.h"
+#include "node/dra/claim_grant.h"
+#include "node/dra/claim_source.h"
+#include "node/dra/prepared_claims.h"
+#include "node/gpu/device_board.h"
+
+namespace tessera::node::dra {
+
+struct DraOptions {
+  std::string node_name;  // the pool of this node's devices
+  std::string state_dir = "/var/lib/tessera";
+  std::string cdi_dir = "/var/run/cdi";
+  std::string library_path = "/usr/local/lib/tessera/libtessera-cuda.so";  // on the host
+  std::string driver_root = "/";
+};
+
+class DraDriver : public ClaimOwner {
+ public:
+  // `claims` and `board` (the node's GPUs and their health) must outlive the driver.
+  DraDriver(DraOptions options, ClaimSource& claims, const DeviceBoard& board);
+
+  // Creates the state folders and ld.so.preload, and loads the prepared claims.
+  Status Init();
+  // The devices of the prepared claim, or an error whose message says why it cannot be prepared.
+  Result<std::vector<PreparedDevice>> Prepare(const ClaimRef& claim);
+  Status Unprepare(const ClaimRef& claim);
+  // Whether the claim with `uid` is prepared (the housekeeper keeps its files).
+  bool Holds(const std::string& claim_uid) const override;
+
+  std::string AllocationDir(const std::string& uid) const;
+  std::string RegionDir(const std::string& uid) const;
+  std::string CdiSpecPath(const std::string& uid) const;
+
+ private:
+  Status WriteFiles(const PreparedClaim& claim, const std::vector<GpuInfo>& gpus);
+
+  const DraOptions options_;
+  ClaimSource& claims_;
+  const DeviceBoard& board_;
+  mutable std::mutex mu_;
+  PreparedClaims prepared_;  // guarded by mu_
+};
+
+}  // namespace tessera::node::dra

@@ -1,0 +1,105 @@
+// The housekeeper and the files of DRA claims: kept while the claim is prepared, removed (with
+// their CDI spec) a grace period after their last write once it is not.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "node/allocation/housekeeper.h"
+#include "node/dra/dra_driver.h"
+#include "node/pods/memory_pod_store.h"
+#include "node/test_support.h"
+
+namespace tessera::node::dra {
+namespace {
+
+using nlohmann::json;
+using namespace tessera::node::testing;
+namespace fs = std::filesystem;
+
+class OneClaimSource : public ClaimSource {
+ public:
+  Result<json> Get(const std::string& ns, const std::string& name) override {
+    json claim;
+    claim["metadata"] = {{"namespace", ns}, {"name", name}, {"uid", "uid-" + name}};
+    json result = {
+        {"request", "gpu-0"}, {"driver", kDriverName},
+        {"pool", "n"},        {"device", "gpu-0"},
+        {"shareID", "s"},     {"consumedCapacity", {{"memory", "1Gi"}, {"cores", "10"}}}};
+    claim["status"]["allocation"]["devices"]["results"] = json::array({result});
+    return claim;
+  }
+};
+
+class DraHousekeepingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    opts_.node_name = "n";
+    opts_.state_dir = dir_.path() + "/state";
+    opts_.cdi_dir = dir_.path() + "/cdi";
+    allocator_ = std::make_unique<Allocator>(
+        opts_, std::vector<ResourceSpec>{{"nvidia.com/gpu", ResourceKind::kVgpuSlots}}, store_,
+        recorder_, kubelet_);
+    ASSERT_TRUE(allocator_->Init().ok());
+    board_.Set(TestGpus(1));
+    driver_ = NewDriver();
+  }
+  std::unique_ptr<DraDriver> NewDriver() {
+    auto d = std::make_unique<DraDriver>(
+        DraOptions{.node_name = "n", .state_dir = opts_.state_dir, .cdi_dir = opts_.cdi_dir},
+        source_, board_);
+    EXPECT_TRUE(d->Init().ok());
+    return d;
+  }
+  void Age(const std::string& uid) {
+    fs::last_write_time(driver_->AllocationDir(uid) + "/limits",
+                        fs::file_time_type::clock::now() - std::chrono::hours(1));
+  }
+
+  TempDir dir_;
+  AllocatorOptions opts_;
+  MemoryPodStore store_{"n"};
+  AllocationRecorder recorder_{store_, store_};
+  FakeDeviceAssignments kubelet_;
+  std::unique_ptr<Allocator> allocator_;
+  OneClaimSource source_;
+  DeviceBoard board_;
+  std::unique_ptr<DraDriver> driver_;
+};
+
+TEST_F(DraHousekeepingTest, APreparedClaimKeepsItsFilesLongAfterTheGrace) {
+  ASSERT_TRUE(driver_->Prepare({"default", "c", "uid-c"}).ok());
+  Age("uid-c");
+  Housekeeper keeper(*allocator_, store_, opts_.state_dir, std::chrono::seconds(600));
+  keeper.SetClaimOwner(driver_.get());
+  EXPECT_TRUE(keeper.RunOnce().empty());
+  EXPECT_TRUE(fs::exists(driver_->AllocationDir("uid-c") + "/limits"));
+  EXPECT_TRUE(fs::exists(driver_->CdiSpecPath("uid-c")));
+}
+
+TEST_F(DraHousekeepingTest, FilesOfAClaimThatIsNotPreparedGoAfterTheGrace) {
+  ASSERT_TRUE(driver_->Prepare({"default", "c", "uid-c"}).ok());
+  // The agent stopped before it recorded the claim: a new one does not hold it.
+  fs::remove(opts_.state_dir + "/dra-claims.json");
+  driver_ = NewDriver();
+  ASSERT_FALSE(driver_->Holds("uid-c"));
+  Housekeeper keeper(*allocator_, store_, opts_.state_dir, std::chrono::seconds(600));
+  keeper.SetClaimOwner(driver_.get());
+  EXPECT_TRUE(keeper.RunOnce().empty()) << "within the grace: maybe being prepared now";
+  Age("uid-c");
+  EXPECT_EQ(keeper.RunOnce(), std::vector<std::string>{"uid-c"});
+  EXPECT_FALSE(fs::exists(driver_->AllocationDir("uid-c")));
+  EXPECT_FALSE(fs::exists(driver_->RegionDir("uid-c")));
+  EXPECT_FALSE(fs::exists(driver_->CdiSpecPath("uid-c")));
+}
+
+TEST_F(DraHousekeepingTest, WithoutAClaimOwnerClaimFilesGoAfterTheGrace) {
+  ASSERT_TRUE(driver_->Prepare({"default", "c", "uid-c"}).ok());
+  Housekeeper keeper(*allocator_, store_, opts_.state_dir, std::chrono::seconds(600));
+  EXPECT_TRUE(keeper.RunOnce().empty());
+  Age("uid-c");
+  EXPECT_EQ(keeper.RunOnce(), std::vector<std::string>{"uid-c"});
+  EXPECT_FALSE(fs::exists(driver_->CdiSpecPath("uid-c")));
+}
+
+}  // namespace
+}  // namespace tessera::node::dra

@@ -1,0 +1,44 @@
+// PreparedClaims: the claims this node has prepared for kubelet (their grants and the devices
+// answered), kept in one JSON file under the state folder so that an agent restart, and kubelet's
+// NodePrepareResources calls after its own restart, find them again. Every change rewrites the file
+// atomically (allocation_files.h: WriteFileAtomic).
+//
+// Not thread-safe: DraDriver serialises its calls.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "common/status.h"
+#include "node/dra/claim_grant.h"
+
+namespace tessera::node::dra {
+
+struct PreparedClaim {
+  ClaimRef ref;
+  ClaimGrant grant;
+  bool operator==(const PreparedClaim&) const = default;
+};
+
+class PreparedClaims {
+ public:
+  explicit PreparedClaims(std::string path) : path_(std::move(path)) {}
+
+  // Reads the file; a missing file is an empty state, an unreadable one an error naming it.
+  Status Load();
+  // The claim with `uid`, or nullptr.
+  const PreparedClaim* Find(const std::string& uid) const;
+  // Adds or replaces the claim and writes the file; on a write error nothing is changed.
+  Status Put(const PreparedClaim& claim);
+  // Forgets the claim (none is fine) and writes the file.
+  Status Remove(const std::string& uid);
+  const std::map<std::string, PreparedClaim>& all() const { return claims_; }
+
+ private:
+  Status Save(const std::map<std::string, PreparedClaim>& claims) const;
+
+  const std::string path_;
+  std::map<std::string, PreparedClaim> claims_;  // by claim UID
+};
+
+}  // namespace tessera::node::dra
