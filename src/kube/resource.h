@@ -1,4 +1,5 @@
-// Resource: one kind of API object (pods, nodes, leases, events) and the URL paths that reach it.
+// Resource: one kind of API object (pods, nodes, leases, events, DRA claims) and the URL paths that
+// reach it.
 //
 //   ObjectPath(kPods, "default", "p1")          -> /api/v1/namespaces/default/pods/p1
 //   CollectionPath(kPods, "")                   -> /api/v1/pods (all namespaces)
@@ -35,6 +36,11 @@ inline constexpr Resource kValidatingWebhookConfigurations{
     "ValidatingWebhookConfiguration", "admissionregistration.k8s.io/v1", false};
 inline constexpr Resource kLeases{"/apis/coordination.k8s.io/v1", "leases", "Lease",
                                   "coordination.k8s.io/v1", true};
+inline constexpr Resource kResourceClaims{"/apis/resource.k8s.io/v1", "resourceclaims",
+                                          "ResourceClaim", "resource.k8s.io/v1", true};
+inline constexpr Resource kResourceClaimTemplates{"/apis/resource.k8s.io/v1",
+                                                  "resourceclaimtemplates", "ResourceClaimTemplate",
+                                                  "resource.k8s.io/v1", true};
 
 // The collection: namespaced when `ns` is set and the resource is namespaced, else cluster-wide.
 std::string CollectionPath(const Resource& resource, std::string_view ns);

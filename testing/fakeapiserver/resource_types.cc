@@ -44,6 +44,18 @@ const std::vector<ResourceType>& ResourceTypes() {
        .kind = "Lease",
        .group = "coordination.k8s.io",
        .version = "v1"},
+      // Dynamic Resource Allocation: the claims Tessera's DRA driver serves and their templates.
+      {.plural = "resourceclaims",
+       .singular = "resourceclaim",
+       .kind = "ResourceClaim",
+       .group = "resource.k8s.io",
+       .version = "v1",
+       .has_status = true},
+      {.plural = "resourceclaimtemplates",
+       .singular = "resourceclaimtemplate",
+       .kind = "ResourceClaimTemplate",
+       .group = "resource.k8s.io",
+       .version = "v1"},
   };
   return kTypes;
 }
