@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "inspect/dra_claims.h"
 #include "kube/objects.h"
 
 namespace tessera::inspect {
@@ -79,6 +80,15 @@ Result<ApiSnapshot> ReadFromApiServer(kube::Client& client, const ApiSourceOptio
     NodeView& view = snap.view.AddNode(name, gpus.ok() ? *gpus : std::vector<scheduler::GpuInfo>{});
     view.address = InternalIp(node);
     if (!gpus.ok()) view.error = "tessera.io/gpus cannot be read: " + gpus.status().message();
+  }
+
+  // A cluster without DRA does not serve resource.k8s.io: nothing to show then.
+  Result<kube::ObjectList> claims = client.List(kube::kResourceClaims, {});
+  if (claims.ok()) {
+    AddDraClaims(claims->items, snap.view);
+  } else if (claims.status().code() != StatusCode::kNotFound) {
+    snap.view.warnings.push_back("DRA shares not shown: cannot list resourceclaims: " +
+                                 claims.status().message());
   }
 
   ASSIGN_OR_RETURN(kube::ObjectList pods, client.List(kube::kPods, {}));

@@ -2,7 +2,8 @@
 // nodes' `tessera.io/gpus` inventories, the `tessera.io/allocation` decisions of bound pods that
 // are not finished (and not marked `tessera.io/allocation-failed`), and the pods still waiting for
 // the Tessera scheduler with the reason kube-scheduler left (the PodScheduled condition's message,
-// else the newest FailedScheduling event). Thread-compatible; the Client is thread-safe.
+// else the newest FailedScheduling event); and the DRA claims of gpu.tessera.io (dra_claims.h).
+// Thread-compatible; the Client is thread-safe.
 #pragma once
 
 #include <string>

@@ -27,7 +27,22 @@ GpuView& FindOrAddGpu(NodeView& node, const std::string& uuid) {
   return node.gpus.back();
 }
 
+// The pods a share stands for.
+void AddPodsOf(const PodShare& p, std::map<std::string, bool>& pods) {
+  if (!p.dra) {
+    pods[p.pod] = true;
+    return;
+  }
+  for (const std::string& pod : p.containers) pods[pod] = true;
+}
+
 }  // namespace
+
+size_t GpuView::PodCount() const {
+  std::map<std::string, bool> distinct;
+  for (const PodShare& p : pods) AddPodsOf(p, distinct);
+  return distinct.size();
+}
 
 NodeView& ClusterView::AddNode(const std::string& name,
                                const std::vector<scheduler::GpuInfo>& inventory) {
@@ -59,6 +74,24 @@ void ClusterView::AddAllocation(const std::string& pod, const scheduler::Allocat
     g.used_cores += charge.cores;
     g.pods.push_back({pod, containers, charge.memory_mib, charge.cores, charge.exclusive});
   }
+}
+
+void ClusterView::AddDraShare(const std::string& node_name, const std::string& device,
+                              PodShare share, bool whole_memory) {
+  NodeView& node = FindOrAddNode(nodes, node_name);
+  GpuView* gpu = nullptr;
+  if (StartsWith(device, "gpu-")) {
+    const std::string index = device.substr(4);
+    for (GpuView& g : node.gpus) {
+      if (g.index >= 0 && std::to_string(g.index) == index) gpu = &g;
+    }
+  }
+  if (!gpu) gpu = &FindOrAddGpu(node, device);
+  if (whole_memory) share.memory_mib = gpu->memory_mib;
+  share.dra = true;
+  gpu->used_mib += share.memory_mib;
+  gpu->used_cores += share.cores;
+  gpu->pods.push_back(std::move(share));
 }
 
 Status ClusterView::KeepOnlyNode(const std::string& name,
@@ -119,7 +152,7 @@ Totals ClusterView::ComputeTotals() const {
       t.used_mib += g.used_mib;
       t.cores += g.index >= 0 ? 100 : 0;
       t.used_cores += g.used_cores;
-      for (const PodShare& p : g.pods) pods[p.pod] = true;
+      for (const PodShare& p : g.pods) AddPodsOf(p, pods);
     }
   }
   t.pods = pods.size();
@@ -134,6 +167,14 @@ nlohmann::json ClusterView::ToJson() const {
     for (const GpuView& g : n.gpus) {
       json pods = json::array();
       for (const PodShare& p : g.pods) {
+        if (p.dra) {
+          pods.push_back({{"claim", p.pod},
+                          {"pods", p.containers},
+                          {"memoryMiB", p.memory_mib},
+                          {"cores", p.cores},
+                          {"dra", true}});
+          continue;
+        }
         pods.push_back({{"pod", p.pod},
                         {"containers", p.containers},
                         {"memoryMiB", p.memory_mib},

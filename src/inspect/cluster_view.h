@@ -4,6 +4,7 @@
 //   ClusterView view;
 //   NodeView& node = view.AddNode("gpu-1", inventory);         // from tessera.io/gpus
 //   view.AddAllocation("default/p1", allocation);               // from tessera.io/allocation
+//   view.AddDraShare("gpu-1", "gpu-0", share, false);           // from a ResourceClaim
 //   view.pending.push_back({"default/p2", "0/2 nodes are available: ..."});
 //   view.Finish();                                              // sorts, before rendering
 //
@@ -21,13 +22,17 @@
 
 namespace tessera::inspect {
 
-// One pod's share of one GPU (its charge: init peak against app sum, as the scheduler counts).
+// One pod's share of one GPU (its charge: init peak against app sum, as the scheduler counts),
+// or, with `dra`, one DRA claim's share (its consumed capacity), which all its pods share.
 struct PodShare {
-  std::string pod;                      // namespace/name
-  std::vector<std::string> containers;  // the pod's containers on this GPU
+  std::string pod;  // namespace/name; for a DRA share the ResourceClaim's
+  // The pod's containers on this GPU; for a DRA share the pods the claim is reserved for
+  // (namespace/name).
+  std::vector<std::string> containers;
   uint64_t memory_mib = 0;
   int cores = 0;
   bool exclusive = false;
+  bool dra = false;
 };
 
 struct GpuView {
@@ -40,6 +45,9 @@ struct GpuView {
   uint64_t used_mib = 0;
   int used_cores = 0;  // of 100
   std::vector<PodShare> pods;
+
+  // The distinct pods holding a share (a DRA share counts the pods it is reserved for).
+  size_t PodCount() const;
 };
 
 struct NodeView {
@@ -70,6 +78,11 @@ struct ClusterView {
   // Charges `allocation` to the GPUs of its node (allocation.node); a node or GPU not in the view
   // is added (the GPU with index -1), so no usage is hidden.
   void AddAllocation(const std::string& pod, const scheduler::Allocation& allocation);
+  // Charges a DRA claim's `share` to device `device` ("gpu-<index>") of node `node` (the pool);
+  // `whole_memory`: the share's memory is the GPU's whole memory (no consumed memory recorded).
+  // A node or GPU not in the view is added (the GPU with index -1, named by the device).
+  void AddDraShare(const std::string& node, const std::string& device, PodShare share,
+                   bool whole_memory);
   // Keeps only node `name`. NotFound when it is not among `all_nodes` (every node the source
   // knows, GPU or not), with a suggestion; FailedPrecondition when it exists but has no GPUs here.
   Status KeepOnlyNode(const std::string& name, const std::vector<std::string>& all_nodes);

@@ -10,13 +10,12 @@
 #include <httplib.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
 #include "config/loader.h"
 #include "fakeapiserver/fake_api_server.h"
+#include "inspect/golden_for_test.h"
 #include "inspect/inspect_command.h"
 #include "kube/client.h"
 #include "kube/config_keys.h"
@@ -25,25 +24,6 @@ namespace tessera::inspect {
 namespace {
 
 using kube::Json;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// Compares `actual` with testdata/<name>.golden, or rewrites it when TESSERA_UPDATE_GOLDENS is set.
-void ExpectGolden(const std::string& name, const std::string& actual) {
-  std::string path = std::string(TESSERA_INSPECT_TESTDATA) + "/" + name + ".golden";
-  if (std::getenv("TESSERA_UPDATE_GOLDENS")) {
-    std::ofstream(path) << actual;
-    return;
-  }
-  std::ifstream probe(path);
-  ASSERT_TRUE(probe) << path << " is missing; run with TESSERA_UPDATE_GOLDENS=1 to create it";
-  EXPECT_EQ(ReadFile(path), actual) << "output differs from " << path;
-}
 
 std::string Kubeconfig(const std::string& url) {
   return "apiVersion: v1\nkind: Config\n"

@@ -64,6 +64,15 @@ std::string Gib(uint64_t mib) {
   return text;
 }
 
+// "namespace/pod (containers)", or for a DRA share "claim namespace/name (DRA; pods a, b)".
+std::string ShareName(const PodShare& p) {
+  if (!p.dra) return p.pod + " (" + Join(p.containers, ",") + ")";
+  return "claim " + p.pod + " (DRA; " +
+         (p.containers.empty() ? std::string("reserved for no pod")
+                               : "pods " + Join(p.containers, ", ")) +
+         ")";
+}
+
 // The pending pods and the warnings, after either table.
 std::string RenderFooter(const ClusterView& view) {
   std::string out;
@@ -119,7 +128,7 @@ std::string RenderGib(const ClusterView& view, bool details) {
     if (!details) continue;
     for (const GpuView& g : n.gpus) {
       for (const PodShare& p : g.pods) {
-        table.AddLineAfter("    " + p.pod + " (" + Join(p.containers, ",") + "): GPU" +
+        table.AddLineAfter("    " + ShareName(p) + ": GPU" +
                            (g.index >= 0 ? std::to_string(g.index) : "?") + " " +
                            Gib(p.memory_mib) + " GiB");
       }
@@ -152,7 +161,7 @@ std::string RenderText(const ClusterView& view, const RenderOptions& options) {
           g.model,
           UsedOf(g.used_mib, g.memory_mib),
           known ? UsedOf(static_cast<uint64_t>(g.used_cores), 100) : std::to_string(g.used_cores),
-          std::to_string(g.pods.size())};
+          std::to_string(g.PodCount())};
       if (wide) {
         bool exclusive = std::any_of(g.pods.begin(), g.pods.end(),
                                      [](const PodShare& p) { return p.exclusive; });
@@ -170,8 +179,8 @@ std::string RenderText(const ClusterView& view, const RenderOptions& options) {
       }
       if (options.details) {
         for (const PodShare& p : g.pods) {
-          table.AddLineAfter("    " + p.pod + " (" + Join(p.containers, ",") +
-                             "): " + std::to_string(p.memory_mib) + " MiB, " +
+          table.AddLineAfter("    " + ShareName(p) + ": " + std::to_string(p.memory_mib) +
+                             " MiB, " +
                              (p.cores > 0 ? std::to_string(p.cores) + "% cores"
                                           : std::string("no compute limit")) +
                              (p.exclusive ? ", exclusive" : ""));

@@ -162,6 +162,14 @@ void AddSchedulerKeys(config::Schema& s) {
                  "the node agent puts on nodes with GPUs), so that kube-scheduler's own filters "
                  "leave CPU-only nodes out before it samples and calls the extender; false for "
                  "node agents older than the label"});
+  s.Add({.path = "scheduler.webhook.dra",
+         .type = Type::kString,
+         .default_value = "off",
+         .help = "DRA mode of the webhook (docs/dra.md): on = GPU pods become claims of "
+                 "gpu.tessera.io made from ResourceClaimTemplates it creates, and skip the "
+                 "extender, except pods labelled tessera.io/webhook=device-plugin; opt-in = only "
+                 "pods labelled tessera.io/webhook=dra; off = none",
+         .allowed = {"off", "opt-in", "on"}});
   s.Add({.path = "scheduler.annotation-key-file",
          .type = Type::kString,
          .default_value = "",

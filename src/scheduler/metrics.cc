@@ -1,6 +1,7 @@
 #include "scheduler/metrics.h"
 
 #include <cstdio>
+#include <utility>
 
 #include "common/strings.h"
 
@@ -15,6 +16,17 @@ std::string Seconds(double s) {
 
 void Header(std::string& out, const char* name, const char* type, const char* help) {
   out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
+
+// The dialects as request.h names them, and as the metric's label says them.
+constexpr std::array<std::pair<const char*, const char*>, 3> kDraDialects = {
+    {{"vGPU", "vgpu"}, {"vcuda", "vcuda"}, {"gpushare", "gpushare"}}};
+
+int DraDialectIndex(const std::string& dialect) {
+  for (size_t i = 0; i < kDraDialects.size(); ++i) {
+    if (dialect == kDraDialects[i].first) return static_cast<int>(i);
+  }
+  return -1;
 }
 
 }  // namespace
@@ -56,6 +68,16 @@ void Histogram::Render(std::string& out, const std::string& name, const std::str
   out += name + "_bucket{le=\"+Inf\"} " + std::to_string(cumulative) + "\n";
   out += name + "_sum " + Seconds(static_cast<double>(sum_ns_.load()) / 1e9) + "\n";
   out += name + "_count " + std::to_string(count_.load()) + "\n";
+}
+
+void Metrics::CountDraRewrite(const std::string& dialect) {
+  int i = DraDialectIndex(dialect);
+  if (i >= 0) dra_rewrites_[static_cast<size_t>(i)].fetch_add(1, std::memory_order_relaxed);
+}
+
+uint64_t Metrics::DraRewrites(const std::string& dialect) const {
+  int i = DraDialectIndex(dialect);
+  return i >= 0 ? dra_rewrites_[static_cast<size_t>(i)].load() : 0;
 }
 
 std::string Metrics::Render(const StateSnapshot& state) const {
@@ -118,6 +140,12 @@ std::string Metrics::Render(const StateSnapshot& state) const {
   Header(out, "tessera_scheduler_preempted_pods_total", "counter",
          "pods evicted by the preemptions the scheduler started");
   out += "tessera_scheduler_preempted_pods_total " + std::to_string(preempted_pods_.load()) + "\n";
+  Header(out, "tessera_scheduler_dra_rewrites_total", "counter",
+         "pods the admission webhook rewrote to DRA claims, by the dialect they used");
+  for (size_t i = 0; i < kDraDialects.size(); ++i) {
+    out += std::string("tessera_scheduler_dra_rewrites_total{dialect=\"") + kDraDialects[i].second +
+           "\"} " + std::to_string(dra_rewrites_[i].load()) + "\n";
+  }
   return out;
 }
 

@@ -54,6 +54,11 @@ class Metrics {
     preempted_pods_.fetch_add(victims, std::memory_order_relaxed);
   }
 
+  // A pod the admission webhook rewrote to DRA claims, once per dialect it used ("vGPU",
+  // "vcuda", "gpushare"; others are not counted).
+  void CountDraRewrite(const std::string& dialect);
+  uint64_t DraRewrites(const std::string& dialect) const;
+
   // The whole exposition: per-GPU memory and cores (allocated and total) from `state`, the
   // histograms and the counters.
   std::string Render(const StateSnapshot& state) const;
@@ -65,6 +70,7 @@ class Metrics {
   std::atomic<uint64_t> unauthorized_requests_{0};
   std::atomic<uint64_t> preemptions_{0};
   std::atomic<uint64_t> preempted_pods_{0};
+  std::array<std::atomic<uint64_t>, 3> dra_rewrites_{};  // vGPU, vcuda, gpushare
 };
 
 }  // namespace tessera::scheduler

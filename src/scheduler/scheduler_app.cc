@@ -55,6 +55,8 @@ AppOptions AppOptions::FromConfig(const config::Config& cfg) {
   o.engine.scheduler_name = o.scheduler_name;
   o.trusted_users = cfg.GetList("scheduler.webhook.trusted-users");
   o.gpu_node_selector = cfg.GetBool("scheduler.webhook.gpu-node-selector");
+  // The schema allows only off, opt-in and on.
+  o.dra = ParseDraMode(cfg.GetString("scheduler.webhook.dra")).value();
   o.preemption = cfg.GetBool("scheduler.preemption.enabled");
   o.preemptor.gpu_policy = o.engine.gpu_policy;
   o.preemptor.nomination_ttl = std::chrono::duration_cast<std::chrono::seconds>(
@@ -81,6 +83,14 @@ AppOptions AppOptions::FromConfig(const config::Config& cfg) {
   o.election.retry_period =
       duration_cast<milliseconds>(cfg.GetDuration("scheduler.leader-election.retry-period"));
   return o;
+}
+
+Status KubeClaimTemplates::Create(const nlohmann::json& claim_template) {
+  std::string ns = claim_template["metadata"].value("namespace", "");
+  Result<kube::Json> created = client_.Create(kube::kResourceClaimTemplates, ns, claim_template,
+                                              {.timeout = std::chrono::seconds(3)});
+  if (created.ok() || created.status().code() == StatusCode::kAlreadyExists) return Status::Ok();
+  return created.status();
 }
 
 Status KubeEvictor::Evict(const Eviction& e) {
@@ -122,7 +132,9 @@ SchedulerApp::SchedulerApp(kube::Client& client, AppOptions options)
                                           WithLeadership(options.preemptor, leadership_), &metrics_)
                                     : nullptr),
       extender_(engine_, state_, metrics_, preemptor_.get()),
-      webhook_(state_, options.scheduler_name, options.trusted_users, options.gpu_node_selector),
+      claim_templates_(client),
+      webhook_(state_, options.scheduler_name, options.trusted_users, options.gpu_node_selector,
+               {.mode = options.dra, .templates = &claim_templates_, .metrics = &metrics_}),
       server_(options.server, extender_, webhook_, state_, metrics_),
       nodes_(std::make_unique<kube::Informer>(
           client, kube::kNodes, kube::InformerOptions{.name = "nodes"}, Feed(state_, true))),

@@ -36,6 +36,7 @@ struct AppOptions {
   std::vector<std::string> trusted_users =
       DefaultTrustedUsers();      // scheduler.webhook.trusted-users
   bool gpu_node_selector = true;  // scheduler.webhook.gpu-node-selector
+  DraMode dra = DraMode::kOff;    // scheduler.webhook.dra
   // The keys of scheduler.annotation-key-file, which the command loads (unsigned: none).
   annotations::Signing signing;
   bool preemption = true;
@@ -76,6 +77,17 @@ class KubeBinder : public Binder {
  private:
   kube::Client& client_;
   const std::chrono::milliseconds timeout_;
+};
+
+// ClaimTemplates over the real client: POST to the namespace's resourceclaimtemplates, with the
+// webhook's short time (its own call must answer within the webhook's timeoutSeconds).
+class KubeClaimTemplates : public ClaimTemplates {
+ public:
+  explicit KubeClaimTemplates(kube::Client& client) : client_(client) {}
+  Status Create(const nlohmann::json& claim_template) override;
+
+ private:
+  kube::Client& client_;
 };
 
 // The label the leading replica's pod carries (scheduler.leader-election.pod-name); the
@@ -121,6 +133,7 @@ class SchedulerApp {
   Engine engine_;
   std::unique_ptr<Preemptor> preemptor_;  // null when scheduler.preemption.enabled is false
   Extender extender_;
+  KubeClaimTemplates claim_templates_;
   Webhook webhook_;
   HttpServer server_;
   std::unique_ptr<kube::Informer> nodes_;

@@ -67,10 +67,11 @@ class SchedulerE2E : public ::testing::Test {
   }
 
   // A new scheduler process: the old one (if any) stops first, the new one lists everything.
-  void StartApp(const std::string& listen = "127.0.0.1:0") {
+  void StartApp(const std::string& listen = "127.0.0.1:0", DraMode dra = DraMode::kOff) {
     app_.reset();
     AppOptions options;
     options.server.listen = listen;
+    options.dra = dra;
     app_ = std::make_unique<SchedulerApp>(*client_, options);
     ASSERT_TRUE(app_->Start().ok());
     ASSERT_TRUE(app_->WaitForSync(std::chrono::seconds(30)));
@@ -367,6 +368,34 @@ TEST_F(SchedulerE2E, AdmissionWebhookThroughTheApiServerAllowsDeniesAndPatches) 
 
   EXPECT_EQ(Driver(app_->port()).Schedule(gpu, {"n"}), "n");
   EXPECT_EQ(GetPod("gpu")["spec"]["nodeName"], "n");
+}
+
+// The webhook's DRA mode through the API server: the pod is stored with its claim instead of its
+// extended resources, the template it names is created in its namespace, and a second pod of the
+// same shape is admitted with the template that exists (AlreadyExists is no error).
+TEST_F(SchedulerE2E, DraModeStoresThePodWithItsClaimAndCreatesItsTemplate) {
+  int port = FreePort();
+  ASSERT_GT(port, 0);
+  StartServer({.admission_webhook = "http://127.0.0.1:" + std::to_string(port)});
+  StartApp("127.0.0.1:" + std::to_string(port), DraMode::kOn);
+  Resources limits = {
+      {"nvidia.com/gpu", 1}, {"nvidia.com/gpumem", 4096}, {"nvidia.com/gpucores", 25}};
+  for (const char* name : {"dra-1", "dra-2"}) {
+    json pod = CreatePod(MakePod(name, limits));
+    EXPECT_FALSE(pod["spec"].contains("schedulerName")) << name << ": not for the extender";
+    EXPECT_EQ(pod["spec"]["resourceClaims"], json::parse(R"([
+      {"name":"main-gpu","resourceClaimTemplateName":"tessera-gpu-1x4096mi-25c"}])"));
+    EXPECT_EQ(pod["spec"]["containers"][0]["resources"],
+              json::parse(R"({"limits":{},"claims":[{"name":"main-gpu"}]})"));
+  }
+  Result<json> made =
+      client_->Get(kube::kResourceClaimTemplates, "default", "tessera-gpu-1x4096mi-25c");
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  EXPECT_EQ((*made)["spec"]["spec"]["devices"]["requests"][0]["exactly"]["capacity"],
+            json::parse(R"({"requests":{"memory":"4096Mi","cores":"25"}})"));
+  Result<kube::ObjectList> all = client_->List(kube::kResourceClaimTemplates, {});
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->items.size(), 1u);
 }
 
 // Before, a pod owner could free their own charge by annotating the running pod

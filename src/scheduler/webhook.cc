@@ -6,6 +6,8 @@
 #include "common/strings.h"
 #include "log/log.h"
 #include "scheduler/dialect.h"
+#include "scheduler/dra_rewrite.h"
+#include "scheduler/json_pointer.h"
 
 namespace tessera::scheduler {
 namespace {
@@ -23,21 +25,6 @@ std::string StringAt(const json& object, const char* a, const char* b) {
   const json* first = Field(object, a);
   const json* second = first ? Field(*first, b) : nullptr;
   return second && second->is_string() ? second->get<std::string>() : "";
-}
-
-// "/" and "~" escaped for a JSON Pointer (RFC 6901).
-std::string PointerToken(const std::string& name) {
-  std::string out;
-  for (char c : name) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 // Patches that give `count` a limit of 1 in every container of `request` that takes vGPU slots
@@ -83,12 +70,64 @@ json Response(const std::string& uid) {
 
 }  // namespace
 
+std::optional<DraMode> ParseDraMode(const std::string& text) {
+  if (text == "off") return DraMode::kOff;
+  if (text == "opt-in") return DraMode::kOptIn;
+  if (text == "on") return DraMode::kOn;
+  return std::nullopt;
+}
+
 Webhook::Webhook(const ClusterState& state, std::string scheduler_name,
-                 std::vector<std::string> trusted_users, bool gpu_node_selector)
+                 std::vector<std::string> trusted_users, bool gpu_node_selector, WebhookDra dra)
     : state_(state),
       scheduler_name_(std::move(scheduler_name)),
       guard_(std::move(trusted_users)),
-      gpu_node_selector_(gpu_node_selector) {}
+      gpu_node_selector_(gpu_node_selector),
+      dra_(dra) {}
+
+bool Webhook::UsesDra(const json* labels) const {
+  const json* label = labels ? Field(*labels, kWebhookLabel) : nullptr;
+  std::string choice = label && label->is_string() ? label->get<std::string>() : "";
+  switch (dra_.mode) {
+    case DraMode::kOff:
+      return false;
+    case DraMode::kOptIn:
+      return choice == "dra";
+    case DraMode::kOn:
+      return choice != "device-plugin";
+  }
+  return false;
+}
+
+std::string Webhook::RewriteForDra(const json& pod, const PodRequest& request,
+                                   const std::string& ns, bool dry_run, json& patch) const {
+  Result<DraRewrite> rewrite = RewriteToDra(pod, request, state_.dialects(), ns);
+  if (!rewrite.ok()) {
+    // How such a pod keeps the device plugin's path, where nodes still serve it.
+    std::string way = dra_.mode == DraMode::kOptIn
+                          ? std::string("remove its label ") + kWebhookLabel + "=dra"
+                          : std::string("label it ") + kWebhookLabel + "=device-plugin";
+    return rewrite.status().message() + " (scheduler.webhook.dra; to keep the pod on the device " +
+           "plugin's path, " + way + ")";
+  }
+  if (!dry_run) {
+    for (const json& t : rewrite->templates) {
+      if (Status created = dra_.templates->Create(t); !created.ok()) {
+        log::Warn("cannot create a ResourceClaimTemplate for a pod rewritten to DRA",
+                  {{"template", ns + "/" + t["metadata"]["name"].get<std::string>()},
+                   {"error", created.message()}});
+        return "cannot create ResourceClaimTemplate " + ns + "/" +
+               t["metadata"]["name"].get<std::string>() +
+               " for the pod's GPUs (DRA mode): " + created.message();
+      }
+    }
+    if (dra_.metrics) {
+      for (const std::string& d : rewrite->dialects) dra_.metrics->CountDraRewrite(d);
+    }
+  }
+  for (json& op : rewrite->patch) patch.push_back(std::move(op));
+  return "";
+}
 
 std::string Webhook::Check(const PodRequest& request) const {
   int largest = state_.MaxGpusPerNode();
@@ -159,6 +198,19 @@ Result<json> Webhook::Review(const json& review, bool mutate) const {
   }
   if (parsed->empty()) return out;
   json patch = json::array();
+  if (UsesDra(labels)) {
+    std::string ns = StringAt(review, "request", "namespace");
+    if (ns.empty()) ns = StringAt(*pod, "metadata", "namespace");
+    const json* dry_run = Field(*request, "dryRun");
+    if (std::string denial = RewriteForDra(
+            *pod, *parsed, ns, dry_run && dry_run->is_boolean() && dry_run->get<bool>(), patch);
+        !denial.empty()) {
+      return deny(denial);
+    }
+    out["response"]["patchType"] = "JSONPatch";
+    out["response"]["patch"] = Base64Encode(patch.dump());
+    return out;
+  }
   if (StringAt(*pod, "spec", "schedulerName") != scheduler_name_) {
     patch.push_back({{"op", "add"}, {"path", "/spec/schedulerName"}, {"value", scheduler_name_}});
   }

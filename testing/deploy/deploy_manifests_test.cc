@@ -460,6 +460,8 @@ TEST_F(DeployTest, RbacGivesEachPartExactlyWhatItCalls) {
                     {"", "pods", "delete", "*"},
                     {"", "pods/status", "patch", "*"},
                     {"", "events", "create", "*"},
+                    // the webhook's DRA mode
+                    {"resource.k8s.io", "resourceclaimtemplates", "create", "*"},
                     // leader election: the Lease, and the leader's label on its own pod
                     {"coordination.k8s.io", "leases", "create", "*"},
                     {"coordination.k8s.io", "leases", "get", "tessera-scheduler"},

@@ -180,6 +180,7 @@ TEST_F(DeployHelmChartValuesTest, TheSchedulerGetsItsValues) {
   ExpectSetting(config, "scheduler.dialects.vgpu.memory-resource", "example.com/vgpu-memory");
   ExpectSetting(config, "scheduler.dialects.vcuda.enabled", "false");
   ExpectSetting(config, "scheduler.dialects.gpushare.enabled", "true");
+  ExpectSetting(config, "scheduler.webhook.dra", "opt-in");
   ExpectSetting(config, "scheduler.webhook.trusted-users",
                 "system:serviceaccount:gpu-system:tessera-scheduler,"
                 "system:serviceaccount:gpu-system:tessera-node");

@@ -44,13 +44,19 @@ const std::vector<ResourceType>& ResourceTypes() {
        .kind = "Lease",
        .group = "coordination.k8s.io",
        .version = "v1"},
-      // DRA claims: the scheduler writes status.allocation; tests may create them allocated.
+      // Dynamic Resource Allocation: claims (the scheduler writes status.allocation; tests may
+      // create them allocated) and their templates.
       {.plural = "resourceclaims",
        .singular = "resourceclaim",
        .kind = "ResourceClaim",
        .group = "resource.k8s.io",
        .version = "v1",
        .has_status = true},
+      {.plural = "resourceclaimtemplates",
+       .singular = "resourceclaimtemplate",
+       .kind = "ResourceClaimTemplate",
+       .group = "resource.k8s.io",
+       .version = "v1"},
   };
   return kTypes;
 }

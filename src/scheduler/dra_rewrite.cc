@@ -1,0 +1,161 @@
+#include "scheduler/dra_rewrite.h"
+
+#include <algorithm>
+
+#include "scheduler/json_pointer.h"
+
+namespace tessera::scheduler {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr size_t kMaxDnsLabel = 63;
+constexpr char kClaimSuffix[] = "-gpu";
+
+const json* Member(const json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::string ContainerWord(const ContainerRequest& c) {
+  return std::string(c.init ? "init container \"" : "container \"") + c.name + "\"";
+}
+
+// The annotations a claim does not carry: refused rather than dropped, since the pod would run on
+// GPUs it excluded or placed otherwise than its owner asked.
+Status CheckNoSelection(const PodRequest& request) {
+  if (!request.selection.empty()) {
+    return InvalidArgument("GPU selection " + request.selection.Describe() +
+                           " has no counterpart in a DRA claim made by the webhook: remove it, "
+                           "or write the ResourceClaim yourself with a CEL selector on the "
+                           "gpu.tessera.io attributes (model, uuid)");
+  }
+  if (request.node_policy || request.gpu_policy) {
+    return InvalidArgument(std::string("the scheduling policy annotations (") + kPolicyAnnotation +
+                           ", " + kHamiNodePolicyAnnotation + ", " + kHamiGpuPolicyAnnotation +
+                           ") have no counterpart under DRA, where kube-scheduler places "
+                           "claims: remove them");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<DraShape> DraShapeOf(const ContainerRequest& container) {
+  const GpuRequest& gpu = container.gpu;
+  if (gpu.memory_mib == 0 && gpu.memory_percent != 100) {
+    return InvalidArgument(ContainerWord(container) + ": memory as " +
+                           std::to_string(gpu.memory_percent) +
+                           "% of each GPU cannot be said in a DRA claim, which asks for memory "
+                           "in bytes before it knows the GPU: give the memory in MiB instead");
+  }
+  if (gpu.mode == ComputeMode::kElastic) {
+    return InvalidArgument(ContainerWord(container) + ": elastic compute (" +
+                           std::to_string(gpu.cores) + "% up to " +
+                           std::to_string(gpu.cores_limit) +
+                           "%) has no counterpart in a DRA claim, which consumes one share of "
+                           "the device's cores: remove the core limit annotation");
+  }
+  DraShape shape;
+  shape.count = gpu.count;
+  shape.memory_mib =
+      (gpu.memory_mib + kDraMemoryStepMiB - 1) / kDraMemoryStepMiB * kDraMemoryStepMiB;
+  shape.cores = gpu.cores;
+  return shape;
+}
+
+std::string ClaimTemplateName(const DraShape& shape) {
+  return "tessera-gpu-" + std::to_string(shape.count) + "x" +
+         (shape.memory_mib > 0 ? std::to_string(shape.memory_mib) + "mi" : "allmem") + "-" +
+         std::to_string(shape.cores) + "c";
+}
+
+json ClaimTemplateJson(const DraShape& shape, const std::string& ns) {
+  json capacity = {{"cores", std::to_string(shape.cores)}};
+  // Without a memory request the device's default applies: the whole GPU's memory.
+  if (shape.memory_mib > 0) capacity["memory"] = std::to_string(shape.memory_mib) + "Mi";
+  json requests = json::array();
+  for (int i = 0; i < shape.count; ++i) {
+    requests.push_back({{"name", "gpu-" + std::to_string(i)},
+                        {"exactly",
+                         {{"deviceClassName", kDraDriver},
+                          {"allocationMode", "ExactCount"},
+                          {"count", 1},
+                          {"capacity", {{"requests", capacity}}}}}});
+  }
+  json devices = {{"requests", requests}};
+  // Devices allow several allocations, so without it two requests could share one GPU.
+  if (shape.count > 1) {
+    devices["constraints"] =
+        json::array({{{"distinctAttribute", std::string(kDraDriver) + "/uuid"}}});
+  }
+  json labels = {{kDraManagedByLabel, kDraManagedByValue}};
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceClaimTemplate"},
+          {"metadata", {{"name", ClaimTemplateName(shape)}, {"namespace", ns}, {"labels", labels}}},
+          {"spec", {{"metadata", {{"labels", labels}}}, {"spec", {{"devices", devices}}}}}};
+}
+
+Result<DraRewrite> RewriteToDra(const json& pod, const PodRequest& request,
+                                const DialectConfig& dialects, const std::string& ns) {
+  const json* spec = Member(pod, "spec");
+  if (!spec) return InvalidArgument("pod has no spec object");
+  if (const json* claims = Member(*spec, "resourceClaims"); claims && !claims->empty()) {
+    return InvalidArgument(
+        "the pod asks for GPUs through both Tessera's resources and spec.resourceClaims: under "
+        "DRA the webhook turns the resources into claims itself; use one or the other");
+  }
+  RETURN_IF_ERROR(CheckNoSelection(request));
+
+  DraRewrite out;
+  json pod_claims = json::array();
+  const std::vector<std::string> names = dialects.ResourceNames();
+  for (const char* list : {"initContainers", "containers"}) {
+    const json* containers = Member(*spec, list);
+    if (!containers || !containers->is_array()) continue;
+    for (size_t i = 0; i < containers->size(); ++i) {
+      const json& c = (*containers)[i];
+      const json* name = Member(c, "name");
+      if (!name || !name->is_string()) continue;
+      auto it = std::find_if(request.containers.begin(), request.containers.end(),
+                             [&](const ContainerRequest& r) { return r.name == *name; });
+      if (it == request.containers.end()) continue;
+      ASSIGN_OR_RETURN(DraShape shape, DraShapeOf(*it));
+      std::string claim = it->name + kClaimSuffix;
+      if (claim.size() > kMaxDnsLabel) {
+        return InvalidArgument(ContainerWord(*it) + ": its claim \"" + claim + "\" would be " +
+                               std::to_string(claim.size()) + " characters, over the " +
+                               std::to_string(kMaxDnsLabel) + " of a DNS label: shorten the name");
+      }
+      std::string path = std::string("/spec/") + list + "/" + std::to_string(i) + "/resources";
+      const json& resources = c.at("resources");  // the request came from them
+      for (const char* kind : {"limits", "requests"}) {
+        const json* values = Member(resources, kind);
+        for (const std::string& n : names) {
+          if (values && values->contains(n)) {
+            out.patch.push_back(
+                {{"op", "remove"}, {"path", path + "/" + kind + "/" + PointerToken(n)}});
+          }
+        }
+      }
+      out.patch.push_back(
+          {{"op", "add"}, {"path", path + "/claims"}, {"value", json::array({{{"name", claim}}})}});
+      pod_claims.push_back(
+          {{"name", claim}, {"resourceClaimTemplateName", ClaimTemplateName(shape)}});
+      json tmpl = ClaimTemplateJson(shape, ns);
+      if (std::find(out.templates.begin(), out.templates.end(), tmpl) == out.templates.end()) {
+        out.templates.push_back(std::move(tmpl));
+      }
+      if (std::find(out.dialects.begin(), out.dialects.end(), it->gpu.dialect) ==
+          out.dialects.end()) {
+        out.dialects.push_back(it->gpu.dialect);
+      }
+    }
+  }
+  out.patch.push_back({{"op", "add"}, {"path", "/spec/resourceClaims"}, {"value", pod_claims}});
+  return out;
+}
+
+}  // namespace tessera::scheduler
