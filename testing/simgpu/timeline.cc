@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <map>
 #include <vector>
 
 namespace simgpu {
@@ -281,18 +282,35 @@ uint64_t EarliestEnd(const DeviceState& dev, uint64_t seq) {
     }
     return t;
   }
-  uint32_t ctx = At(dev, last).ctx_id;
-  bool holder_has_work = false;
-  uint64_t own = 0;
+  // Time-sliced: the round robin played forward over each context's queued work as it stands
+  // (the target's up to it), ignoring waits for other kernels.
+  uint32_t target = At(dev, last).ctx_id;
+  std::map<uint32_t, uint64_t> work;
   for (uint32_t k = 0; k < dev.segment_count; ++k) {
     const Segment& s = At(dev, k);
-    if (s.done) continue;
-    if (k <= last && s.ctx_id == ctx) own += s.remaining_ns;
-    if (s.ctx_id == dev.slice_ctx) holder_has_work = true;
+    if (!s.done && (s.ctx_id != target || k <= last)) work[s.ctx_id] += s.remaining_ns;
   }
-  // Another context that holds the device with work keeps it until its slice ends.
-  if (dev.slice_ctx != ctx && holder_has_work) t = std::max(t, dev.slice_end_ns);
-  return t + own;
+  if (work[target] == 0) return t;  // takes no device time: it ends when its turn comes
+  uint32_t holder = dev.slice_ctx;
+  uint64_t slice_left = dev.slice_end_ns > t ? dev.slice_end_ns - t : 0;
+  while (true) {
+    auto it = work.find(holder);
+    if (it != work.end() && it->second > 0 && slice_left > 0) {
+      if (holder == target && it->second <= slice_left) return t + it->second;
+      uint64_t ran = std::min(slice_left, it->second);
+      t += ran;
+      it->second -= ran;
+    }
+    // The next context with work after the holder, in context order (the holder again if alone).
+    auto next = work.upper_bound(holder);
+    while (next != work.end() && next->second == 0) ++next;
+    if (next == work.end()) {
+      next = work.begin();
+      while (next != work.end() && next->second == 0) ++next;
+    }
+    holder = next->first;
+    slice_left = dev.timeslice_ns;
+  }
 }
 
 uint64_t EarliestRoom(const DeviceState& dev, uint64_t now) {

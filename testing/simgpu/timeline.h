@@ -62,10 +62,10 @@ uint64_t Enqueue(DeviceState& dev, uint32_t ctx_id, int pid_stat, KernelRef afte
 // its end, or 0 when it ended more than kEndCapacity kernels ago and its end is forgotten.
 bool KernelEnded(const DeviceState& dev, uint64_t seq, uint64_t* end_ns);
 
-// The soonest kernel `seq` can end, from what is queued now (its end when it has ended). Exact in
-// FIFO mode; when time-sliced a lower bound (its context's work up to it, after the current
-// holder's slice): a later launch can only move it later, so a waiter sleeps until then and asks
-// again.
+// When kernel `seq` ends if nothing else is launched (its end when it has ended): FIFO order, or
+// the round robin played forward over each context's queued work. Only later launches of other
+// contexts can move it later (waits for other kernels aside), so a waiter sleeps until then and
+// asks again.
 uint64_t EarliestEnd(const DeviceState& dev, uint64_t seq);
 
 // When the ring has room for another kernel at the soonest (`now` when it has room).

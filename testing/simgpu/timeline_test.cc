@@ -133,6 +133,9 @@ TEST_F(SimgpuTimelineUnit, AKernelLongerThanASliceIsPreemptedAndResumes) {
   Init(SchedMode::kTimeSlice);
   uint64_t a = Launch(1, 5 * kMs, kT0);
   uint64_t b = Launch(2, 5 * kMs, kT0);
+  Advance(dev(), 0, kT0 + kMs);
+  EXPECT_EQ(EarliestEnd(dev(), a), kT0 + 9 * kMs);  // the round robin played forward
+  EXPECT_EQ(EarliestEnd(dev(), b), kT0 + 10 * kMs);
   Advance(dev(), 0, kT0 + 3 * kMs);
   EXPECT_EQ(PidBusyNs(dev(), 0), 2 * kMs);  // preempted at its slice's end
   EXPECT_EQ(PidBusyNs(dev(), 1), 1 * kMs);
@@ -148,6 +151,14 @@ TEST_F(SimgpuTimelineUnit, AShortKernelBesideADeepQueueRunsAtTheNextSlice) {
   // The holder keeps the device until its slice ends at 4 ms.
   EXPECT_EQ(EarliestEnd(dev(), shortk), kT0 + 4 * kMs + kMs / 50);
   EXPECT_EQ(EndOf(shortk), kT0 + 4 * kMs + kMs / 50);
+}
+
+TEST_F(SimgpuTimelineUnit, AWaiterCountsTheHoldersQueuedWorkNotItsWholeSlice) {
+  Init(SchedMode::kTimeSlice);
+  for (int i = 0; i < 4; ++i) Launch(1, kMs / 10, kT0);  // 0.4 ms: less than its slice
+  uint64_t next = Launch(2, kMs, kT0 + kMs / 10);
+  EXPECT_EQ(EarliestEnd(dev(), next), kT0 + kMs * 14 / 10);
+  EXPECT_EQ(EndOf(next), kT0 + kMs * 14 / 10);
 }
 
 TEST_F(SimgpuTimelineUnit, FifoKeepsAShortKernelBehindTheWholeQueue) {
