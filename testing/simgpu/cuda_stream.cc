@@ -1,8 +1,6 @@
 // Streams, events and their synchronisation. An event stands for the last kernel queued before it
 // on its stream; it completes when that kernel ends on the device timeline, and waits sleep until
 // then (stream_ops.h).
-#include <algorithm>
-
 #include "capture_rules.h"
 #include "clock.h"
 #include "driver_state.h"
