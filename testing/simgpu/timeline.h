@@ -16,7 +16,7 @@
 //
 // Since later launches of other contexts change when a queued kernel ends, kernels are known by
 // seq (per device, from 1), not by end time: KernelEnded() says whether one has ended and when,
-// EarliestEnd() when it can end at the soonest, as far as the queue shows now.
+// EarliestEnd() when it ends if nothing else is launched (only later launches delay it).
 //
 // Thread-safety: every function here requires the state mutex (SharedState::Lock) to be held.
 #pragma once
