@@ -14,12 +14,16 @@ CUresult NewContext(Driver& d, CUdevice dev, unsigned flags, bool primary, Conte
   if (dev < 0 || dev >= static_cast<int>(d.visible.size())) return CUDA_ERROR_INVALID_DEVICE;
   int device = d.visible[dev];
   if (CUresult r = CheckDevice(d, device); r != CUDA_SUCCESS) return r;
+  uint32_t id = 0;
   {
     SharedState::Lock lock(*d.state);
     if (!d.state->Charge(lock, device, d.state->file().ctx_memory)) return CUDA_ERROR_OUT_OF_MEMORY;
     d.state->CountContext(lock, device, +1);
+    id = ++d.state->file().next_ctx_id;
+    if (id == 0) id = ++d.state->file().next_ctx_id;  // 0 means no context
   }
   auto* ctx = new Context();
+  ctx->id = id;
   ctx->ordinal = dev;
   ctx->device = device;
   ctx->primary = primary;
@@ -58,7 +62,7 @@ CUresult PrimaryRelease(CUdevice dev, bool reset) {
 
 CUresult SyncContext(Context* ctx_or_null) {
   Driver& d = TheDriver();
-  return WaitForPoint([&](uint64_t* until) {
+  return WaitForPoint([&](KernelRef* until) {
     Context* ctx = ctx_or_null;
     if (ctx == nullptr) {
       if (CUresult r = CurrentCtx(d, &ctx); r != CUDA_SUCCESS) return r;
@@ -66,7 +70,7 @@ CUresult SyncContext(Context* ctx_or_null) {
       return CUDA_ERROR_INVALID_CONTEXT;
     }
     if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
-    *until = ContextDoneAt(*ctx);
+    *until = ContextLast(*ctx);
     PoolsAtSync(d);
     return CUDA_SUCCESS;
   });

@@ -33,7 +33,8 @@ CUresult CheckSide(const Driver& d, Side side, uint64_t ptr, size_t bytes) {
 CUresult Transfer(Side dst_side, uint64_t dst, Side src_side, uint64_t src, size_t bytes,
                   CUstream stream, bool per_thread, bool sync) {
   Driver& d = TheDriver();
-  uint64_t until = 0;
+  KernelRef until;
+  SharedState* state = nullptr;
   {
     std::lock_guard<std::mutex> guard(d.mu);
     Stream* s = nullptr;
@@ -51,8 +52,9 @@ CUresult Transfer(Side dst_side, uint64_t dst, Side src_side, uint64_t src, size
       return CUDA_SUCCESS;  // copy nodes take no device time: nothing to record
     }
     if (sync) until = SyncPoint(*s);
+    state = d.state;
   }
-  WaitUntil(until);
+  WaitForKernel(*state, until);
   return CUDA_SUCCESS;
 }
 

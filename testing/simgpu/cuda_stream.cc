@@ -1,7 +1,6 @@
-// Streams, events and their synchronisation. An event records when the work queued before it on
-// its stream finishes on the device timeline; waits sleep until then.
-#include <algorithm>
-
+// Streams, events and their synchronisation. An event stands for the last kernel queued before it
+// on its stream; it completes when that kernel ends on the device timeline, and waits sleep until
+// then (stream_ops.h).
 #include "capture_rules.h"
 #include "clock.h"
 #include "driver_state.h"
@@ -29,7 +28,7 @@ CUresult NewStream(CUstream* phStream, unsigned flags) {
 
 CUresult SyncStream(CUstream h, bool per_thread) {
   Driver& d = TheDriver();
-  return WaitForPoint([&](uint64_t* until) {
+  return WaitForPoint([&](KernelRef* until) {
     Stream* s = nullptr;
     if (CUresult r = ResolveStream(d, h, per_thread, &s); r != CUDA_SUCCESS) return r;
     if (CUresult r = CheckStreamUse(*s); r != CUDA_SUCCESS) return r;
@@ -53,7 +52,7 @@ CUresult QueryStream(CUstream h, bool per_thread) {
   if (s->capture == nullptr) {
     if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
   }
-  return SyncPoint(*s) <= NowNs() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  return WorkEnded(d, SyncPoint(*s)) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 CUresult WaitEvent(CUstream h, CUevent e, unsigned flags, bool per_thread) {
@@ -65,14 +64,23 @@ CUresult WaitEvent(CUstream h, CUevent e, unsigned flags, bool per_thread) {
   if (CUresult r = CheckStreamUse(*s); r != CUDA_SUCCESS) return r;
   auto* ev = reinterpret_cast<Event*>(e);
   if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
-  if (ev->recorded) s->not_before_ns = std::max(s->not_before_ns, ev->time_ns);
+  // A context's own kernels run in launch order: only another context's work is waited for.
+  if (!ev->recorded || (ev->ctx == s->ctx && ev->blocked == nullptr) || EventCompleted(d, ev)) {
+    return CUDA_SUCCESS;
+  }
+  KernelRef work = ev->blocked != nullptr ? KernelRef{ev->ctx->device, kBlockedSeq} : ev->work;
+  for (const KernelRef& w : s->waits) {
+    if (w.device == work.device && w.seq == work.seq) return CUDA_SUCCESS;
+  }
+  s->waits.push_back(work);
   return CUDA_SUCCESS;
 }
 
 CUresult HostFunc(CUstream h, CUhostFn fn, void* data, bool per_thread) {
   if (fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
   Driver& d = TheDriver();
-  uint64_t until = 0;
+  KernelRef until;
+  SharedState* state = nullptr;
   {
     std::lock_guard<std::mutex> guard(d.mu);
     Stream* s = nullptr;
@@ -82,10 +90,11 @@ CUresult HostFunc(CUstream h, CUhostFn fn, void* data, bool per_thread) {
       s->capture_invalidated = true;
       return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
-    until = StreamDoneAt(*s);
+    until = StreamLast(*s);
+    state = d.state;
   }
   // Runs in stream order, on the calling thread, once the stream's earlier work has finished.
-  WaitUntil(until);
+  WaitForKernel(*state, until);
   fn(data);
   return CUDA_SUCCESS;
 }
@@ -110,8 +119,12 @@ CUresult RecordEvent(CUevent e, CUstream h, bool per_thread) {
   if (d.events.count(ev) == 0 || ev->ctx != s->ctx) return CUDA_ERROR_INVALID_HANDLE;
   if (s->capture != nullptr) return CUDA_SUCCESS;  // event nodes take no device time
   ev->recorded = true;
-  ev->time_ns = std::max(NowNs(), SyncPoint(*s));
+  ev->recorded_ns = NowNs();
+  ev->work = SyncPoint(*s);
+  ev->time_ns = 0;
+  ev->time_lost = false;
   ev->blocked = s->blocked_on != 0 ? s : nullptr;
+  if (ev->blocked != nullptr) ev->work = KernelRef{};
   return CUDA_SUCCESS;
 }
 
@@ -126,8 +139,10 @@ CUresult Elapsed(float* ms, CUevent start, CUevent end) {
   if (!a->recorded || !b->recorded || ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) != 0) {
     return CUDA_ERROR_INVALID_HANDLE;
   }
-  uint64_t now = NowNs();
-  if (a->time_ns > now || b->time_ns > now) return CUDA_ERROR_NOT_READY;
+  if (!EventCompleted(d, a) || !EventCompleted(d, b)) return CUDA_ERROR_NOT_READY;
+  // An event whose kernel ended more than kEndCapacity kernels of its device ago, unasked in
+  // between, has lost its time.
+  if (a->time_lost || b->time_lost) return CUDA_ERROR_INVALID_HANDLE;
   *ms =
       static_cast<float>((static_cast<double>(b->time_ns) - static_cast<double>(a->time_ns)) / 1e6);
   return CUDA_SUCCESS;
@@ -217,17 +232,21 @@ CUresult cuEventQuery(CUevent e) {
   auto* ev = reinterpret_cast<Event*>(e);
   if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
   if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
-  return !ev->recorded || ev->time_ns <= NowNs() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  return EventCompleted(d, ev) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 CUresult cuEventSynchronize(CUevent e) {
   Driver& d = TheDriver();
-  return WaitForPoint([&](uint64_t* until) {
+  return WaitForPoint([&](KernelRef* until) {
     if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
     auto* ev = reinterpret_cast<Event*>(e);
     if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
     if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
-    *until = ev->recorded ? ev->time_ns : 0;
+    if (ev->blocked != nullptr) {
+      *until = KernelRef{ev->ctx->device, kBlockedSeq};
+    } else if (ev->recorded) {
+      *until = ev->work;
+    }
     PoolsAtSync(d);
     return CUDA_SUCCESS;
   });

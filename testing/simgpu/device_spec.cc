@@ -8,7 +8,6 @@
 namespace simgpu {
 namespace {
 
-constexpr int kMaxDevices = 16;  // mirrors state_layout.h; checked there with a static_assert
 constexpr size_t kMaxModelLength = 63;
 
 tessera::Result<uint32_t> ParseCount(std::string_view key, std::string_view text, uint32_t min,
@@ -65,6 +64,26 @@ tessera::Result<uint64_t> ParseSize(std::string_view text) {
   return number << shift;
 }
 
+tessera::Result<uint64_t> ParseDurationNs(std::string_view text) {
+  text = tessera::Trim(text);
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  uint64_t number = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + digits, number);
+  std::string unit = tessera::ToLower(text.substr(digits));
+  uint64_t scale = 0;
+  if (unit == "ns") scale = 1;
+  if (unit == "us") scale = 1'000;
+  if (unit == "ms") scale = 1'000'000;
+  if (unit == "s") scale = 1'000'000'000;
+  if (digits == 0 || ec != std::errc() || end != text.data() + digits || scale == 0 ||
+      number > UINT64_MAX / scale) {
+    return tessera::InvalidArgument("duration '" + std::string(text) +
+                                    "' is not a number with a unit ns, us, ms or s");
+  }
+  return number * scale;
+}
+
 std::string DeviceSpec::Canonical() const {
   std::string out;
   for (const DeviceModel& d : devices) {
@@ -72,6 +91,11 @@ std::string DeviceSpec::Canonical() const {
         "gpu=" + d.model + ":" + std::to_string(d.memory_bytes) + ":" + std::to_string(d.sms) + ";";
   }
   out += "ctxmem=" + std::to_string(ctx_memory_bytes);
+  if (sched == SchedMode::kFifo) {
+    out += ";sched=fifo";
+  } else {
+    out += ";sched=timeslice;timeslice=" + std::to_string(timeslice_ns) + "ns";
+  }
   return out;
 }
 
@@ -79,6 +103,7 @@ tessera::Result<DeviceSpec> ParseDeviceSpec(std::string_view text) {
   DeviceModel uniform{"SimGPU", 16ull << 30, 108};
   uint32_t count = 1;
   bool uniform_keys = false;
+  bool timeslice_given = false;
   DeviceSpec spec;
   for (std::string item_text : tessera::Split(text, ';')) {
     for (const std::string& raw : tessera::Split(item_text, ',')) {
@@ -88,7 +113,7 @@ tessera::Result<DeviceSpec> ParseDeviceSpec(std::string_view text) {
       if (eq == std::string_view::npos) {
         return tessera::InvalidArgument("SIMGPU_DEVICES: item '" + std::string(item) +
                                         "' is not KEY=VALUE; keys: count, memory, sms, model, gpu, "
-                                        "ctxmem");
+                                        "ctxmem, sched, timeslice");
       }
       std::string key = tessera::ToLower(tessera::Trim(item.substr(0, eq)));
       std::string_view value = tessera::Trim(item.substr(eq + 1));
@@ -111,6 +136,23 @@ tessera::Result<DeviceSpec> ParseDeviceSpec(std::string_view text) {
         auto size = ParseSize(value);
         if (!size.ok()) return size.status().WithContext("SIMGPU_DEVICES: ctxmem");
         spec.ctx_memory_bytes = *size;
+      } else if (key == "sched") {
+        std::string mode = tessera::ToLower(value);
+        if (mode != "timeslice" && mode != "fifo") {
+          return tessera::InvalidArgument("SIMGPU_DEVICES: sched=" + std::string(value) +
+                                          " is neither 'timeslice' (contexts take turns, as on a "
+                                          "GPU without MPS) nor 'fifo' (kernels in launch order)");
+        }
+        spec.sched = mode == "fifo" ? SchedMode::kFifo : SchedMode::kTimeSlice;
+      } else if (key == "timeslice") {
+        auto ns = ParseDurationNs(value);
+        if (!ns.ok()) return ns.status().WithContext("SIMGPU_DEVICES: timeslice");
+        if (*ns < 100'000 || *ns > 1'000'000'000) {
+          return tessera::InvalidArgument("SIMGPU_DEVICES: timeslice=" + std::string(value) +
+                                          " is outside 100us to 1s");
+        }
+        spec.timeslice_ns = *ns;
+        timeslice_given = true;
       } else if (key == "gpu") {
         std::vector<std::string> parts = tessera::Split(value, ':', false);
         if (parts.size() != 3) {
@@ -129,7 +171,8 @@ tessera::Result<DeviceSpec> ParseDeviceSpec(std::string_view text) {
         spec.devices.push_back(d);
       } else {
         return tessera::InvalidArgument("SIMGPU_DEVICES: unknown key '" + key +
-                                        "'; keys: count, memory, sms, model, gpu, ctxmem");
+                                        "'; keys: count, memory, sms, model, gpu, ctxmem, sched, "
+                                        "timeslice");
       }
     }
   }
@@ -140,6 +183,10 @@ tessera::Result<DeviceSpec> ParseDeviceSpec(std::string_view text) {
   }
   if (spec.devices.size() > static_cast<size_t>(kMaxDevices)) {
     return tessera::InvalidArgument("SIMGPU_DEVICES: at most 16 gpu= items are allowed");
+  }
+  if (timeslice_given && spec.sched == SchedMode::kFifo) {
+    return tessera::InvalidArgument(
+        "SIMGPU_DEVICES: timeslice= applies to sched=timeslice only, not to sched=fifo");
   }
   if (spec.devices.empty()) spec.devices.assign(count, uniform);
   for (const DeviceModel& d : spec.devices) {

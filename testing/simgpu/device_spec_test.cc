@@ -33,7 +33,8 @@ TEST(SimgpuDeviceSpec, MixedForm) {
   EXPECT_EQ(spec->devices[1].sms, 132u);
   EXPECT_EQ(spec->ctx_memory_bytes, 1ull << 30);
   EXPECT_EQ(spec->Canonical(),
-            "gpu=SimGPU-3090:25446842368:82;gpu=SimGPU-H200:151397597184:132;ctxmem=1073741824");
+            "gpu=SimGPU-3090:25446842368:82;gpu=SimGPU-H200:151397597184:132;ctxmem=1073741824;"
+            "sched=timeslice;timeslice=2000000ns");
 }
 
 TEST(SimgpuDeviceSpec, EqualMachinesHaveEqualCanonicalText) {
@@ -57,6 +58,11 @@ TEST(SimgpuDeviceSpec, ErrorsNameTheProblem) {
       {"gpu=A:1GiB", "is not gpu=MODEL:MEMORY:SMS"},
       {"gpu=A:1GiB:8,count=2", "not both"},
       {"model=a:b", "may not contain"},
+      {"sched=mps", "sched=mps is neither 'timeslice'"},
+      {"timeslice=2", "is not a number with a unit ns, us, ms or s"},
+      {"timeslice=50us", "timeslice=50us is outside 100us to 1s"},
+      {"timeslice=2s", "outside 100us to 1s"},
+      {"sched=fifo,timeslice=1ms", "timeslice= applies to sched=timeslice only"},
   };
   for (const Case& c : cases) {
     auto spec = ParseDeviceSpec(c.text);
@@ -64,6 +70,23 @@ TEST(SimgpuDeviceSpec, ErrorsNameTheProblem) {
     EXPECT_NE(spec.status().message().find(c.message_part), std::string::npos)
         << c.text << ": " << spec.status().message();
   }
+}
+
+TEST(SimgpuDeviceSpec, SchedulingDefaultsToTwoMillisecondSlices) {
+  auto spec = ParseDeviceSpec("count=1");
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->sched, SchedMode::kTimeSlice);
+  EXPECT_EQ(spec->timeslice_ns, 2'000'000u);
+  auto fifo = ParseDeviceSpec("count=1,sched=FIFO");
+  ASSERT_TRUE(fifo.ok());
+  EXPECT_EQ(fifo->sched, SchedMode::kFifo);
+  EXPECT_EQ(fifo->Canonical(), "gpu=SimGPU:17179869184:108;ctxmem=0;sched=fifo");
+  auto slice = ParseDeviceSpec("count=1;sched=timeslice;timeslice=500us");
+  ASSERT_TRUE(slice.ok());
+  EXPECT_EQ(slice->timeslice_ns, 500'000u);
+  EXPECT_NE(slice->Canonical(), spec->Canonical());  // another machine: refused by a live state
+  EXPECT_EQ(*ParseDurationNs("1s"), 1'000'000'000u);
+  EXPECT_EQ(*ParseDurationNs("2000000ns"), 2'000'000u);
 }
 
 TEST(SimgpuDeviceSpec, Sizes) {

@@ -113,16 +113,39 @@ void WaitUntil(uint64_t t) {
   while (NowNs() < t) sched_yield();
 }
 
-CUresult WaitForPoint(const std::function<CUresult(uint64_t*)>& point) {
+void WaitForKernel(SharedState& state, KernelRef work) {
+  if (work.seq == 0) return;
+  if (work.seq == kBlockedSeq) {
+    WaitUntil(UINT64_MAX / 2);  // behind a kernel that waits for a signal: for good
+    return;
+  }
+  while (true) {
+    uint64_t soonest = 0;
+    {
+      SharedState::Lock lock(state);
+      uint64_t now = NowNs();
+      AdvanceDevice(state.file(), work.device, now);
+      uint64_t end = 0;
+      const DeviceState& dev = state.file().devices[work.device];
+      if (KernelEnded(dev, work.seq, &end)) return;
+      soonest = EarliestEnd(dev, work.seq);
+    }
+    WaitUntil(soonest);
+  }
+}
+
+CUresult WaitForPoint(const std::function<CUresult(KernelRef*)>& point) {
   Driver& d = TheDriver();
   while (true) {
-    uint64_t t = 0;
+    KernelRef work;
+    SharedState* state = nullptr;
     {
       std::lock_guard<std::mutex> guard(d.mu);
-      if (CUresult r = point(&t); r != CUDA_SUCCESS) return r;
+      if (CUresult r = point(&work); r != CUDA_SUCCESS) return r;
+      state = d.state;
     }
-    if (t < kBlockedNs) {
-      WaitUntil(t);
+    if (work.seq != kBlockedSeq) {
+      if (state != nullptr) WaitForKernel(*state, work);
       return CUDA_SUCCESS;
     }
     SleepUntilNs(NowNs() + 100'000);

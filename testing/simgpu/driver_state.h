@@ -28,6 +28,7 @@
 #include "address_space.h"
 #include "kernel_timing.h"
 #include "shared_state.h"
+#include "timeline.h"
 
 namespace simgpu {
 
@@ -38,20 +39,23 @@ struct Graph;
 
 inline constexpr uint64_t kDefaultHeapBytes = 8ull << 20;  // CU_LIMIT_MALLOC_HEAP_SIZE
 
-// A stream's or event's time while a `wait_<K>` kernel ahead of it waits for its signal.
-inline constexpr uint64_t kBlockedNs = UINT64_MAX / 2;
+// A stream's last kernel while a `wait_<K>` kernel ahead of it waits for its signal (not queued
+// on the device yet).
+inline constexpr uint64_t kBlockedSeq = UINT64_MAX;
 
 struct Stream {
   Context* ctx = nullptr;
   unsigned flags = 0;  // CU_STREAM_NON_BLOCKING = 1
   bool is_default = false;
-  uint64_t last_end_ns = 0;           // when the work queued so far has finished
-  uint64_t not_before_ns = 0;         // from cuStreamWaitEvent
-  std::deque<uint64_t> pending_ends;  // ends of queued launches (bounded)
-  uint64_t blocked_on = 0;            // K + 1 while a `wait_<K>` kernel waits (last_end_ns is then
-                                      // kBlockedNs and later launches wait on the host)
-  Graph* capture = nullptr;           // non-null while capturing
-  bool capture_to_existing = false;   // into the program's graph (cuStreamBeginCaptureToGraph)
+  // The last kernel queued on it (a seq on its context's device; 0: none; kBlockedSeq while a
+  // `wait_<K>` kernel waits, and later launches wait on the host). When it has ended, the stream
+  // is done: a context's kernels run in launch order.
+  uint64_t last_seq = 0;
+  std::vector<KernelRef> waits;      // cuStreamWaitEvent: kernels of other contexts to wait for
+  std::deque<uint64_t> pending;      // seqs of queued launches (bounded)
+  uint64_t blocked_on = 0;           // K + 1 while a `wait_<K>` kernel waits
+  Graph* capture = nullptr;          // non-null while capturing
+  bool capture_to_existing = false;  // into the program's graph (cuStreamBeginCaptureToGraph)
   bool capture_invalidated = false;
   CUstreamCaptureMode capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
   pid_t capture_thread = 0;  // the thread that began the capture
@@ -60,6 +64,7 @@ struct Stream {
 struct Context {
   int ordinal = 0;  // CUdevice, as the program numbers them
   int device = 0;   // physical index in the state file
+  uint32_t id = 0;  // machine-wide (StateFile::next_ctx_id): the device time-slices by it
   bool primary = false;
   unsigned flags = 0;
   Stream legacy;
@@ -109,8 +114,11 @@ struct Event {
   Context* ctx = nullptr;  // made in it, destroyed with it
   unsigned flags = 0;      // CU_EVENT_DISABLE_TIMING = 2
   bool recorded = false;
-  uint64_t time_ns = 0;
-  Stream* blocked = nullptr;  // recorded behind a waiting kernel of this stream (time unknown)
+  uint64_t recorded_ns = 0;   // when cuEventRecord was called
+  KernelRef work;             // the last kernel before it on its stream (seq 0: none)
+  uint64_t time_ns = 0;       // when it completed: 0 until known (EventTime, stream_ops.h)
+  bool time_lost = false;     // its kernel ended too long ago for its end to be known
+  Stream* blocked = nullptr;  // recorded behind a waiting kernel of this stream (work unknown)
 };
 
 // A graph node: a kernel, or a memory node (graph_memory.h): an allocation of `bytes` at
@@ -222,8 +230,8 @@ struct Driver {
   std::map<uint64_t, uint64_t> reservations;   // VMM reserved ranges: base -> size
   std::map<uint64_t, Mapping> mappings;        // VMM mapped ranges: base -> mapping
   AddressSpace address_space;
-  std::map<int, int> pid_stat;           // physical device -> this process's PID table entry
-  std::map<uint64_t, uint64_t> signals;  // `signal_<K>` kernels: K -> when the first one ends
+  std::map<int, int> pid_stat;            // physical device -> this process's PID table entry
+  std::map<uint64_t, KernelRef> signals;  // `signal_<K>` kernels: K + 1 -> the first one
 };
 
 // The process's driver. After fork() the child starts with a fresh, uninitialised driver (as if it
@@ -258,10 +266,14 @@ CUresult ResolveStream(Driver& d, CUstream handle, bool per_thread, Stream** out
 // Blocks the calling thread until CLOCK_MONOTONIC reaches `t` (no-op when already past).
 void WaitUntil(uint64_t t);
 
-// Blocks until the time `point` gives (called under mu, again each 100 us while it is kBlockedNs:
-// a kernel ahead waits for a signal) has come. Returns what `point` returned otherwise than by a
-// time: a CUresult other than CUDA_SUCCESS stops the wait.
-CUresult WaitForPoint(const std::function<CUresult(uint64_t*)>& point);
+// Blocks until kernel `work` has ended (at once for seq 0; for good for kBlockedSeq), asking the
+// shared state again at the soonest time it can end (timeline.h EarliestEnd). Call without mu.
+void WaitForKernel(SharedState& state, KernelRef work);
+
+// Blocks until the kernel `point` names (called under mu, again each 100 us while it is
+// kBlockedSeq: a kernel ahead waits for a signal) has ended. Returns what `point` returned
+// otherwise: a CUresult other than CUDA_SUCCESS stops the wait.
+CUresult WaitForPoint(const std::function<CUresult(KernelRef*)>& point);
 
 // Destroys a context: its streams, events, modules and allocations go with it. Needs mu.
 void DestroyContext(Driver& d, Context* ctx);

@@ -250,7 +250,7 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
   SharedState::Lock lock(*s);
   uint64_t now = NowNs();
   DeviceState& d = s->file().devices[i];
-  Settle(d, now);
+  AdvanceDevice(s->file(), i, now);
   uint64_t busy = BusyInWindow(d, now, 1'000'000'000ull);
   utilization->gpu =
       static_cast<unsigned>(std::min<uint64_t>(100, (busy + 5'000'000) / 10'000'000));

@@ -94,7 +94,7 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
     uint64_t now = NowNs();
     int64_t offset_us = s->file().realtime_offset_us;
     DeviceState& d = s->file().devices[i];
-    Settle(d, now);
+    AdvanceDevice(s->file(), i, now);
     uint64_t current = now / kPidBucketNs;  // the period in progress: not sampled yet
     uint64_t first = current > kPidBuckets ? current - kPidBuckets : 0;
     for (uint64_t epoch = first; epoch < current; ++epoch) {
@@ -103,7 +103,7 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
       if (stamp <= lastSeenTimeStamp) continue;
       for (int k = 0; k < kMaxPidStats; ++k) {
         if (d.pids[k].pid == 0) continue;
-        uint64_t busy = PidBusyInBucket(d, k, epoch, now);
+        uint64_t busy = PidBusyInBucket(d, k, epoch);
         if (busy == 0) continue;
         nvmlProcessUtilizationSample_t sample{};
         sample.pid = static_cast<unsigned>(d.pids[k].pid);

@@ -15,11 +15,10 @@
 #include <new>
 
 #include "clock.h"
+#include "timeline.h"
 
 namespace simgpu {
 namespace {
-
-static_assert(kMaxDevices == 16, "device_spec.cc assumes 16 devices at most");
 
 uint64_t Fnv1a(const std::string& text) {
   uint64_t h = 1469598103934665603ull;
@@ -96,6 +95,7 @@ tessera::Status CreateStateFile(const std::string& directory, const std::string&
   pthread_mutexattr_destroy(&attr);
   for (size_t i = 0; i < spec.devices.size(); ++i) {
     InitDevice(f->devices[i], spec.devices[i], static_cast<int>(i), directory + "|" + canonical);
+    InitTimeline(f->devices[i], spec.sched, spec.timeslice_ns);
   }
   f->magic = kStateMagic;
   munmap(map, sizeof(StateFile));
@@ -268,6 +268,7 @@ void SharedState::Repair() {
     dev.used_bytes = used;
     if (dev.peak_used_bytes < used) dev.peak_used_bytes = used;
     if (dev.segment_count > kSegmentCapacity) dev.segment_count = 0;
+    if (dev.segment_head >= kSegmentCapacity) dev.segment_head = 0;
   }
 }
 

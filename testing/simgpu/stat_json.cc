@@ -14,11 +14,11 @@ std::string StatJson(SharedState& state) {
   uint64_t now = NowNs();
   for (int i = 0; i < state.device_count(); ++i) {
     DeviceState& d = state.file().devices[i];
-    Settle(d, now);
+    AdvanceDevice(state.file(), i, now);
     nlohmann::json by_pid = nlohmann::json::object();
     for (int k = 0; k < kMaxPidStats; ++k) {
       if (d.pids[k].pid == 0) continue;
-      by_pid[std::to_string(d.pids[k].pid)] = PidBusyNs(d, k, now);
+      by_pid[std::to_string(d.pids[k].pid)] = PidBusyNs(d, k);
     }
     uint64_t busy_last_second = BusyInWindow(d, now, 1'000'000'000ull);
     devices.push_back({
@@ -28,10 +28,12 @@ std::string StatJson(SharedState& state) {
         {"pci_bus_id", d.pci_bus_id},
         {"sms", d.sms},
         {"removed", d.removed != 0},
+        {"sched", d.sched_mode == SchedMode::kFifo ? "fifo" : "timeslice"},
+        {"timeslice_ns", d.sched_mode == SchedMode::kFifo ? 0 : d.timeslice_ns},
         {"memory_total", d.memory_total},
         {"used_bytes", d.used_bytes},
         {"peak_used_bytes", d.peak_used_bytes},
-        {"busy_ns", BusyNs(d, now)},
+        {"busy_ns", BusyNs(d)},
         {"busy_ns_by_pid", by_pid},
         {"utilization_gpu", std::min<uint64_t>(100, busy_last_second / 10'000'000)},
     });

@@ -15,12 +15,13 @@
 namespace simgpu {
 
 inline constexpr uint64_t kStateMagic = 0x31305550474d4953ull;  // "SIMGPU01"
-inline constexpr uint32_t kLayoutVersion = 2;
+inline constexpr uint32_t kLayoutVersion = 3;
 
 inline constexpr int kMaxDevices = 16;
 inline constexpr int kMaxProcesses = 1024;     // processes with a context or memory at once
 inline constexpr int kMaxPidStats = 1024;      // PIDs whose busy time a device remembers
-inline constexpr int kSegmentCapacity = 4096;  // queued kernel segments per device
+inline constexpr int kSegmentCapacity = 4096;  // queued kernels per device
+inline constexpr int kEndCapacity = 16384;     // ends of the last finished kernels per device
 inline constexpr int kDeviceBuckets = 128;     // utilisation history, 10 ms each
 inline constexpr uint64_t kDeviceBucketNs = 10'000'000;
 // Per-PID utilisation history: one bucket per NVML process-sample period. Real drivers sample
@@ -36,12 +37,29 @@ struct Bucket {
   uint64_t busy_ns;
 };
 
-// Kernels of one PID that run back to back on a device: [start_ns, end_ns) on CLOCK_MONOTONIC.
+// How a device shares itself between contexts that have work (SIMGPU_DEVICES sched=).
+enum class SchedMode : uint32_t {
+  kTimeSlice = 0,  // round robin over contexts, `timeslice_ns` each; a kernel is preempted at the
+                   // end of its context's slice and resumes in that context's next slice
+  kFifo = 1,       // one kernel at a time in launch order across all contexts, each to its end
+};
+
+// One queued kernel. `seq` numbers a device's launches from 1; within a context kernels run in
+// that order.
 struct Segment {
-  uint64_t start_ns;
+  uint64_t seq;
+  uint64_t remaining_ns;  // device time it still needs
+  uint64_t after_seq;     // 0, or the kernel of device `after_device` that must end first
+  uint32_t ctx_id;        // StateFile::next_ctx_id's value for the launching context
+  int32_t pid_stat;       // index into DeviceState::pids, or -1 when that table was full
+  int32_t after_device;
+  uint32_t done;  // finished (a hole until the ring's head passes it)
+};
+
+// When kernel `seq` of a device ended (a ring indexed by seq % kEndCapacity).
+struct KernelEnd {
+  uint64_t seq;
   uint64_t end_ns;
-  int32_t pid_stat;  // index into DeviceState::pids, or -1 when that table was full
-  uint32_t reserved;
 };
 
 // Device time used by one PID (elapsed time only: work still queued is not in here).
@@ -67,11 +85,18 @@ struct DeviceState {
   uint32_t reserved;
   uint64_t used_bytes;
   uint64_t peak_used_bytes;
-  uint64_t busy_until_ns;    // end of the last queued kernel
-  uint64_t settled_busy_ns;  // device time of segments that have finished
-  uint32_t segment_head;     // ring of queued or running segments, oldest first
-  uint32_t segment_count;
+  uint64_t settled_busy_ns;  // device time given to kernels so far (up to sched_now_ns)
+  // The schedule, advanced lazily (timeline.h). Mode and slice are constant after creation.
+  SchedMode sched_mode;
+  uint32_t slice_ctx;  // the context holding the device (0: none)
+  uint64_t timeslice_ns;
+  uint64_t sched_now_ns;   // the schedule has been worked out up to here
+  uint64_t slice_end_ns;   // when slice_ctx's slice ends
+  uint64_t next_seq;       // the next launch's seq
+  uint32_t segment_head;   // ring of queued kernels in launch order (finished ones are holes)
+  uint32_t segment_count;  // from the head to the newest, holes included
   Segment segments[kSegmentCapacity];
+  KernelEnd ends[kEndCapacity];
   Bucket buckets[kDeviceBuckets];
   PidStat pids[kMaxPidStats];
 };
@@ -105,7 +130,7 @@ struct StateFile {
   uint64_t last_sweep_ns;
   uint64_t xid_seq;            // number of Xid events so far; read without the lock (atomic)
   uint32_t process_slots_end;  // no slot at or after this index has ever been used
-  uint32_t reserved;
+  uint32_t next_ctx_id;        // the id of the next context created (from 1)
   // CLOCK_REALTIME minus CLOCK_MONOTONIC in us when the file was made: NVML sample stamps are
   // monotonic period ends moved by it, so a period has one stamp in every process and call.
   int64_t realtime_offset_us;

@@ -1,8 +1,22 @@
-// The device timeline: every kernel of every process runs on its device one at a time, in launch
-// order. A launch appends a segment [start, end) with start = max(now, busy_until, not_before).
-// Busy time counts only what has elapsed: finished segments are "settled" into totals and time
-// buckets, and the segment running now counts its elapsed part. Sampling at any moment therefore
-// gives exact shares.
+// The device timeline: the kernels every process queued on a device, and the schedule that runs
+// them. The schedule is worked out lazily: Advance(now), called whenever the state is locked, runs
+// the device from where it was left up to `now` and settles the device time each kernel was given
+// into busy totals and time buckets, so that sampling at any moment gives exact shares.
+//
+// Two modes (DeviceState::sched_mode):
+// - time-sliced (a real GPU without MPS): when several contexts have work, the device runs one
+//   context for `timeslice_ns`, then the next context with work, round robin in context-id order;
+//   a kernel still running when its context's slice ends is preempted and resumes, with the time
+//   it still needs, in that context's next slice. A context whose work runs out, or whose next
+//   kernel waits for another kernel, gives up the rest of its slice. A context's own kernels run
+//   one at a time in launch order.
+// - FIFO: one kernel at a time in launch order across all contexts, each to its end.
+// A kernel may wait for another one (cuStreamWaitEvent, `wait_<K>` kernels): it does not start
+// before that one has ended; a context's later kernels wait behind it.
+//
+// Since later launches of other contexts change when a queued kernel ends, kernels are known by
+// seq (per device, from 1), not by end time: KernelEnded() says whether one has ended and when,
+// EarliestEnd() when it ends if nothing else is launched (only later launches delay it).
 //
 // Thread-safety: every function here requires the state mutex (SharedState::Lock) to be held.
 #pragma once
@@ -14,36 +28,67 @@
 
 namespace simgpu {
 
-// Moves every segment that ended at or before `now` out of the ring into the totals and buckets.
-void Settle(DeviceState& dev, uint64_t now);
+// A kernel on a device's timeline; seq 0: none.
+struct KernelRef {
+  int device = -1;
+  uint64_t seq = 0;
+};
 
-// Queues `duration_ns` of work for PID table entry `pid_stat` (-1: none). Returns false, changing
-// nothing, when the ring is full; the caller waits for the oldest segment to end and retries.
-bool Enqueue(DeviceState& dev, int pid_stat, uint64_t not_before, uint64_t duration_ns,
-             uint64_t now, uint64_t* start_ns, uint64_t* end_ns);
+// For a kernel of another device that a queued kernel waits for: when it ended, or UINT64_MAX
+// while it has not. Advance() asks it (SharedState advances that device first).
+using EndOnOtherDevice = std::function<uint64_t(int device, uint64_t seq)>;
 
-// The end of the oldest queued segment (when the ring has room again), or `now` when empty.
-uint64_t OldestSegmentEnd(const DeviceState& dev, uint64_t now);
+// Sets up an empty timeline in `mode` with slices of `timeslice_ns`.
+void InitTimeline(DeviceState& dev, SchedMode mode, uint64_t timeslice_ns);
 
-// Device time elapsed so far, all PIDs / one PID table entry. Call Settle(now) first.
-uint64_t BusyNs(const DeviceState& dev, uint64_t now);
-uint64_t PidBusyNs(const DeviceState& dev, int pid_stat, uint64_t now);
+// Runs the schedule up to `now` (a `now` already passed changes nothing): kernels run, are
+// preempted and end as the mode says; their device time is settled into the totals and buckets.
+// `device` is this device's index (a kernel waiting for one of the same device is resolved here);
+// `other` answers for kernels of other devices (empty: they count as ended).
+void Advance(DeviceState& dev, int device, uint64_t now, const EndOnOtherDevice& other = {});
 
-// Device time that elapsed within (now - window_ns, now], all PIDs / one PID table entry. The
-// window is resolved to 10 ms (device) or 1/6 s (PID) buckets. Call Settle(now) first.
+// Advance() for device `device` of the machine, first bringing to `now` the devices whose kernels
+// its queued kernels wait for (a device already being advanced on the way answers as it stands).
+void AdvanceDevice(StateFile& file, int device, uint64_t now);
+
+// Queues a kernel of `duration_ns` for context `ctx_id` and PID table entry `pid_stat` (-1: none),
+// to start no earlier than kernel `after` has ended (seq 0: nothing). Call Advance(now) first.
+// Returns its seq, or 0 (changing nothing) when the ring is full: the caller waits until
+// EarliestRoom() and retries.
+uint64_t Enqueue(DeviceState& dev, uint32_t ctx_id, int pid_stat, KernelRef after,
+                 uint64_t duration_ns, uint64_t now);
+
+// Whether kernel `seq` has ended by the schedule's time (Advance first). When it has, *end_ns is
+// its end, or 0 when it ended more than kEndCapacity kernels ago and its end is forgotten.
+bool KernelEnded(const DeviceState& dev, uint64_t seq, uint64_t* end_ns);
+
+// When kernel `seq` ends if nothing else is launched (its end when it has ended): FIFO order, or
+// the round robin played forward over each context's queued work. Only later launches of other
+// contexts can move it later (waits for other kernels aside), so a waiter sleeps until then and
+// asks again.
+uint64_t EarliestEnd(const DeviceState& dev, uint64_t seq);
+
+// When the ring has room for another kernel at the soonest (`now` when it has room).
+uint64_t EarliestRoom(const DeviceState& dev, uint64_t now);
+
+// Device time given so far, all PIDs / one PID table entry. Call Advance(now) first.
+uint64_t BusyNs(const DeviceState& dev);
+uint64_t PidBusyNs(const DeviceState& dev, int pid_stat);
+
+// Device time given within (now - window_ns, now], all PIDs / one PID table entry. The window is
+// resolved to 10 ms (device) or 1/6 s (PID) buckets. Call Advance(now) first.
 uint64_t BusyInWindow(const DeviceState& dev, uint64_t now, uint64_t window_ns);
 uint64_t PidBusyInWindow(const DeviceState& dev, int pid_stat, uint64_t now, uint64_t window_ns);
 
-// Device time PID table entry `pid_stat` used in PID bucket `epoch` ([epoch, epoch + 1) times
-// kPidBucketNs), the running segment's elapsed part included; 0 when the bucket is no longer
-// kept. Call Settle(now) first.
-uint64_t PidBusyInBucket(const DeviceState& dev, int pid_stat, uint64_t epoch, uint64_t now);
+// Device time PID table entry `pid_stat` was given in PID bucket `epoch` ([epoch, epoch + 1)
+// times kPidBucketNs); 0 when the bucket is no longer kept. Call Advance(now) first.
+uint64_t PidBusyInBucket(const DeviceState& dev, int pid_stat, uint64_t epoch);
 
 // Whether kill(pid, 0) finds the process.
 bool PidExists(int pid);
 
 // The PID table entry of `pid`, adding it when missing (reusing the entry of a PID that `alive`
-// calls dead and that no queued segment refers to, when the table is full). -1 when no entry can
+// calls dead and that no queued kernel refers to, when the table is full). -1 when no entry can
 // be had.
 int PidStatIndex(DeviceState& dev, int pid, const std::function<bool(int)>& alive = PidExists);
 

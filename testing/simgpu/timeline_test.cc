@@ -8,72 +8,211 @@ namespace simgpu {
 namespace {
 
 constexpr uint64_t kMs = 1'000'000;
+constexpr uint64_t kT0 = 1000 * kMs;
 
 class SimgpuTimelineUnit : public ::testing::Test {
  protected:
   SimgpuTimelineUnit() : dev_(std::make_unique<DeviceState>()) {}
   DeviceState& dev() { return *dev_; }
 
+  void Init(SchedMode mode) { InitTimeline(dev(), mode, 2 * kMs); }
+
+  // Advances to `now` and queues a kernel of `ctx` (PID table entry ctx - 1) there.
+  uint64_t Launch(uint32_t ctx, uint64_t duration, uint64_t now, KernelRef after = {}) {
+    Advance(dev(), 0, now);
+    return Enqueue(dev(), ctx, static_cast<int>(ctx) - 1, after, duration, now);
+  }
+
+  // When kernel `seq` ends: advances far enough to see it.
+  uint64_t EndOf(uint64_t seq) {
+    Advance(dev(), 0, dev().sched_now_ns + 100'000 * kMs);
+    uint64_t end = 0;
+    EXPECT_TRUE(KernelEnded(dev(), seq, &end));
+    return end;
+  }
+
   std::unique_ptr<DeviceState> dev_;
 };
 
-TEST_F(SimgpuTimelineUnit, KernelsRunOneAtATimeInLaunchOrder) {
-  uint64_t s = 0, e = 0;
-  ASSERT_TRUE(Enqueue(dev(), 0, 0, 2 * kMs, 1000 * kMs, &s, &e));
-  EXPECT_EQ(s, 1000 * kMs);
-  EXPECT_EQ(e, 1002 * kMs);
-  ASSERT_TRUE(Enqueue(dev(), 1, 0, 3 * kMs, 1001 * kMs, &s, &e));
-  EXPECT_EQ(s, 1002 * kMs);  // waits for the running kernel
-  EXPECT_EQ(e, 1005 * kMs);
-  ASSERT_TRUE(Enqueue(dev(), 1, 1010 * kMs, 1 * kMs, 1001 * kMs, &s, &e));
-  EXPECT_EQ(s, 1010 * kMs);  // not before its stream's event
+TEST_F(SimgpuTimelineUnit, FifoRunsKernelsOneAtATimeInLaunchOrder) {
+  Init(SchedMode::kFifo);
+  uint64_t a = Launch(1, 2 * kMs, kT0);
+  uint64_t b = Launch(2, 3 * kMs, kT0 + kMs);
+  uint64_t c = Launch(1, 1 * kMs, kT0 + kMs);
+  EXPECT_EQ(EarliestEnd(dev(), b), kT0 + 5 * kMs);  // exact in FIFO mode
+  EXPECT_EQ(EndOf(a), kT0 + 2 * kMs);
+  EXPECT_EQ(EndOf(b), kT0 + 5 * kMs);  // waits for the running kernel
+  EXPECT_EQ(EndOf(c), kT0 + 6 * kMs);  // and its context's turn never comes earlier
+}
+
+TEST_F(SimgpuTimelineUnit, AKernelWaitsForTheKernelOfAnotherDevice) {
+  Init(SchedMode::kFifo);
+  uint64_t other_end = UINT64_MAX;
+  EndOnOtherDevice other = [&](int, uint64_t) { return other_end; };
+  Advance(dev(), 0, kT0, other);
+  uint64_t a = Enqueue(dev(), 1, 0, KernelRef{3, 7}, kMs, kT0);
+  uint64_t b = Enqueue(dev(), 2, 1, KernelRef{}, kMs, kT0);
+  Advance(dev(), 0, kT0 + 5 * kMs, other);
+  EXPECT_EQ(BusyNs(dev()), 0u);  // FIFO: the waiting kernel holds up the device
+  other_end = kT0 + 10 * kMs;
+  Advance(dev(), 0, kT0 + 20 * kMs, other);
+  uint64_t end = 0;
+  ASSERT_TRUE(KernelEnded(dev(), a, &end));
+  EXPECT_EQ(end, kT0 + 11 * kMs);
+  ASSERT_TRUE(KernelEnded(dev(), b, &end));
+  EXPECT_EQ(end, kT0 + 12 * kMs);
 }
 
 TEST_F(SimgpuTimelineUnit, OnlyElapsedTimeCounts) {
-  uint64_t s = 0, e = 0;
+  Init(SchedMode::kFifo);
   int a = PidStatIndex(dev(), 100);
   int b = PidStatIndex(dev(), 200);
-  ASSERT_TRUE(Enqueue(dev(), a, 0, 10 * kMs, 1000 * kMs, &s, &e));
-  ASSERT_TRUE(Enqueue(dev(), b, 0, 10 * kMs, 1000 * kMs, &s, &e));
-  uint64_t now = 1004 * kMs;
-  Settle(dev(), now);
-  EXPECT_EQ(BusyNs(dev(), now), 4 * kMs);
-  EXPECT_EQ(PidBusyNs(dev(), a, now), 4 * kMs);
-  EXPECT_EQ(PidBusyNs(dev(), b, now), 0u);
-  now = 1015 * kMs;
-  Settle(dev(), now);
-  EXPECT_EQ(BusyNs(dev(), now), 15 * kMs);
-  EXPECT_EQ(PidBusyNs(dev(), a, now), 10 * kMs);
-  EXPECT_EQ(PidBusyNs(dev(), b, now), 5 * kMs);
-  now = 1100 * kMs;
-  Settle(dev(), now);
-  EXPECT_EQ(BusyNs(dev(), now), 20 * kMs);
+  Advance(dev(), 0, kT0);
+  ASSERT_NE(Enqueue(dev(), 1, a, {}, 10 * kMs, kT0), 0u);
+  ASSERT_NE(Enqueue(dev(), 2, b, {}, 10 * kMs, kT0), 0u);
+  uint64_t now = kT0 + 4 * kMs;
+  Advance(dev(), 0, now);
+  EXPECT_EQ(BusyNs(dev()), 4 * kMs);
+  EXPECT_EQ(PidBusyNs(dev(), a), 4 * kMs);
+  EXPECT_EQ(PidBusyNs(dev(), b), 0u);
+  now = kT0 + 15 * kMs;
+  Advance(dev(), 0, now);
+  EXPECT_EQ(BusyNs(dev()), 15 * kMs);
+  EXPECT_EQ(PidBusyNs(dev(), a), 10 * kMs);
+  EXPECT_EQ(PidBusyNs(dev(), b), 5 * kMs);
+  now = kT0 + 100 * kMs;
+  Advance(dev(), 0, now);
+  EXPECT_EQ(BusyNs(dev()), 20 * kMs);
   EXPECT_EQ(dev().segment_count, 0u);
   EXPECT_EQ(BusyInWindow(dev(), now, 1000 * kMs), 20 * kMs);
   EXPECT_EQ(PidBusyInWindow(dev(), b, now, 1000 * kMs), 10 * kMs);
-  now = 3000 * kMs;  // long after: outside the last second
-  Settle(dev(), now);
+  now = kT0 + 2000 * kMs;  // long after: outside the last second
+  Advance(dev(), 0, now);
   EXPECT_EQ(BusyInWindow(dev(), now, 1000 * kMs), 0u);
-  EXPECT_EQ(BusyNs(dev(), now), 20 * kMs);
-}
-
-TEST_F(SimgpuTimelineUnit, BackToBackKernelsOfOnePidShareOneSegment) {
-  uint64_t s = 0, e = 0;
-  for (int i = 0; i < 10 * kSegmentCapacity; ++i) {
-    ASSERT_TRUE(Enqueue(dev(), 0, 0, 10'000, 1000 * kMs, &s, &e));
-  }
-  EXPECT_EQ(dev().segment_count, 1u);
+  EXPECT_EQ(BusyNs(dev()), 20 * kMs);
 }
 
 TEST_F(SimgpuTimelineUnit, FullRingRefusesAndReportsWhenItFrees) {
-  uint64_t s = 0, e = 0;
+  Init(SchedMode::kFifo);
+  Advance(dev(), 0, kT0);
   for (int i = 0; i < kSegmentCapacity; ++i) {
-    ASSERT_TRUE(Enqueue(dev(), i % 2, 0, kMs, 1000 * kMs, &s, &e));
+    ASSERT_NE(Enqueue(dev(), 1 + i % 2, -1, {}, kMs, kT0), 0u);
   }
-  EXPECT_FALSE(Enqueue(dev(), 0, 0, kMs, 1000 * kMs, &s, &e));
-  EXPECT_EQ(OldestSegmentEnd(dev(), 1000 * kMs), 1001 * kMs);
-  Settle(dev(), 1001 * kMs);
-  EXPECT_TRUE(Enqueue(dev(), 0, 0, kMs, 1001 * kMs, &s, &e));
+  EXPECT_EQ(Enqueue(dev(), 1, -1, {}, kMs, kT0), 0u);
+  EXPECT_EQ(EarliestRoom(dev(), kT0), kT0 + kMs);
+  Advance(dev(), 0, kT0 + kMs);
+  EXPECT_NE(Enqueue(dev(), 1, -1, {}, kMs, kT0 + kMs), 0u);
+}
+
+TEST_F(SimgpuTimelineUnit, TwoContextsWithDeepQueuesGetHalfTheDeviceEach) {
+  Init(SchedMode::kTimeSlice);
+  for (int i = 0; i < 300; ++i) {
+    Launch(1, 5 * kMs, kT0);
+    Launch(2, 5 * kMs, kT0);
+  }
+  Advance(dev(), 0, kT0 + 1000 * kMs);
+  EXPECT_EQ(PidBusyNs(dev(), 0), 500 * kMs);
+  EXPECT_EQ(PidBusyNs(dev(), 1), 500 * kMs);
+  EXPECT_EQ(BusyNs(dev()), 1000 * kMs);
+}
+
+TEST_F(SimgpuTimelineUnit, ContextsTakeTurnsInContextOrder) {
+  Init(SchedMode::kTimeSlice);
+  for (int i = 0; i < 100; ++i) {
+    for (uint32_t ctx : {3u, 1u, 2u}) Launch(ctx, 5 * kMs, kT0);
+  }
+  Advance(dev(), 0, kT0 + 3 * kMs);  // context 1's slice, then context 2's
+  EXPECT_EQ(PidBusyNs(dev(), 0), 2 * kMs);
+  EXPECT_EQ(PidBusyNs(dev(), 1), 1 * kMs);
+  EXPECT_EQ(PidBusyNs(dev(), 2), 0u);
+  Advance(dev(), 0, kT0 + 600 * kMs);
+  for (int p = 0; p < 3; ++p) EXPECT_EQ(PidBusyNs(dev(), p), 200 * kMs);
+}
+
+TEST_F(SimgpuTimelineUnit, AKernelLongerThanASliceIsPreemptedAndResumes) {
+  Init(SchedMode::kTimeSlice);
+  uint64_t a = Launch(1, 5 * kMs, kT0);
+  uint64_t b = Launch(2, 5 * kMs, kT0);
+  Advance(dev(), 0, kT0 + kMs);
+  EXPECT_EQ(EarliestEnd(dev(), a), kT0 + 9 * kMs);  // the round robin played forward
+  EXPECT_EQ(EarliestEnd(dev(), b), kT0 + 10 * kMs);
+  Advance(dev(), 0, kT0 + 3 * kMs);
+  EXPECT_EQ(PidBusyNs(dev(), 0), 2 * kMs);  // preempted at its slice's end
+  EXPECT_EQ(PidBusyNs(dev(), 1), 1 * kMs);
+  // a: [0, 2) [4, 6) [8, 9); b: [2, 4) [6, 8) [9, 10)
+  EXPECT_EQ(EndOf(a), kT0 + 9 * kMs);
+  EXPECT_EQ(EndOf(b), kT0 + 10 * kMs);
+}
+
+TEST_F(SimgpuTimelineUnit, AShortKernelBesideADeepQueueRunsAtTheNextSlice) {
+  Init(SchedMode::kTimeSlice);
+  for (int i = 0; i < 100; ++i) Launch(1, 5 * kMs, kT0);
+  uint64_t shortk = Launch(2, kMs / 50, kT0 + 3 * kMs);
+  // The holder keeps the device until its slice ends at 4 ms.
+  EXPECT_EQ(EarliestEnd(dev(), shortk), kT0 + 4 * kMs + kMs / 50);
+  EXPECT_EQ(EndOf(shortk), kT0 + 4 * kMs + kMs / 50);
+}
+
+TEST_F(SimgpuTimelineUnit, AWaiterCountsTheHoldersQueuedWorkNotItsWholeSlice) {
+  Init(SchedMode::kTimeSlice);
+  for (int i = 0; i < 4; ++i) Launch(1, kMs / 10, kT0);  // 0.4 ms: less than its slice
+  uint64_t next = Launch(2, kMs, kT0 + kMs / 10);
+  EXPECT_EQ(EarliestEnd(dev(), next), kT0 + kMs * 14 / 10);
+  EXPECT_EQ(EndOf(next), kT0 + kMs * 14 / 10);
+}
+
+TEST_F(SimgpuTimelineUnit, FifoKeepsAShortKernelBehindTheWholeQueue) {
+  Init(SchedMode::kFifo);
+  for (int i = 0; i < 100; ++i) Launch(1, 5 * kMs, kT0);
+  uint64_t shortk = Launch(2, kMs / 50, kT0 + 3 * kMs);
+  EXPECT_EQ(EndOf(shortk), kT0 + 500 * kMs + kMs / 50);
+}
+
+TEST_F(SimgpuTimelineUnit, AContextWhoseWorkRunsOutGivesUpItsSlice) {
+  Init(SchedMode::kTimeSlice);
+  uint64_t a = Launch(1, kMs, kT0);
+  uint64_t b = Launch(2, 3 * kMs, kT0);
+  EXPECT_EQ(EndOf(a), kT0 + kMs);
+  EXPECT_EQ(EndOf(b), kT0 + 4 * kMs);  // alone: slice after slice
+  EXPECT_EQ(BusyNs(dev()), 4 * kMs);
+}
+
+TEST_F(SimgpuTimelineUnit, AKernelWaitingForAnotherContextsKernelLetsOthersRun) {
+  Init(SchedMode::kTimeSlice);
+  uint64_t a = Launch(1, 5 * kMs, kT0);
+  uint64_t b = Launch(2, kMs, kT0, KernelRef{0, a});
+  uint64_t c = Launch(2, kMs, kT0);  // behind b: a context's kernels run in launch order
+  EXPECT_EQ(EndOf(a), kT0 + 5 * kMs);
+  EXPECT_EQ(EndOf(b), kT0 + 6 * kMs);
+  EXPECT_EQ(EndOf(c), kT0 + 7 * kMs);
+}
+
+TEST_F(SimgpuTimelineUnit, AnIdleDeviceStartsALaunchAtOnce) {
+  Init(SchedMode::kTimeSlice);
+  uint64_t a = Launch(1, kMs, kT0);
+  Advance(dev(), 0, kT0 + 10 * kMs);
+  uint64_t end = 0;
+  ASSERT_TRUE(KernelEnded(dev(), a, &end));
+  EXPECT_EQ(end, kT0 + kMs);
+  uint64_t b = Launch(2, kMs, kT0 + 50 * kMs);
+  uint64_t c = Launch(1, kMs, kT0 + 50 * kMs);
+  EXPECT_EQ(EndOf(b), kT0 + 51 * kMs);
+  EXPECT_EQ(EndOf(c), kT0 + 52 * kMs);
+  EXPECT_EQ(BusyNs(dev()), 3 * kMs);
+}
+
+TEST_F(SimgpuTimelineUnit, EndsOfLongFinishedKernelsAreForgotten) {
+  Init(SchedMode::kFifo);
+  uint64_t first = Launch(1, 1000, kT0);
+  for (int i = 0; i < kEndCapacity; ++i) {
+    Launch(1, 1000, kT0 + static_cast<uint64_t>(i + 1) * kMs);
+  }
+  Advance(dev(), 0, kT0 + static_cast<uint64_t>(kEndCapacity + 2) * kMs);
+  uint64_t end = 1;
+  EXPECT_TRUE(KernelEnded(dev(), first, &end));
+  EXPECT_EQ(end, 0u);
+  EXPECT_TRUE(KernelEnded(dev(), first + 1, &end));
+  EXPECT_EQ(end, kT0 + kMs + 1000);
 }
 
 TEST_F(SimgpuTimelineUnit, PidTableReusesDeadPidsWhenFull) {

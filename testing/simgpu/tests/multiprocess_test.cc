@@ -109,6 +109,103 @@ TEST(SimgpuTimeline, QueuedWorkIsNotCountedBeforeItRuns) {
   close(fds[1]);
 }
 
+// Queues `count` launches of `kernel`, says so on `ready_fd`, then waits for them.
+int QueueDeep(const char* kernel, int count, int ready_fd) {
+  if (int rc = UseDevice(0); rc != 0) return rc;
+  CUmodule mod = nullptr;
+  CUfunction f = nullptr;
+  if (cuModuleLoadData(&mod, "image") != CUDA_SUCCESS) return 13;
+  if (cuModuleGetFunction(&f, mod, kernel) != CUDA_SUCCESS) return 14;
+  for (int i = 0; i < count; ++i) {
+    if (cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr) != CUDA_SUCCESS) {
+      return 15;
+    }
+  }
+  char c = 'q';
+  if (write(ready_fd, &c, 1) != 1) return 16;
+  return cuCtxSynchronize() == CUDA_SUCCESS ? 0 : 17;
+}
+
+// Device time of each PID over one second while two processes have deep queues of 5 ms kernels.
+void ExpectHalfEachOverOneSecond(const std::string& devices) {
+  PrivateState state(devices);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  ChildGuard a(Spawn([&] { return QueueDeep("busy_5000us", 400, fds[1]); }));
+  ChildGuard b(Spawn([&] { return QueueDeep("busy_5000us", 400, fds[1]); }));
+  char c;
+  ASSERT_EQ(read(fds[0], &c, 1), 1);
+  ASSERT_EQ(read(fds[0], &c, 1), 1);
+  nlohmann::json before = state.Stat()["devices"][0];
+  uint64_t t0 = NowNs();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  nlohmann::json after = state.Stat()["devices"][0];
+  uint64_t wall = NowNs() - t0;
+  uint64_t busy = after["busy_ns"].get<uint64_t>() - before["busy_ns"].get<uint64_t>();
+  EXPECT_LE(busy, wall);
+  EXPECT_GE(busy, wall * 95 / 100);  // both always have work queued
+  for (const auto& [pid, ns] : after["busy_ns_by_pid"].items()) {
+    uint64_t was = before["busy_ns_by_pid"].value(pid, uint64_t{0});
+    double share = static_cast<double>(ns.get<uint64_t>() - was) / static_cast<double>(busy);
+    EXPECT_NEAR(share, 0.5, 0.02) << "pid " << pid;
+  }
+  EXPECT_EQ(after["busy_ns_by_pid"].size(), 2u);
+  close(fds[0]);
+  close(fds[1]);
+}
+
+TEST(SimgpuTimeline, TwoProcessesWithDeepQueuesGetHalfTheDeviceEachWhenTimeSliced) {
+  ExpectHalfEachOverOneSecond("count=1");  // the default: time-sliced, 2 ms
+}
+
+TEST(SimgpuTimeline, HalfEachWithLongerSlicesToo) {
+  ExpectHalfEachOverOneSecond("count=1,sched=timeslice,timeslice=10ms");
+}
+
+// How long (ms) a 20 us kernel launched beside another process's 500 ms queue of 5 ms kernels
+// takes from its launch to cuCtxSynchronize's return.
+double ShortKernelBesideADeepQueue(const std::string& devices) {
+  PrivateState state(devices);
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  ChildGuard queue(Spawn([&] { return QueueDeep("busy_5000us", 100, fds[1]); }));
+  char c;
+  if (read(fds[0], &c, 1) != 1) return -1;
+  int out[2];
+  if (pipe(out) != 0) return -1;
+  ChildGuard one(Spawn([&] {
+    if (UseDevice(0) != 0) return 1;
+    CUmodule mod = nullptr;
+    CUfunction f = nullptr;
+    cuModuleLoadData(&mod, "image");
+    cuModuleGetFunction(&f, mod, "busy_20us");
+    uint64_t t0 = NowNs();
+    cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr);
+    if (cuCtxSynchronize() != CUDA_SUCCESS) return 2;
+    double ms = static_cast<double>(NowNs() - t0) / 1e6;
+    return write(out[1], &ms, sizeof(ms)) == sizeof(ms) ? 0 : 3;
+  }));
+  double ms = -1;
+  if (read(out[0], &ms, sizeof(ms)) != sizeof(ms)) return -1;
+  EXPECT_EQ(state.Stat()["devices"][0]["sched"],
+            devices.find("fifo") == std::string::npos ? "timeslice" : "fifo");
+  for (int fd : {fds[0], fds[1], out[0], out[1]}) close(fd);
+  return ms;
+}
+
+TEST(SimgpuTimeline, AShortKernelBesideADeepQueueWaitsAboutOneSliceWhenTimeSliced) {
+  double ms = ShortKernelBesideADeepQueue("count=1");
+  // At most the rest of the other context's 2 ms slice and its own 20 us (plus wake-up slack on a
+  // loaded machine), not the 500 ms queue.
+  EXPECT_GT(ms, 0.02);
+  EXPECT_LT(ms, 2.02 + 3);
+}
+
+TEST(SimgpuTimeline, FifoKeepsAShortKernelBehindTheWholeQueue) {
+  double ms = ShortKernelBesideADeepQueue("count=1,sched=fifo");
+  EXPECT_GT(ms, 400);  // launch order: after the other process's queue
+}
+
 TEST(SimgpuMemory, KilledProcessMemoryIsReleased) {
   PrivateState state("count=1,memory=4GiB");
   int fds[2];
