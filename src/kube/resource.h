@@ -35,6 +35,13 @@ inline constexpr Resource kValidatingWebhookConfigurations{
     "ValidatingWebhookConfiguration", "admissionregistration.k8s.io/v1", false};
 inline constexpr Resource kLeases{"/apis/coordination.k8s.io/v1", "leases", "Lease",
                                   "coordination.k8s.io/v1", true};
+// Dynamic Resource Allocation (resource.k8s.io/v1): what a DRA driver publishes and reads.
+inline constexpr Resource kResourceSlices{"/apis/resource.k8s.io/v1", "resourceslices",
+                                          "ResourceSlice", "resource.k8s.io/v1", false};
+inline constexpr Resource kDeviceClasses{"/apis/resource.k8s.io/v1", "deviceclasses", "DeviceClass",
+                                         "resource.k8s.io/v1", false};
+inline constexpr Resource kResourceClaims{"/apis/resource.k8s.io/v1", "resourceclaims",
+                                          "ResourceClaim", "resource.k8s.io/v1", true};
 
 // The collection: namespaced when `ns` is set and the resource is namespaced, else cluster-wide.
 std::string CollectionPath(const Resource& resource, std::string_view ns);

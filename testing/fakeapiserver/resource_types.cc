@@ -44,6 +44,13 @@ const std::vector<ResourceType>& ResourceTypes() {
        .kind = "Lease",
        .group = "coordination.k8s.io",
        .version = "v1"},
+      {.plural = "resourceslices",
+       .singular = "resourceslice",
+       .kind = "ResourceSlice",
+       .group = "resource.k8s.io",
+       .version = "v1",
+       .namespaced = false,
+       .field_labels = {"spec.nodeName", "spec.driver"}},
   };
   return kTypes;
 }
