@@ -60,7 +60,7 @@ class ResourceSlicePublisher {
 
   // Starts the publishing thread, which publishes once Update has given it the GPUs. Does not wait
   // for the API server. kInvalidArgument when the node name or uid is empty; kFailedPrecondition
-  // when already started.
+  // when it was started before (a publisher starts once, also after Stop).
   Status Start();
   // Ends the thread (an API call in flight is cancelled); the slice stays (see above).
   void Stop();
