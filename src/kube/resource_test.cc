@@ -16,6 +16,15 @@ TEST(ResourceTest, Paths) {
   EXPECT_EQ(CollectionPath(kEvents, "d"), "/api/v1/namespaces/d/events");
 }
 
+TEST(ResourceTest, DynamicResourceAllocationPaths) {
+  EXPECT_EQ(ObjectPath(kResourceSlices, "ignored", "n1-gpu.tessera.io"),
+            "/apis/resource.k8s.io/v1/resourceslices/n1-gpu.tessera.io");
+  EXPECT_EQ(ObjectPath(kDeviceClasses, "", "gpu.tessera.io"),
+            "/apis/resource.k8s.io/v1/deviceclasses/gpu.tessera.io");
+  EXPECT_EQ(ObjectPath(kResourceClaims, "ml", "c1"),
+            "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/c1");
+}
+
 TEST(ResourceTest, QueryEncodingSkipsEmptyValues) {
   EXPECT_EQ(
       QueryString({{"fieldSelector", "spec.nodeName=n1"}, {"labelSelector", ""}, {"limit", "500"}}),

@@ -411,32 +411,36 @@ TEST_F(DeployTest, WebhooksPointAtTheSchedulerAndGetTheirCertificate) {
 using Right = std::tuple<std::string, std::string, std::string, std::string>;
 using Rights = std::set<Right>;
 
-// Least privilege: each part has exactly the rights its code uses (the calls are listed in
-// deploy/*/rbac.yaml), narrowed to one object where the code touches one; the built-in roles go
-// only to the second kube-scheduler, which has its own ServiceAccount.
-TEST_F(DeployTest, RbacGivesEachPartExactlyWhatItCalls) {
+// What each ServiceAccount may do in `objects`: the rules of the Roles and ClusterRoles bound to
+// it, and the names of roles bound to it that `objects` does not hold (built-in ones).
+struct ServiceAccountRights {
   std::map<std::string, Rights> rights;
   std::map<std::string, std::set<std::string>> external_roles;
-  for (const YAML::Node& b : objects()) {
+};
+
+ServiceAccountRights RightsOf(const std::vector<YAML::Node>& objects) {
+  ServiceAccountRights out;
+  for (const YAML::Node& b : objects) {
     std::string kind = b["kind"].as<std::string>("");
     if (kind != "RoleBinding" && kind != "ClusterRoleBinding") continue;
     std::string role_kind = b["roleRef"]["kind"].as<std::string>();
     std::string role_name = b["roleRef"]["name"].as<std::string>();
-    std::optional<YAML::Node> role = Find(objects(), role_kind, role_name);
+    std::optional<YAML::Node> role = Find(objects, role_kind, role_name);
     for (const YAML::Node& s : b["subjects"]) {
       std::string sa = s["name"].as<std::string>();
       if (!role) {
-        external_roles[sa].insert(role_name);
+        out.external_roles[sa].insert(role_name);
         continue;
       }
       for (const YAML::Node& rule : (*role)["rules"]) {
-        std::vector<std::string> names = Strings(rule["resourceNames"]);
+        std::vector<std::string> names;
+        for (const YAML::Node& n : rule["resourceNames"]) names.push_back(n.as<std::string>());
         if (names.empty()) names = {"*"};
         for (const YAML::Node& g : rule["apiGroups"]) {
           for (const YAML::Node& r : rule["resources"]) {
             for (const YAML::Node& v : rule["verbs"]) {
               for (const std::string& n : names) {
-                rights[sa].insert(
+                out.rights[sa].insert(
                     {g.as<std::string>(), r.as<std::string>(), v.as<std::string>(), n});
               }
             }
@@ -445,11 +449,23 @@ TEST_F(DeployTest, RbacGivesEachPartExactlyWhatItCalls) {
       }
     }
   }
-  for (const auto& [sa, set] : rights) {
+  for (const auto& [sa, set] : out.rights) {
     for (const auto& [g, r, v, n] : set) {
       EXPECT_TRUE(g != "*" && r != "*" && v != "*") << sa << " has a wildcard rule";
     }
   }
+  return out;
+}
+
+const Rights kNodeAgentRights = {{"", "events", "create", "*"}, {"", "pods", "list", "*"},
+                                 {"", "pods", "watch", "*"},    {"", "pods", "patch", "*"},
+                                 {"", "nodes", "get", "*"},     {"", "nodes", "patch", "*"}};
+
+// Least privilege: each part has exactly the rights its code uses (the calls are listed in
+// deploy/*/rbac.yaml), narrowed to one object where the code touches one; the built-in roles go
+// only to the second kube-scheduler, which has its own ServiceAccount.
+TEST_F(DeployTest, RbacGivesEachPartExactlyWhatItCalls) {
+  auto [rights, external_roles] = RightsOf(objects());
   EXPECT_EQ(rights["tessera-scheduler"],
             (Rights{{"", "nodes", "list", "*"},
                     {"", "nodes", "watch", "*"},
@@ -468,12 +484,7 @@ TEST_F(DeployTest, RbacGivesEachPartExactlyWhatItCalls) {
                     {"coordination.k8s.io", "leases", "update", "tessera-scheduler"},
                     {"", "pods", "patch", "*"}}));
   EXPECT_TRUE(external_roles["tessera-scheduler"].empty());
-  EXPECT_EQ(rights["tessera-node"], (Rights{{"", "events", "create", "*"},
-                                            {"", "pods", "list", "*"},
-                                            {"", "pods", "watch", "*"},
-                                            {"", "pods", "patch", "*"},
-                                            {"", "nodes", "get", "*"},
-                                            {"", "nodes", "patch", "*"}}));
+  EXPECT_EQ(rights["tessera-node"], kNodeAgentRights);
   EXPECT_TRUE(external_roles["tessera-node"].empty());
   EXPECT_EQ(rights["tessera-kube-scheduler"],
             (Rights{{"coordination.k8s.io", "leases", "create", "*"},
@@ -546,6 +557,119 @@ TEST_F(DeployTest, NetworkPolicyAdmitsOnlyKubeSchedulerTheApiServerAndPrometheus
                 ["tessera.io/metrics-scraper"]
                     .as<std::string>(),
             "true");
+}
+
+// The DRA mode (deploy/components/dra, as testing/deploy/overlays/dra lists it): the node agent
+// gets --node.mode=dra and kubelet's plugin folders, exactly the DRA calls on top of its rights,
+// the DeviceClass and a policy that confines its slice writes to its node; the default install
+// has none of it.
+class DeployDraTest : public DeployTest {
+ protected:
+  void SetUp() override {
+    DeployTest::SetUp();
+    if (IsSkipped()) return;
+    ASSERT_EQ(Dra().error, "");
+  }
+  static const Rendered& Dra() {
+    static const Rendered r =
+        Render(std::string(TESSERA_SOURCE_DIR) + "/testing/deploy/overlays/dra");
+    return r;
+  }
+  static YAML::Node DraGet(const std::string& kind, const std::string& name) {
+    std::optional<YAML::Node> o = Find(Dra().objects, kind, name);
+    EXPECT_TRUE(o.has_value()) << kind << " " << name << " is not in the DRA overlay";
+    return o ? *o : YAML::Node();
+  }
+};
+
+TEST_F(DeployDraTest, TheAgentGetsTheModeAndKubeletsPluginFolders) {
+  YAML::Node pod = PodSpec(DraGet("DaemonSet", "tessera-node"));
+  std::vector<std::string> args = Strings(Container(pod, "tessera-node")["args"]);
+  EXPECT_EQ(FlagValue(args, "--node.mode"), "dra");
+  EXPECT_EQ(FlagValue(Strings(Container(PodSpec(Get("DaemonSet", "tessera-node")),
+                                        "tessera-node")["args"]),
+                      "--node.mode"),
+            "")
+      << "the default install keeps the device plugins";
+  std::map<std::string, std::string> host_of;  // volume -> host path
+  for (const YAML::Node& v : pod["volumes"]) {
+    if (v["hostPath"])
+      host_of[v["name"].as<std::string>()] = v["hostPath"]["path"].as<std::string>();
+  }
+  std::set<std::string> mounted;
+  for (const YAML::Node& m : Container(pod, "tessera-node")["volumeMounts"]) {
+    auto it = host_of.find(m["name"].as<std::string>());
+    if (it == host_of.end()) continue;
+    EXPECT_EQ(it->second, m["mountPath"].as<std::string>())
+        << "kubelet reaches the sockets by host path: mount them at the same path";
+    mounted.insert(it->second);
+  }
+  const std::string kubelet_dir = FlagValue(args, "--kubelet-dir");
+  for (const std::string& folder : {kubelet_dir + "/plugins_registry", kubelet_dir + "/plugins"}) {
+    EXPECT_TRUE(mounted.contains(folder)) << folder << " is not mounted";
+  }
+}
+
+TEST_F(DeployDraTest, RbacAddsExactlyTheDraCalls) {
+  auto [rights, external_roles] = RightsOf(Dra().objects);
+  Rights node = kNodeAgentRights;
+  node.insert({{"resource.k8s.io", "resourceslices", "list", "*"},
+               {"resource.k8s.io", "resourceslices", "create", "*"},
+               {"resource.k8s.io", "resourceslices", "update", "*"},
+               {"resource.k8s.io", "resourceslices", "delete", "*"},
+               {"resource.k8s.io", "resourceclaims", "get", "*"}});
+  EXPECT_EQ(rights["tessera-node"], node);
+  EXPECT_FALSE(external_roles.contains("tessera-node"));
+  // Nobody else gains anything.
+  auto [base_rights, base_external] = RightsOf(objects());
+  for (const auto& [sa, set] : rights) {
+    if (sa != "tessera-node") {
+      EXPECT_EQ(set, base_rights[sa]) << sa;
+    }
+  }
+  EXPECT_EQ(external_roles, base_external);
+}
+
+TEST_F(DeployDraTest, TheDeviceClassSelectsTheDriversDevices) {
+  YAML::Node selectors = DraGet("DeviceClass", "gpu.tessera.io")["spec"]["selectors"];
+  ASSERT_EQ(selectors.size(), 1u);
+  EXPECT_EQ(selectors[0]["cel"]["expression"].as<std::string>(),
+            "device.driver == \"gpu.tessera.io\"");
+  EXPECT_FALSE(Find(objects(), "DeviceClass", "gpu.tessera.io"))
+      << "the default install publishes no ResourceSlice: no class for them";
+}
+
+// The policy applies to the agent's ServiceAccount (the one its DaemonSet runs as), to every
+// write of a ResourceSlice, and denies.
+TEST_F(DeployDraTest, AgentsWriteOnlyTheirOwnNodesSlices) {
+  YAML::Node policy = DraGet("ValidatingAdmissionPolicy", "tessera-node-resourceslices");
+  YAML::Node spec = policy["spec"];
+  EXPECT_EQ(spec["failurePolicy"].as<std::string>(), "Fail");
+  YAML::Node rule = spec["matchConstraints"]["resourceRules"][0];
+  EXPECT_EQ(Strings(rule["apiGroups"]), std::vector<std::string>{"resource.k8s.io"});
+  EXPECT_EQ(Strings(rule["resources"]), std::vector<std::string>{"resourceslices"});
+  EXPECT_EQ(Strings(rule["operations"]), (std::vector<std::string>{"CREATE", "UPDATE", "DELETE"}));
+  EXPECT_EQ(spec["matchConstraints"]["matchPolicy"].as<std::string>(), "Equivalent")
+      << "writes through other versions of resource.k8s.io are checked too";
+  YAML::Node ds = DraGet("DaemonSet", "tessera-node");
+  std::string user = "system:serviceaccount:" + ds["metadata"]["namespace"].as<std::string>() +
+                     ":" + PodSpec(ds)["serviceAccountName"].as<std::string>();
+  EXPECT_EQ(spec["matchConditions"][0]["expression"].as<std::string>(),
+            "request.userInfo.username == \"" + user + "\"");
+  // The node named in the agent's token, the slice's node (the old object for a DELETE), the
+  // driver.
+  std::string cel;
+  for (const char* list : {"variables", "validations"}) {
+    for (const YAML::Node& v : spec[list]) cel += v["expression"].as<std::string>() + "\n";
+  }
+  for (const char* part : {"authentication.kubernetes.io/node-name", "spec.?nodeName",
+                           "spec.driver == \"gpu.tessera.io\"", "oldObject"}) {
+    EXPECT_NE(cel.find(part), std::string::npos) << part << " is not in:\n" << cel;
+  }
+  YAML::Node binding = DraGet("ValidatingAdmissionPolicyBinding", "tessera-node-resourceslices");
+  EXPECT_EQ(binding["spec"]["policyName"].as<std::string>(),
+            policy["metadata"]["name"].as<std::string>());
+  EXPECT_EQ(Strings(binding["spec"]["validationActions"]), std::vector<std::string>{"Deny"});
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
 // deploy/helm/tessera, rendered by real Helm (the dev cluster's, testing/cluster/upstream/helm):
 // at its defaults it renders the objects of `kubectl kustomize deploy`, field by field (so a
 // change of deploy/ that is not carried into the chart fails here, with the diff to carry); with
-// the dev cluster's values the objects of its overlay, and with networkPolicy the component's;
-// it passes `helm lint --strict`, and every value users set reaches the parts (their flags
-// accepted by the `tessera` binary, the webhooks, kube-scheduler's configuration, the objects
-// for Prometheus and Grafana).
+// the dev cluster's values the objects of its overlay, with networkPolicy and node.mode=dra the
+// components'; it passes `helm lint --strict`, and every value users set reaches the parts (their
+// flags accepted by the `tessera` binary, the webhooks, kube-scheduler's configuration, the
+// objects for Prometheus and Grafana).
 // Skipped (with a message) only where kubectl (1.21+) or the built helm is missing.
 #include <gtest/gtest.h>
 
@@ -75,6 +75,30 @@ TEST_F(DeployHelmChartTest, NetworkPolicyValuesRenderTheComponent) {
   ExpectSameObjects({"--set", "networkPolicy.enabled=true", "--set",
                      "networkPolicy.apiServerCIDRs={10.0.0.10/32}"},
                     kSource + "/testing/deploy/overlays/network-policy");
+}
+
+TEST_F(DeployHelmChartTest, DraModeRendersTheDraComponent) {
+  ExpectSameObjects({"--set", "node.mode=dra"}, kSource + "/testing/deploy/overlays/dra");
+}
+
+// A mistyped mode would quietly keep the device plugins.
+TEST_F(DeployHelmChartTest, UnknownNodeModeIsRefused) {
+  Rendered chart = RenderChart("tessera-system", {"--set", "node.mode=DRA"});
+  EXPECT_NE(chart.error.find("node.mode: \"DRA\" is not a mode"), std::string::npos) << chart.error;
+}
+
+// In another namespace, the DRA policy and binding name the agent's ServiceAccount there.
+TEST_F(DeployHelmChartTest, DraModeNamesTheAgentOfTheReleaseNamespace) {
+  Rendered chart = RenderChart("gpu-system", {"--set", "node.mode=dra"});
+  ASSERT_EQ(chart.error, "");
+  std::optional<YAML::Node> policy =
+      Find(chart.objects, "ValidatingAdmissionPolicy", "tessera-node-resourceslices");
+  ASSERT_TRUE(policy.has_value());
+  EXPECT_EQ((*policy)["spec"]["matchConditions"][0]["expression"].as<std::string>(),
+            "request.userInfo.username == \"system:serviceaccount:gpu-system:tessera-node\"");
+  std::optional<YAML::Node> binding = Find(chart.objects, "ClusterRoleBinding", "tessera-node-dra");
+  ASSERT_TRUE(binding.has_value());
+  EXPECT_EQ((*binding)["subjects"][0]["namespace"].as<std::string>(), "gpu-system");
 }
 
 TEST_F(DeployHelmChartTest, LintsStrictWithEachValuesFile) {

@@ -57,6 +57,13 @@ const std::vector<ResourceType>& ResourceTypes() {
        .kind = "ResourceClaimTemplate",
        .group = "resource.k8s.io",
        .version = "v1"},
+      {.plural = "resourceslices",
+       .singular = "resourceslice",
+       .kind = "ResourceSlice",
+       .group = "resource.k8s.io",
+       .version = "v1",
+       .namespaced = false,
+       .field_labels = {"spec.nodeName", "spec.driver"}},
   };
   return kTypes;
 }

@@ -86,3 +86,11 @@ imagePullSecrets:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end }}
+
+{{/* node.mode, refused unless device-plugin or dra (a typo would silently keep the plugins). */}}
+{{- define "tessera.nodeMode" -}}
+{{- if not (has .Values.node.mode (list "device-plugin" "dra")) }}
+{{- fail (printf "node.mode: %q is not a mode; use device-plugin or dra" .Values.node.mode) }}
+{{- end }}
+{{- .Values.node.mode }}
+{{- end }}

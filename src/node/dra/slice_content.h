@@ -1,0 +1,71 @@
+// What the node's ResourceSlice (resource.k8s.io/v1) holds: one pool named after the node, one
+// device `gpu-<index>` per healthy GPU with its attributes and the consumable capacities
+// `memory` (bytes) and `cores` (percent), shared between claims (allowMultipleAllocations).
+//
+//   ResourceSlice  <node>-gpu.tessera.io, owned by the Node (it goes when the node goes)
+//     spec: driver gpu.tessera.io, nodeName <node>, pool {name <node>, generation, count 1}
+//     devices[]: name gpu-0, allowMultipleAllocations: true,
+//       attributes: uuid, index, model, memory (MiB), sms, pciBusID, numaNode
+//       capacity: memory {value 80Gi, requestPolicy {default 80Gi, validRange {256Mi, step 256Mi}}}
+//                 cores  {value 100,  requestPolicy {default 0, validRange {0..100, step 1}}}
+//
+// Everything here respects the pinned API server's validation
+// (pkg/apis/resource/validation/validation.go, Kubernetes v1.36): a GPU that cannot be published
+// validly is left out with a warning rather than failing the whole slice. Pure functions:
+// thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "node/gpu/gpu.h"
+
+namespace tessera::node {
+
+inline constexpr std::string_view kDraDriverName = "gpu.tessera.io";
+
+// The consumable memory is handed out in steps of this many bytes (256 MiB), from one step up.
+inline constexpr uint64_t kMemoryStepBytes = 256ull << 20;
+// At most this many devices in one ResourceSlice (ResourceSliceMaxDevices).
+inline constexpr size_t kMaxDevicesPerSlice = 128;
+// String and version attribute values longer than this are refused (DeviceAttributeMaxValueLength).
+inline constexpr size_t kMaxAttributeValueLength = 64;
+
+// The device name of the GPU with NVML index `index`: "gpu-<index>".
+std::string DraDeviceName(int index);
+
+// The ResourceSlice's name for `node_name`: "<node>-gpu.tessera.io", a DNS subdomain of at most
+// 253 characters; for a node name too long for that, its first characters plus a hash of the
+// whole name, so different nodes keep different names.
+std::string ResourceSliceName(std::string_view node_name);
+
+// A byte count as the API server writes a quantity back (canonical form): the largest binary
+// suffix that keeps it whole ("80Gi", "143771Mi"), a plain number below 1024.
+std::string BytesQuantity(uint64_t bytes);
+
+// spec.devices for these GPUs: the healthy ones in index order, at most kMaxDevicesPerSlice. A GPU
+// with less memory than two steps (512 MiB) is left out: the memory request policy would not be
+// valid for it.
+nlohmann::json SliceDevices(const std::vector<GpuInfo>& gpus);
+
+struct SliceOwner {
+  std::string node_name;
+  std::string node_uid;  // the Node's metadata.uid, for the ownerReference
+};
+
+// The whole ResourceSlice object to create or to update (an update adds metadata.resourceVersion).
+// `devices` as SliceDevices returns them; an empty list leaves spec.devices out, as the server
+// stores it.
+nlohmann::json ResourceSliceObject(const SliceOwner& owner, const nlohmann::json& devices,
+                                   int64_t pool_generation);
+
+// Whether the stored slice already says what `desired` says: every field of desired's spec and
+// metadata.ownerReferences is in `stored` with the same value (fields the server adds are
+// ignored); pool.generation is not compared.
+bool SliceMatches(const nlohmann::json& stored, const nlohmann::json& desired);
+
+}  // namespace tessera::node
