@@ -10,6 +10,9 @@
 //   extender-default       the selector, kube-scheduler's adaptive sample (at least 100 nodes)
 //   extender-100-all-nodes percentage 100 without the selector: CPU-only nodes reach the extender
 //   no-extender-100/-default  the same kube-scheduler on the same nodes, pods without GPUs
+//   dra-100/-default       the same kube-scheduler allocating each pod's ResourceClaim (DRA with
+//                          consumable capacity, docs/dra.md) from the GPU nodes' ResourceSlices,
+//                          which are written here as the node agent would publish them
 // Both schedulers' API clients get the same limit (500 requests/s, burst 1000): with the
 // extender it is the Tessera scheduler that posts the Bindings.
 // Pods of the extender runs ask for GPUs in the three dialects; a fraction of the nodes has GPUs
@@ -42,6 +45,7 @@
 #include "kube/client.h"
 #include "kube/connection.h"
 #include "kube/informer.h"
+#include "node/dra/slice_content.h"
 
 namespace {
 
@@ -190,6 +194,23 @@ std::string Inventory(int i) {
   return Json{{"version", 1}, {"gpus", gpus}}.dump();
 }
 
+// The GPU node's ResourceSlice as its agent would publish it in DRA mode: the same 8 GPUs.
+Json SliceObject(int i, const std::string& node_uid) {
+  std::vector<tessera::node::GpuInfo> gpus;
+  for (const Json& g : Json::parse(Inventory(i))["gpus"]) {
+    gpus.push_back({.uuid = g["uuid"],
+                    .index = g["index"],
+                    .model = g["model"],
+                    .memory_mib = g["memoryMiB"],
+                    .sms = g["sms"],
+                    .numa = g["numa"]});
+  }
+  Json slice = tessera::node::ResourceSliceObject({NodeName(i), node_uid},
+                                                  tessera::node::SliceDevices(gpus), 1);
+  slice["metadata"]["labels"] = {{kBenchLabel, "true"}};
+  return slice;
+}
+
 Status CreateNodes(Client& client, const tessera::annotations::Signing& signing, int n,
                    int gpu_percent) {
   return ForEach(n, 8, [&](int i) -> Status {
@@ -205,7 +226,10 @@ Status CreateNodes(Client& client, const tessera::annotations::Signing& signing,
     for (auto& [name, value] : signing.Signed("tessera.io/gpus", uid, Inventory(i))) {
       annotations[name] = value;
     }
-    return client.PatchAnnotations(tessera::kube::kNodes, "", NodeName(i), annotations).status();
+    Status patched =
+        client.PatchAnnotations(tessera::kube::kNodes, "", NodeName(i), annotations).status();
+    if (!patched.ok()) return patched;
+    return client.Create(tessera::kube::kResourceSlices, "", SliceObject(i, uid)).status();
   });
 }
 
@@ -229,33 +253,80 @@ struct Variant {
   bool extender;
   int percentage;          // percentageOfNodesToScore, 0 = kube-scheduler's default
   bool gpu_node_selector;  // the pods select tessera.io/gpu-node=true, as the webhook gives them
+  bool dra = false;        // each pod has a ResourceClaim of the GPU the extender runs ask for
 };
+
+// The DRA runs' claim of pod i: the extender runs' requests in turn (4 GiB; the vcuda pods 20%
+// of the cores too), as the webhook's DRA mode would write them.
+Json ClaimObject(int i, const std::string& run) {
+  Json requests = {{"memory", "4Gi"}};
+  if (i % 3 == 1) requests["cores"] = "20";
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceClaim"},
+          {"metadata",
+           {{"name", run + "-" + std::to_string(i)},
+            {"namespace", "default"},
+            {"labels", {{kBenchLabel, run}}}}},
+          {"spec",
+           {{"devices",
+             {{"requests",
+               {{{"name", "gpu"},
+                 {"exactly",
+                  {{"deviceClassName", "gpu.tessera.io"},
+                   {"capacity", {{"requests", requests}}}}}}}}}}}}};
+}
 
 Json PodObject(int i, const Variant& v, const std::string& run) {
   Json selector = {{kBenchLabel, "true"}};
   if (v.gpu_node_selector) selector["tessera.io/gpu-node"] = "true";
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata",
-           {{"name", run + "-" + std::to_string(i)},
-            {"namespace", "default"},
-            // The webhook is not involved: the runs name their own scheduler.
-            {"labels", {{kBenchLabel, run}, {"tessera.io/webhook", "ignore"}}}}},
-          {"spec",
-           {{"schedulerName", v.scheduler},
-            {"nodeSelector", selector},
-            // No kubelet ever reports these nodes: tolerate the taints that this brings.
-            {"tolerations", {{{"operator", "Exists"}}}},
-            {"containers",
-             {{{"name", "main"},
-               {"image", "tessera.local/workload:dev"},
-               {"resources",
-                {{"limits", Limits(i, v.extender)}, {"requests", Limits(i, v.extender)}}}}}}}}};
+  Json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata",
+               {{"name", run + "-" + std::to_string(i)},
+                {"namespace", "default"},
+                // The webhook is not involved: the runs name their own scheduler.
+                {"labels", {{kBenchLabel, run}, {"tessera.io/webhook", "ignore"}}}}},
+              {"spec",
+               {{"schedulerName", v.scheduler},
+                {"nodeSelector", selector},
+                // No kubelet ever reports these nodes: tolerate the taints that this brings.
+                {"tolerations", {{{"operator", "Exists"}}}},
+                {"containers",
+                 {{{"name", "main"},
+                   {"image", "tessera.local/workload:dev"},
+                   {"resources",
+                    {{"limits", Limits(i, v.extender)}, {"requests", Limits(i, v.extender)}}}}}}}}};
+  if (v.dra) {
+    pod["spec"]["resourceClaims"] = {
+        {{"name", "gpu"}, {"resourceClaimName", run + "-" + std::to_string(i)}}};
+    pod["spec"]["containers"][0]["resources"]["claims"] = {{{"name", "gpu"}}};
+  }
+  return pod;
 }
 
 Status DeleteAll(Client& client, const std::string& collection, const std::string& selector) {
   Json options = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}, {"gracePeriodSeconds", 0}};
   return client.Request("DELETE", collection + "?labelSelector=" + selector, &options).status();
+}
+
+// The DeviceClass of deploy/ (DRA runs), unless the cluster has it.
+Status EnsureDeviceClass(Client& client) {
+  Json device_class = {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "DeviceClass"},
+      {"metadata", {{"name", tessera::node::kDraDriverName}}},
+      {"spec",
+       {{"selectors", {{{"cel", {{"expression", "device.driver == \"gpu.tessera.io\""}}}}}}}}};
+  tessera::Result<Json> made = client.Create(tessera::kube::kDeviceClasses, "", device_class);
+  if (made.ok() || made.status().code() == tessera::StatusCode::kAlreadyExists) return Status::Ok();
+  return made.status();
+}
+
+void DeleteBenchObjects(Client& client) {
+  const std::string selector = std::string(kBenchLabel) + "%3Dtrue";
+  (void)DeleteAll(client, tessera::kube::CollectionPath(tessera::kube::kResourceSlices, ""),
+                  selector);
+  (void)DeleteAll(client, "/api/v1/nodes", selector);
 }
 
 struct Histogram {
@@ -355,6 +426,11 @@ struct RunResult {
 RunResult Run(Client& client, const Args& a, const Variant& v, int nodes, int round) {
   const std::string run = "r" + std::to_string(nodes) + "-" + std::to_string(round);
   Status created = ForEach(a.pods, 8, [&](int i) {
+    if (v.dra) {
+      Status claim =
+          client.Create(tessera::kube::kResourceClaims, "default", ClaimObject(i, run)).status();
+      if (!claim.ok()) return claim;
+    }
     return client.Create(tessera::kube::kPods, "default", PodObject(i, v, run)).status();
   });
   if (!created.ok()) Die("creating pods: " + created.message());
@@ -405,6 +481,12 @@ RunResult Run(Client& client, const Args& a, const Variant& v, int nodes, int ro
   Status deleted =
       DeleteAll(client, "/api/v1/namespaces/default/pods", std::string(kBenchLabel) + "%3D" + run);
   if (!deleted.ok()) Die("deleting pods: " + deleted.message());
+  if (v.dra) {
+    deleted =
+        DeleteAll(client, tessera::kube::CollectionPath(tessera::kube::kResourceClaims, "default"),
+                  std::string(kBenchLabel) + "%3D" + run);
+    if (!deleted.ok()) Die("deleting claims: " + deleted.message());
+  }
   return r;
 }
 
@@ -421,7 +503,9 @@ int main(int argc, char** argv) {
   if (!client.ok()) Die(client.status().message());
   auto signing = tessera::annotations::Signing::FromKeyFile(a.annotation_key);
   if (!signing.ok()) Die(signing.status().message());
-  (void)DeleteAll(**client, "/api/v1/nodes", std::string(kBenchLabel) + "%3Dtrue");
+  DeleteBenchObjects(**client);
+  Status device_class = EnsureDeviceClass(**client);
+  if (!device_class.ok()) Die("creating the DeviceClass: " + device_class.message());
 
   Process tessera;
   tessera.Start(
@@ -436,7 +520,9 @@ int main(int argc, char** argv) {
       {"extender-default", "bench-tessera", true, 0, true},
       {"extender-100-all-nodes", "bench-tessera", true, 100, false},
       {"no-extender-100", "bench-plain", false, 100, false},
-      {"no-extender-default", "bench-plain", false, 0, false}};
+      {"no-extender-default", "bench-plain", false, 0, false},
+      {"dra-100", "bench-plain", false, 100, false, true},
+      {"dra-default", "bench-plain", false, 0, false, true}};
   int round = 0;
   for (int nodes : a.nodes) {
     auto t0 = Clock::now();
@@ -480,9 +566,10 @@ int main(int argc, char** argv) {
       if (own <= 0) continue;
       std::cout << "   percentageOfNodesToScore " << p << ", " << nodes
                 << " nodes: with the extender " << 100.0 * rate[std::string("extender-") + p] / own
-                << "% of kube-scheduler's own throughput (goal: 80% or more)\n";
+                << "% of kube-scheduler's own throughput (goal: 80% or more); DRA claims "
+                << 100.0 * rate[std::string("dra-") + p] / own << "%\n";
     }
-    (void)DeleteAll(**client, "/api/v1/nodes", std::string(kBenchLabel) + "%3Dtrue");
+    DeleteBenchObjects(**client);
   }
   return 0;
 }

@@ -12,6 +12,7 @@
 #include "log/log.h"
 #include "node/agent.h"
 #include "node/config_keys.h"
+#include "node/dra/board_slice_publisher.h"
 #include "node/dra/claim_source.h"
 #include "node/dra/dra_driver.h"
 #include "node/dra/dra_plugin.h"
@@ -47,10 +48,12 @@ struct DraParts {
                 .library_path = o.allocator.library_path,
                 .driver_root = o.allocator.driver_root},
                claims, board),
-        plugin({.kubelet_dir = o.kubelet_dir, .pool = o.allocator.node_name}, driver, board) {}
+        plugin({.kubelet_dir = o.kubelet_dir, .pool = o.allocator.node_name}, driver, board),
+        slices(client, {.node_name = o.allocator.node_name, .node_uid = o.node_uid}, board) {}
   dra::KubeClaimSource claims;
   dra::DraDriver driver;
   dra::DraPlugin plugin;
+  BoardSlicePublisher slices;
 };
 
 int Run(const config::Config& cfg, const std::vector<std::string>& args) {
@@ -116,9 +119,16 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
   Agent agent(*options, *gpus, pods, pods, kubelet);
   std::unique_ptr<DraParts> dra;
   if (options->mode == NodeMode::kDra) {
+    if (options->node_uid.empty()) {
+      // The ResourceSlice is owned by the Node, so that it goes with it.
+      log::Error("DRA mode needs this node's metadata.uid for its ResourceSlice's owner",
+                 {{"node", options->allocator.node_name},
+                  {"error", node.ok() ? "the Node has no metadata.uid" : node.status().message()}});
+      pods.Stop();
+      return 1;
+    }
     dra = std::make_unique<DraParts>(*client, *options, agent.board());
-    // The ResourceSlice publisher goes in the last argument once it exists.
-    agent.UseDra(dra->plugin, dra->driver, nullptr);
+    agent.UseDra(dra->plugin, dra->driver, &dra->slices);
     log::Info("DRA mode: serving the kubelet plugin of gpu.tessera.io, no device plugin",
               {{"kubelet-dir", options->kubelet_dir}});
   }

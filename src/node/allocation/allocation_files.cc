@@ -157,6 +157,18 @@ Status UpdateFileAtomic(const std::string& path, const std::string& content) {
   return WriteFileAtomic(path, content);
 }
 
+std::string AllocationsRoot(const std::string& state_dir) {
+  return state_dir + "/allocations";
+}
+
+std::string AllocationDirOf(const std::string& state_dir, const std::string& id) {
+  return AllocationsRoot(state_dir) + "/" + id;
+}
+
+std::string RegionDirOf(const std::string& state_dir, const std::string& id) {
+  return state_dir + "/regions/" + id;
+}
+
 Status MakeDir(const std::string& path) {
   if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
     return ErrnoStatus("create folder", path, errno);

@@ -75,4 +75,11 @@ Status MakeDirs(const std::string& path);
 // Creates the folder `path` (its parent must exist); OK when it exists.
 Status MakeDir(const std::string& path);
 
+// The node agent's folders under its state folder, one per allocation (a device-plugin
+// allocation's ID or a DRA claim's UID): "<state_dir>/allocations" holds the limits, owner and pids
+// files, "<state_dir>/regions" the shared region the container's processes map.
+std::string AllocationsRoot(const std::string& state_dir);
+std::string AllocationDirOf(const std::string& state_dir, const std::string& id);
+std::string RegionDirOf(const std::string& state_dir, const std::string& id);
+
 }  // namespace tessera::node

@@ -9,6 +9,7 @@
 
 #include "abi/host_pids.h"
 #include "abi/limits_format.h"
+#include "node/allocation/allocation_files.h"
 
 namespace tessera::node {
 namespace {
@@ -33,7 +34,7 @@ std::vector<AllocationFolder> ReadAllocationFolders(const std::string& state_dir
   namespace fs = std::filesystem;
   std::vector<AllocationFolder> out;
   std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(state_dir + "/allocations", ec)) {
+  for (const fs::directory_entry& e : fs::directory_iterator(AllocationsRoot(state_dir), ec)) {
     std::ifstream owner_in(e.path() / "owner.json");
     nlohmann::json owner = nlohmann::json::parse(owner_in, nullptr, false);
     if (!owner.is_object() || owner.value("pod", "").empty()) continue;

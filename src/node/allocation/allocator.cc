@@ -38,11 +38,11 @@ std::vector<GpuInfo> Allocator::Gpus() const {
 }
 
 std::string Allocator::AllocationDir(const std::string& id) const {
-  return options_.state_dir + "/allocations/" + id;
+  return AllocationDirOf(options_.state_dir, id);
 }
 
 std::string Allocator::RegionDir(const std::string& id) const {
-  return options_.state_dir + "/regions/" + id;
+  return RegionDirOf(options_.state_dir, id);
 }
 
 std::string Allocator::CdiSpecPath(const std::string& id) const {

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "log/log.h"
+#include "node/allocation/allocation_files.h"
 #include "node/allocation/pod_view.h"
 
 namespace tessera::node {
@@ -17,7 +18,7 @@ Housekeeper::Housekeeper(Allocator& allocator, const PodSource& pods, std::strin
 std::vector<std::string> Housekeeper::RunOnce() {
   std::vector<std::string> removed;
   std::error_code ec;
-  fs::directory_iterator it(state_dir_ + "/allocations", ec);
+  fs::directory_iterator it(AllocationsRoot(state_dir_), ec);
   if (ec) return removed;
   for (const fs::directory_entry& e : it) {
     if (!e.is_directory()) continue;
@@ -42,7 +43,7 @@ std::vector<std::string> Housekeeper::RunOnce() {
     }
     if (!stale) continue;
     fs::remove_all(e.path(), ec);
-    fs::remove_all(state_dir_ + "/regions/" + id, ec);
+    fs::remove_all(RegionDirOf(state_dir_, id), ec);
     if (claim_uid.empty()) {
       fs::remove(allocator_.CdiSpecPath(id), ec);
       log::Info(

@@ -17,23 +17,24 @@
 
 #include "common/status.h"
 #include "kube/client.h"
+#include "node/agent_part.h"
 #include "node/dra/resource_slices.h"
 #include "node/gpu/device_board.h"
 
 namespace tessera::node {
 
-class BoardSlicePublisher {
+class BoardSlicePublisher : public AgentPart {
  public:
   // `client` and `board` must outlive it.
   BoardSlicePublisher(kube::Client& client, ResourceSlicePublisherOptions options,
                       const DeviceBoard& board);
-  ~BoardSlicePublisher();  // Stop()
+  ~BoardSlicePublisher() override;  // Stop()
 
   // Starts the publisher (its errors: ResourceSlicePublisher::Start) and the thread that follows
   // the board.
-  Status Start();
+  Status Start() override;
   // Stops following the board, then the publisher.
-  void Stop();
+  void Stop() override;
 
  private:
   void Follow(uint64_t seen);

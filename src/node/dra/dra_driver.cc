@@ -26,11 +26,11 @@ Status DraDriver::Init() {
 }
 
 std::string DraDriver::AllocationDir(const std::string& uid) const {
-  return options_.state_dir + "/allocations/" + uid;
+  return AllocationDirOf(options_.state_dir, uid);
 }
 
 std::string DraDriver::RegionDir(const std::string& uid) const {
-  return options_.state_dir + "/regions/" + uid;
+  return RegionDirOf(options_.state_dir, uid);
 }
 
 std::string DraDriver::CdiSpecPath(const std::string& uid) const {

@@ -12,6 +12,7 @@
 #include "abi/shared_region.h"
 #include "annotations/names.h"
 #include "common/strings.h"
+#include "node/allocation/allocation_files.h"
 #include "node/allocation/allocation_folders.h"
 
 namespace tessera::node {
@@ -61,7 +62,7 @@ std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInf
                           const ProcessShares& shares) {
   std::vector<Row> rows;
   for (const AllocationFolder& f : ReadAllocationFolders(state_dir)) {
-    std::vector<uint64_t> used = RegionUsed(state_dir + "/regions/" + f.id + "/region");
+    std::vector<uint64_t> used = RegionUsed(RegionDirOf(state_dir, f.id) + "/region");
     for (size_t i = 0; i < f.devices.size() && i < TESSERA_REGION_MAX_DEVICES; ++i) {
       const FolderDevice& d = f.devices[i];
       Row row;

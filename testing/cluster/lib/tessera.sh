@@ -1,13 +1,15 @@
-# Tessera on the dev cluster: deploy/'s namespace, RBAC and webhooks applied as they are,
-# `tessera certgen` run as the certgen Job runs it (its certificates then copied out of their
-# Secrets for the host processes), the scheduler extender and one node agent per node as host
-# processes under their deploy/ service accounts and flags, and the second kube-scheduler with
-# deploy/'s configuration (only its URLs and file paths changed). Sourced.
+# Tessera on the dev cluster: deploy/'s namespace, RBAC and webhooks (and the DRA component's
+# DeviceClass, rights and ResourceSlice policy) applied as they are, `tessera certgen` run as the
+# certgen Job runs it (its certificates then copied out of their Secrets for the host processes),
+# the scheduler extender and one node agent per node as host processes under their deploy/ service
+# accounts and flags, and the second kube-scheduler with deploy/'s configuration (only its URLs and
+# file paths changed). Sourced.
 
 apply_deploy_objects() {
   local f
   for f in namespace.yaml scheduler/rbac.yaml scheduler/kube-scheduler-rbac.yaml node/rbac.yaml \
-    webhook/webhooks.yaml webhook/certgen-rbac.yaml; do
+    webhook/webhooks.yaml webhook/certgen-rbac.yaml components/dra/deviceclass.yaml \
+    components/dra/rbac.yaml components/dra/resourceslice-policy.yaml; do
     kubectl_admin apply -f "$repo/deploy/$f" >>"$logs/setup.log" 2>&1 ||
       die "applying deploy/$f failed (log: $logs/setup.log)"
   done
@@ -45,7 +47,7 @@ endpoints:
       ready: true
 EOT
   local account
-  for account in tessera-scheduler tessera-kube-scheduler tessera-node tessera-certgen; do
+  for account in tessera-scheduler tessera-kube-scheduler tessera-certgen; do
     service_account_kubeconfig "$account"
   done
   log "ok: deploy/ namespace, RBAC and webhooks applied"
@@ -108,6 +110,9 @@ make_annotation_key() {
     die "cannot write the annotation key file $annotation_key"
 }
 
+# The webhook's DRA mode is opt-in here (deploy/'s default is off): only pods labelled
+# tessera.io/webhook=dra are rewritten to claims (cluster.dra), every other test's pods go on to
+# the extender as before.
 start_tessera_scheduler() {
   start tessera-scheduler -- "$tessera_build/bin/tessera" scheduler \
     --kubeconfig "$kubeconfigs/tessera-scheduler.kubeconfig" --listen="$host_ip:8443" \
@@ -115,7 +120,8 @@ start_tessera_scheduler() {
     --scheduler.tls.client-ca="$tessera_certs/ca.crt" \
     --scheduler.tls.webhook-clients=kube-apiserver-webhook-client \
     --scheduler.annotation-key-file="$annotation_key" \
-    --scheduler.node-policy=binpack --scheduler.gpu-policy=binpack --log.format=json
+    --scheduler.node-policy=binpack --scheduler.gpu-policy=binpack --scheduler.webhook.dra=opt-in \
+    --log.format=json
   wait_for tessera-scheduler 60 "ready Tessera scheduler" \
     curl -sf --max-time 2 --cacert "$tessera_certs/ca.crt" "$tessera_url/readyz"
   log "ok: tessera scheduler at $tessera_url (extender and webhooks)"
@@ -150,17 +156,42 @@ start_node_agent() {
   local lib=$nd/usr-local/lib/tessera
   cp "$tessera_build/lib/libtessera-cuda.so" "$lib/.libtessera-cuda.so.new"
   mv -f "$lib/.libtessera-cuda.so.new" "$lib/libtessera-cuda.so"
+  node_agent_kubeconfig "$node"
   start "$node-tessera-node" --node "$node" --env "NODE_NAME=$node" "${extra[@]}" \
     --env "SIMGPU_STATE=/run/simgpu" --env "SIMGPU_DEV_ROOT=$driver_root" -- "$tessera_build/bin/tessera" node \
-    --kubeconfig "$kubeconfigs/tessera-node.kubeconfig" \
+    --kubeconfig "$kubeconfigs/tessera-node-$node.kubeconfig" \
     --kubelet-dir=/var/lib/kubelet --cdi-dir=/var/run/cdi --state-dir=/var/lib/tessera \
     --node.library-path=/usr/local/lib/tessera/libtessera-cuda.so \
     --node.device-split-count=10 --node.metrics-listen=:9394 --log.format=json --log.level=debug \
     --node.nvml-library="$driver_root/lib/libnvidia-ml.so.1" --node.driver-root="$driver_root" \
     --node.kubelet-cgroup-root="/tsr$net-$node" --node.housekeeping-interval=2s \
     --node.annotation-key-file="$annotation_key"
+  if [[ " ${DEV_CLUSTER_AGENT_ENV:-} " == *" TESSERA_NODE_MODE=dra "* ]]; then
+    wait_for "$node-tessera-node" 60 "ResourceSlice published" node_has_slice "$node"
+    log "ok: $node tessera node agent in DRA mode: ResourceSlice published"
+    return
+  fi
   wait_for "$node-tessera-node" 60 "GPUs published" node_has_gpus "$node"
   log "ok: $node tessera node agent: $(gpu_count "$node") GPUs, device plugins registered"
+}
+
+# A ResourceSlice of Tessera's DRA driver for the node has devices (docs/dra.md).
+node_has_slice() {
+  kubectl_admin get resourceslices -o json | python3 -c '
+import json, sys
+sys.exit(0 if any(s["spec"]["driver"] == "gpu.tessera.io" and s["spec"].get("nodeName") == sys.argv[1]
+                  and s["spec"].get("devices") for s in json.load(sys.stdin)["items"]) else 1)' "$1"
+}
+
+# A kubeconfig of the node agent's service account with a token bound to its Node, as the
+# DaemonSet pod's token is bound to its pod on that node: the token names the node
+# (authentication.kubernetes.io/node-name), which deploy/'s ResourceSlice policy checks.
+node_agent_kubeconfig() {
+  local token
+  token=$(kubectl_admin -n tessera-system create token tessera-node --duration=48h \
+    --bound-object-kind=Node --bound-object-name="$1") ||
+    die "could not create a token of tessera-node bound to node $1"
+  kubeconfig_token "$kubeconfigs/tessera-node-$1.kubeconfig" "$token"
 }
 
 # The node's status counts devices of every resource of the agent, and its GPUs are published.

@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# DRA (docs/dra.md) on the real kube-scheduler, kubelet and containerd: node-a's agent is restarted
+# in DRA mode (node.mode=dra) and publishes a ResourceSlice of its two 24268 MiB GPUs with
+# consumable capacity; kube-scheduler itself allocates the claims and kubelet prepares them through
+# the agent's DRA plugin. Two pods that each claim 8Gi share one GPU, a third that claims 16Gi goes
+# to the other, each container's NVML total and out-of-memory boundary match its claim and the
+# cores are held; a claim shared by two pods is one set of limits for both; deleting pods frees their
+# capacity for the next; kubelet restarted with prepared claims; a GPU that is lost leaves the
+# slice and comes back; a HAMi pod spec through the webhook's DRA mode. Then the agent is
+# restarted as before.
+source "$(dirname "$0")/lib.sh"
+harness=$repo/testing/cluster/tessera-dev-cluster
+node=node-a
+nd=$cluster_dir/nodes/$node
+build=$(sed -n 's/^declare -- tessera_build="\(.*\)"$/\1/p' "$cluster_dir/cluster.env")
+driver=gpu.tessera.io
+pods=(dra-a dra-b dra-c dra-d dra-s1 dra-s2 dra-e dra-hami)
+
+cleanup() {
+  k delete pod "${pods[@]}" --ignore-not-found --wait=true >/dev/null 2>&1
+  k delete resourceclaim dra-shared --ignore-not-found --wait=true >/dev/null 2>&1
+  k delete resourceclaimtemplate dra-8g dra-16g dra-20g --ignore-not-found >/dev/null 2>&1
+}
+restore() {
+  cleanup
+  SIMGPU_STATE=$nd/run/simgpu "$build/bin/simgpu" restore 1 >/dev/null 2>&1
+  "$harness" restart --dir "$cluster_dir" "$node" tessera-node >/dev/null
+}
+trap restore EXIT
+cleanup
+DEV_CLUSTER_AGENT_ENV=TESSERA_NODE_MODE=dra "$harness" restart --dir "$cluster_dir" "$node" tessera-node >/dev/null
+
+# The node's slice: "DEVICES" as "name:memory bytes" words, sorted.
+slice_devices() {
+  k get resourceslices -o json | python3 -c '
+import json, sys
+out = []
+for s in json.load(sys.stdin)["items"]:
+    if s["spec"]["driver"] == sys.argv[1] and s["spec"].get("nodeName") == sys.argv[2]:
+        for d in s["spec"].get("devices", []):
+            out.append(d["name"] + ":" + d["capacity"]["memory"]["value"])
+print(" ".join(sorted(out)))' "$driver" "$node"
+}
+wait_slice() { # wait_slice WANT SECONDS
+  local deadline=$((SECONDS + $2))
+  until [[ $(slice_devices) == "$1" ]] || ((SECONDS > deadline)); do sleep 0.5; done
+  [[ $(slice_devices) == "$1" ]]
+}
+mem=24268Mi  # as the API server writes the quantity back
+check "the DeviceClass $driver is installed" k get deviceclass "$driver"
+check "node-a's ResourceSlice has its two GPUs with their memory ($(slice_devices))" \
+  wait_slice "gpu-0:$mem gpu-1:$mem" 60
+check "its devices allow multiple allocations" test "$(k get resourceslices -o json | python3 -c '
+import json, sys
+print(all(d.get("allowMultipleAllocations") for s in json.load(sys.stdin)["items"]
+          if s["spec"]["driver"] == sys.argv[1] for d in s["spec"]["devices"]))' "$driver")" = True
+
+# claim_object KIND NAME MEMORY [CORES]: a ResourceClaim or ResourceClaimTemplate that asks for
+# one Tessera GPU's capacity.
+claim_object() {
+  python3 - "$driver" "$@" <<'PY' | k apply -f - >/dev/null
+import json, sys
+driver, kind, name, memory = sys.argv[1:5]
+requests = {"memory": memory}
+if len(sys.argv) > 5:
+    requests["cores"] = sys.argv[5]
+spec = {"devices": {"requests": [{"name": "gpu", "exactly": {
+    "deviceClassName": driver, "capacity": {"requests": requests}}}]}}
+print(json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": kind, "metadata": {"name": name},
+                  "spec": {"spec": spec} if kind == "ResourceClaimTemplate" else spec}))
+PY
+}
+# claim_pod NAME template|claim SOURCE COMMAND: a pod on node-a whose container uses the claim.
+claim_pod() {
+  local key=resourceClaimTemplateName
+  [[ $2 == claim ]] && key=resourceClaimName
+  python3 - "$1" "$key" "$3" "$4" "$node" <<'PY' | k create -f - >/dev/null
+import json, sys
+name, key, source, command, node = sys.argv[1:]
+print(json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+  "spec": {"terminationGracePeriodSeconds": 1, "restartPolicy": "Never",
+           "nodeSelector": {"kubernetes.io/hostname": node},
+           "resourceClaims": [{"name": "gpu", key: source}],
+           "containers": [{"name": "main", "image": "tessera.local/workload:dev",
+                           "command": ["sh", "-c", command],
+                           "resources": {"claims": [{"name": "gpu"}]}}]}}))
+PY
+}
+# The workload, then the pod stays (its claim stays allocated) until deleted.
+run_and_stay='tessera-demo-workload; echo workload.exit=$?; exec sleep 3600'
+logs_have() { k logs "$1" 2>/dev/null | grep -q "^$2"; }
+wait_logs() { # wait_logs POD KEY SECONDS
+  local deadline=$((SECONDS + $3))
+  until logs_have "$1" "$2" || ((SECONDS > deadline)); do sleep 1; done
+  logs_have "$1" "$2"
+}
+# The device (gpu-N) the pod's claim got.
+pod_device() {
+  local claim
+  claim=$(k get pod "$1" -o 'jsonpath={.status.resourceClaimStatuses[0].resourceClaimName}')
+  [[ -z $claim ]] && claim=$(k get pod "$1" -o 'jsonpath={.spec.resourceClaims[0].resourceClaimName}')
+  k get resourceclaim "$claim" -o 'jsonpath={.status.allocation.devices.results[0].device}'
+}
+check_limits() { # check_limits POD MEMORY_MIB [PERCENT]
+  local logs got
+  logs=$(k logs "$1" 2>&1 || true)
+  echo "$logs" | sed "s/^/  $1 | /"
+  check "$1: NVML reports $2 MiB" test "$(value nvml.total_mib "$logs")" = "$2"
+  check "$1: allocations stopped at $2 MiB" test "$(value oom.allocated_mib "$logs")" = "$2"
+  check "$1: then CUDA_ERROR_OUT_OF_MEMORY" test "$(value oom.error "$logs")" = 2
+  if [[ -n ${3:-} ]]; then
+    got=$(value compute.percent "$logs")
+    check "$1: held to its $3% compute share (got ${got:-nothing}%)" \
+      python3 -c "import sys; g = float('${got:-0}'); sys.exit(0 if $3 / 2 <= g <= $3 + 5 else 1)"
+  fi
+}
+
+echo "-- two 8Gi claims share a GPU, a 16Gi claim goes to the other"
+claim_object ResourceClaimTemplate dra-8g 8Gi 30
+claim_object ResourceClaimTemplate dra-16g 16Gi
+claim_object ResourceClaimTemplate dra-20g 20Gi
+claim_pod dra-a template dra-8g "$run_and_stay"
+claim_pod dra-b template dra-8g "$run_and_stay"
+for p in dra-a dra-b; do
+  check "$p ran its workload" wait_logs "$p" workload.exit=0 180 || describe_pod "$p"
+done
+claim_pod dra-c template dra-16g "$run_and_stay"
+check "dra-c ran its workload" wait_logs dra-c workload.exit=0 180 || describe_pod dra-c
+a=$(pod_device dra-a) b=$(pod_device dra-b) c=$(pod_device dra-c)
+echo "  kube-scheduler allocated: dra-a $a, dra-b $b, dra-c $c"
+check "dra-a and dra-b share one GPU" test -n "$a" -a "$a" = "$b"
+check "dra-c got the other GPU" test -n "$c" -a "$c" != "$a"
+check_limits dra-a 8192 30
+check_limits dra-b 8192 30
+check_limits dra-c 16384
+
+echo "-- deleting pods frees their capacity"
+claim_pod dra-d template dra-20g "$run_and_stay"
+sleep 5
+check "a 20Gi claim does not fit beside them (dra-d Pending)" \
+  test "$(k get pod dra-d -o 'jsonpath={.status.phase}')" = Pending
+k delete pod dra-a dra-b --wait=true >/dev/null
+check "once dra-a and dra-b are gone, dra-d runs" wait_logs dra-d workload.exit=0 180 ||
+  describe_pod dra-d
+check "on their GPU" test "$(pod_device dra-d)" = "$a"
+check_limits dra-d 20480
+k delete pod dra-c dra-d --wait=true >/dev/null
+
+# One set of files for the claim, which both containers get. That the two pods' processes are
+# then held to the 4 GiB together is not so yet (docs/dra.md, "Not covered yet"): each pod's
+# library frees the charges of processes outside its PID namespace.
+echo "-- one claim, two pods: one set of limits for both"
+claim_object ResourceClaim dra-shared 4Gi
+claim_pod dra-s1 claim dra-shared 'tessera-demo-workload --hold 3072'
+check "dra-s1 holds 3072 MiB of the shared claim" wait_logs dra-s1 hold.allocated_mib=3072 120 ||
+  describe_pod dra-s1
+claim_pod dra-s2 claim dra-shared "$run_and_stay"
+check "dra-s2 ran its workload" wait_logs dra-s2 workload.exit=0 180 || describe_pod dra-s2
+logs=$(k logs dra-s2 2>&1 || true)
+check "dra-s2 sees the claim's 4096 MiB" test "$(value nvml.total_mib "$logs")" = 4096
+check "the claim is reserved for both pods" \
+  test "$(k get resourceclaim dra-shared -o 'jsonpath={.status.reservedFor[*].name}' | wc -w)" = 2
+uid=$(k get resourceclaim dra-shared -o 'jsonpath={.metadata.uid}')
+check "one limits file for the claim, of 4 GiB" \
+  grep -q '^memory.0=4294967296$' "$nd/var/lib/tessera/allocations/$uid/limits"
+check "one CDI spec for the claim" test -f "$nd/run/cdi/tessera.io-claim-$uid.json"
+
+echo "-- kubelet restarted with prepared claims"
+"$harness" restart --dir "$cluster_dir" "$node" kubelet >/dev/null
+sleep 5
+check "dra-s1 still runs" test "$(k get pod dra-s1 -o 'jsonpath={.status.phase}')" = Running
+claim_pod dra-e template dra-8g "$run_and_stay"
+check "a new claim is prepared after the restart" wait_logs dra-e workload.exit=0 180 ||
+  describe_pod dra-e
+check_limits dra-e 8192 30
+k delete pod dra-s1 dra-s2 dra-e --wait=true >/dev/null
+k delete resourceclaim dra-shared --wait=true >/dev/null
+
+echo "-- a lost GPU leaves the slice"
+SIMGPU_STATE=$nd/run/simgpu "$build/bin/simgpu" remove 1 >/dev/null
+check "gpu-1 left node-a's slice ($(slice_devices))" wait_slice "gpu-0:$mem" 60
+SIMGPU_STATE=$nd/run/simgpu "$build/bin/simgpu" restore 1 >/dev/null
+check "and came back once restored ($(slice_devices))" wait_slice "gpu-0:$mem gpu-1:$mem" 120
+
+echo "-- a HAMi pod spec through the webhook's DRA mode"
+# The dev cluster's scheduler runs the webhook's DRA mode opt-in: the pod's label asks for it.
+example_pod vgpu-pod.yaml dra-hami | python3 -c '
+import json, sys
+pod = json.load(sys.stdin)
+pod["metadata"]["labels"] = {"tessera.io/webhook": "dra"}
+pod["spec"]["nodeSelector"] = {"kubernetes.io/hostname": sys.argv[1]}
+print(json.dumps(pod))' "$node" | k create -f - >/dev/null
+check "the webhook gave it a claim" test -n "$(k get pod dra-hami -o 'jsonpath={.spec.resourceClaims[0].resourceClaimTemplateName}')"
+check_completes dra-hami 180
+check_limits dra-hami 4096 30
+k delete pod dra-hami --wait=true >/dev/null
+finish
