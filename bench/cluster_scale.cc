@@ -197,7 +197,8 @@ std::string Inventory(int i) {
 // The GPU node's ResourceSlice as its agent would publish it in DRA mode: the same 8 GPUs.
 Json SliceObject(int i, const std::string& node_uid) {
   std::vector<tessera::node::GpuInfo> gpus;
-  for (const Json& g : Json::parse(Inventory(i))["gpus"]) {
+  const Json inventory = Json::parse(Inventory(i));
+  for (const Json& g : inventory["gpus"]) {
     gpus.push_back({.uuid = g["uuid"],
                     .index = g["index"],
                     .model = g["model"],
