@@ -270,3 +270,18 @@ start_kubelet() {
 node_ready() {
   [[ $(kubectl_admin get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) == True ]]
 }
+
+# The API server's TaintNodesByCondition admission gives every new node the taint
+# node.kubernetes.io/not-ready:NoSchedule, which the node lifecycle controller lifts once the node
+# is Ready. A cluster started without that controller (DEV_CLUSTER_CONTROLLERS, as scripts/bench's
+# scale run starts one) keeps it, and CoreDNS is never placed: lift it here from the Ready nodes.
+lift_not_ready_taints() {
+  [[ ${DEV_CLUSTER_CONTROLLERS:-*} == *-node-lifecycle-controller* ]] || return 0
+  local node
+  for node in "${nodes[@]}"; do
+    kubectl_admin get node "$node" -o 'jsonpath={.spec.taints[*].key}' | grep -qw node.kubernetes.io/not-ready ||
+      continue
+    kubectl_admin taint nodes "$node" node.kubernetes.io/not-ready:NoSchedule- >/dev/null ||
+      die "could not lift the not-ready taint from $node"
+  done
+}
