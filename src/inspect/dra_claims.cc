@@ -1,6 +1,6 @@
 #include "inspect/dra_claims.h"
 
-#include "scheduler/quantity.h"
+#include "common/quantity.h"
 
 namespace tessera::inspect {
 namespace {
@@ -37,7 +37,7 @@ void AddDraClaims(const std::vector<Json>& claims, ClusterView& view) {
       bool whole_memory = true;
       std::string bad;
       if (consumed.is_object() && consumed.contains("memory")) {
-        Result<int64_t> bytes = scheduler::ParseWholeQuantity(consumed["memory"]);
+        Result<int64_t> bytes = ParseWholeQuantity(consumed["memory"]);
         if (bytes.ok()) {
           share.memory_mib = static_cast<uint64_t>(*bytes) >> 20;
           whole_memory = false;
@@ -46,7 +46,7 @@ void AddDraClaims(const std::vector<Json>& claims, ClusterView& view) {
         }
       }
       if (consumed.is_object() && consumed.contains("cores")) {
-        Result<int64_t> cores = scheduler::ParseWholeQuantity(consumed["cores"]);
+        Result<int64_t> cores = ParseWholeQuantity(consumed["cores"]);
         if (cores.ok() && *cores <= 100) {
           share.cores = static_cast<int>(*cores);
         } else {

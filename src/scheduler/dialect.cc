@@ -3,8 +3,8 @@
 #include <map>
 #include <optional>
 
+#include "common/quantity.h"
 #include "common/strings.h"
-#include "scheduler/quantity.h"
 
 namespace tessera::scheduler {
 namespace {

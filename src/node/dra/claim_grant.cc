@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <set>
 
-#include "config/value.h"
+#include "common/quantity.h"
 
 namespace tessera::node::dra {
 
@@ -43,17 +43,12 @@ Result<std::optional<uint64_t>> Consumed(const json& result, const char* name) {
     return std::optional<uint64_t>();
   }
   const json& value = (*capacity)[name];
-  if (value.is_number_integer() && value.get<int64_t>() >= 0) {
-    return std::optional<uint64_t>(value.get<uint64_t>());
-  }
-  Result<config::Bytes> parsed = value.is_string()
-                                     ? config::ParseBytes(value.get<std::string>())
-                                     : Result<config::Bytes>(InvalidArgument("not a quantity"));
+  Result<int64_t> parsed = ParseWholeQuantity(value);
   if (!parsed.ok()) {
     return InvalidArgument("consumedCapacity." + std::string(name) + " " + value.dump() +
                            " is not a whole quantity: " + parsed.status().message());
   }
-  return std::optional<uint64_t>(parsed->value);
+  return std::optional<uint64_t>(static_cast<uint64_t>(*parsed));
 }
 
 }  // namespace

@@ -40,6 +40,18 @@ TEST(ClaimGrantTest, SharedDeviceGivesConsumedMemoryAndCores) {
             (PreparedDevice{{"gpu-0"}, "n1", "gpu-1", std::string("share-gpu-1-gpu-0")}));
 }
 
+// Quantities as Kubernetes writes them: decimal suffixes are powers of 1000 (8G is 8e9 bytes, not
+// 8 GiB), and 1.5Gi is a whole number of bytes.
+TEST(ClaimGrantTest, ConsumedCapacityIsReadAsAKubernetesQuantity) {
+  auto g = GrantOfClaim(
+      Claim({Alloc("gpu-0", {{"memory", "8G"}}), Alloc("gpu-1", {{"memory", "1.5Gi"}})}), kRef,
+      "n1", TestGpus(2));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_EQ(g->grant.devices.size(), 2u);
+  EXPECT_EQ(g->grant.devices[0].memory_mib, 8'000'000'000u / (1024 * 1024));
+  EXPECT_EQ(g->grant.devices[1].memory_mib, 1536u);
+}
+
 TEST(ClaimGrantTest, ExclusiveAllocationGetsTheWholeGpu) {
   auto g = GrantOfClaim(Claim({Alloc("gpu-0")}), kRef, "n1", TestGpus(2));
   ASSERT_TRUE(g.ok()) << g.status().ToString();
@@ -98,8 +110,8 @@ TEST(ClaimGrantTest, RefusalsSayWhatIsWrong) {
        "device gpu-1 (GPU-1) is unhealthy"},
       {Claim({Alloc("gpu-0", {{"memory", "81921Mi"}})}), TestGpus(2), StatusCode::kInvalidArgument,
        "is given 81921 MiB, the GPU has 81920 MiB"},
-      {Claim({Alloc("gpu-0", {{"memory", "1.5Gi"}})}), TestGpus(2), StatusCode::kInvalidArgument,
-       "consumedCapacity.memory \"1.5Gi\" is not a whole quantity"},
+      {Claim({Alloc("gpu-0", {{"memory", "1.5"}})}), TestGpus(2), StatusCode::kInvalidArgument,
+       "consumedCapacity.memory \"1.5\" is not a whole quantity"},
   };
   for (const Case& c : cases) {
     auto g = GrantOfClaim(c.claim, kRef, "n1", c.gpus);

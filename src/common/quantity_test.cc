@@ -1,8 +1,8 @@
-#include "scheduler/quantity.h"
+#include "common/quantity.h"
 
 #include <gtest/gtest.h>
 
-namespace tessera::scheduler {
+namespace tessera {
 namespace {
 
 TEST(Quantity, WholeForms) {
@@ -83,4 +83,4 @@ TEST(Quantity, RejectsWithReason) {
 }
 
 }  // namespace
-}  // namespace tessera::scheduler
+}  // namespace tessera

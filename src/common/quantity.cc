@@ -1,4 +1,4 @@
-#include "scheduler/quantity.h"
+#include "common/quantity.h"
 
 #include <cctype>
 #include <optional>
@@ -6,7 +6,7 @@
 
 #include "common/strings.h"
 
-namespace tessera::scheduler {
+namespace tessera {
 namespace {
 
 constexpr int64_t kMaxCount = int64_t{1} << 53;
@@ -127,4 +127,4 @@ Result<int64_t> ParseWholeQuantity(const nlohmann::json& value) {
   return InvalidArgument("quantity " + value.dump() + " is not a string or a number");
 }
 
-}  // namespace tessera::scheduler
+}  // namespace tessera

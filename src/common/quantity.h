@@ -12,11 +12,11 @@
 
 #include "common/status.h"
 
-namespace tessera::scheduler {
+namespace tessera {
 
 // The whole, non-negative count `text` stands for, or InvalidArgument saying why it is not one.
 Result<int64_t> ParseWholeQuantity(std::string_view text);
 // Same for a JSON value: a string as above, or a JSON integer.
 Result<int64_t> ParseWholeQuantity(const nlohmann::json& value);
 
-}  // namespace tessera::scheduler
+}  // namespace tessera
