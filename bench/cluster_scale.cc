@@ -179,35 +179,39 @@ Json NodeStatus() {
              {"message", "an API object of cluster_scale"}}}}};
 }
 
+// A GPU node's 8 GPUs, which both its inventory annotation and its ResourceSlice describe.
+std::vector<tessera::node::GpuInfo> BenchGpus(int i) {
+  std::vector<tessera::node::GpuInfo> gpus;
+  for (int g = 0; g < 8; ++g) {
+    gpus.push_back({.uuid = "GPU-bench-" + std::to_string(i) + "-" + std::to_string(g),
+                    .index = g,
+                    .model = "NVIDIA H200",
+                    .memory_mib = 144384,
+                    .sms = 132,
+                    .numa = g / 4});
+  }
+  return gpus;
+}
+
 std::string Inventory(int i) {
   Json gpus = Json::array();
-  for (int g = 0; g < 8; ++g) {
-    gpus.push_back({{"uuid", "GPU-bench-" + std::to_string(i) + "-" + std::to_string(g)},
-                    {"index", g},
-                    {"model", "NVIDIA H200"},
-                    {"memoryMiB", 144384},
-                    {"sms", 132},
-                    {"numa", g / 4},
-                    {"healthy", true},
+  for (const tessera::node::GpuInfo& g : BenchGpus(i)) {
+    gpus.push_back({{"uuid", g.uuid},
+                    {"index", g.index},
+                    {"model", g.model},
+                    {"memoryMiB", g.memory_mib},
+                    {"sms", g.sms},
+                    {"numa", g.numa},
+                    {"healthy", g.healthy},
                     {"slots", 10}});
   }
   return Json{{"version", 1}, {"gpus", gpus}}.dump();
 }
 
-// The GPU node's ResourceSlice as its agent would publish it in DRA mode: the same 8 GPUs.
+// The GPU node's ResourceSlice as its agent would publish it in DRA mode.
 Json SliceObject(int i, const std::string& node_uid) {
-  std::vector<tessera::node::GpuInfo> gpus;
-  const Json inventory = Json::parse(Inventory(i));
-  for (const Json& g : inventory["gpus"]) {
-    gpus.push_back({.uuid = g["uuid"],
-                    .index = g["index"],
-                    .model = g["model"],
-                    .memory_mib = g["memoryMiB"],
-                    .sms = g["sms"],
-                    .numa = g["numa"]});
-  }
   Json slice = tessera::node::ResourceSliceObject({NodeName(i), node_uid},
-                                                  tessera::node::SliceDevices(gpus), 1);
+                                                  tessera::node::SliceDevices(BenchGpus(i)), 1);
   slice["metadata"]["labels"] = {{kBenchLabel, "true"}};
   return slice;
 }
