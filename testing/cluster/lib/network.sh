@@ -7,6 +7,9 @@
 
 make_network() {
   ip link add "$bridge" type bridge
+  # The bridge names its cluster's folder: a later `up` on the same --net tells a dead cluster's
+  # network (every process killed, e.g. with the session that ran it) from a live one.
+  ip link set "$bridge" alias "$bridge_owner_prefix$dir"
   ip addr add "$host_ip/24" dev "$bridge"
   ip link set "$bridge" up
   local node other i ns nexthops=()
@@ -38,6 +41,61 @@ make_network() {
   # through any node's kube-proxy, as a control-plane machine running kube-proxy would itself.
   ip route add "$service_cidr" "${nexthops[@]}"
   log "ok: network $bridge ($host_ip/24), one namespace per node, pod routes between the nodes"
+}
+
+bridge_owner_prefix=tessera-dev-cluster:
+
+# The folder of the cluster whose bridge is on --net, from the bridge's alias; fails when the
+# bridge is not there or not one of ours (no alias: another program's, or too long a folder).
+bridge_owner() {
+  local alias
+  alias=$(cat "/sys/class/net/$bridge/ifalias" 2>/dev/null) || return 1
+  [[ $alias == "$bridge_owner_prefix"/* ]] || return 1
+  echo "${alias#"$bridge_owner_prefix"}"
+}
+
+# Whether anything of the cluster in folder $1 on --net still runs: a process naming the folder
+# (its control plane, kubelets, containerds, an `up` or `down` of it) or any process in one of
+# the --net's node network namespaces.
+cluster_alive() {
+  local owner=$1 ns p ino inos=()
+  # The folder goes to awk in its environment, not as an argument, or awk would find itself; this
+  # script and its subshells (whose arguments may name the folder too) are not counted.
+  ps -eo args= | OWNER="$owner/" SELF="$(ps -o args= -p $$)" \
+    awk '$0 != ENVIRON["SELF"] && index($0, ENVIRON["OWNER"]) { found = 1 } END { exit !found }' && return 0
+  for ns in /run/netns/"tsr$net"-*; do
+    [[ -e $ns ]] && inos+=("$(stat -Lc %i "$ns")")
+  done
+  ((${#inos[@]})) || return 1
+  for p in /proc/[0-9]*; do
+    ino=$(stat -Lc %i "$p/ns/net" 2>/dev/null) || continue
+    for ns in "${inos[@]}"; do [[ $ino == "$ns" ]] && return 0; done
+  done
+  return 1
+}
+
+# `up` on a --net whose bridge is there: a dead cluster's network (none of its processes runs) is
+# swept, as `down` would have; a live cluster's, or a bridge that is not ours, is refused.
+reclaim_network() {
+  ip link show "$bridge" >/dev/null 2>&1 || return 0
+  local owner
+  owner=$(bridge_owner) || die "network device $bridge exists and is not a dev cluster's: another program uses --net $net (give another --net)"
+  cluster_alive "$owner" && die "network device $bridge exists: the cluster in $owner uses --net $net and runs (take it down, or give another --net)"
+  log "a dead cluster's network is on --net $net (folder $owner, none of its processes runs): sweeping it"
+  (
+    dir=$owner
+    paths
+    # Its nodes, from what they left: network namespaces and cgroups named tsrN-<node>.
+    local found link
+    found=$(ls /run/netns /sys/fs/cgroup/*/ 2>/dev/null | sed -n "s/^tsr$net-//p" | sort -u)
+    mapfile -t nodes <<<"$found"
+    [[ -n $found ]] || nodes=()
+    sweep_net
+    restore_sysctls
+    # Host ends of veth pairs whose node was not found (their index is the node's place in `up`).
+    for link in $(ip -o link show | grep -o "tsr${net}h[0-9]*" | sort -u); do ip link del "$link" 2>/dev/null || true; done
+  )
+  ! ip link show "$bridge" >/dev/null 2>&1 || die "network device $bridge is still there after sweeping the dead cluster of $owner"
 }
 
 remove_network() {
