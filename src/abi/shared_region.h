@@ -68,10 +68,20 @@ struct tessera_region_device {
   uint64_t compute_changed_us; /* an estimate last moved by over 1/8: periods before not compared */
 };
 
+/* The slot's process holds an open-file-description lock (F_OFD_SETLK, F_WRLCK) on byte
+ * TESSERA_REGION_LIVENESS_OFFSET + <slot index> of the region file for as long as it holds the
+ * slot. The kernel drops the lock when the process dies, whatever PID namespace it or the reader
+ * is in: a reader tells a live slot from a dead one with F_OFD_GETLK, where a PID from another
+ * namespace means nothing. */
+#define TESSERA_SLOT_LIVENESS_LOCK 1u
+/* Past the region's end: the liveness locks cover no byte the region uses. */
+#define TESSERA_REGION_LIVENESS_OFFSET (1ull << 30)
+
 /* One process. pid 0 = free slot. */
 struct tessera_region_slot {
-  int32_t pid;         /* PID as the container sees it */
-  uint32_t reserved0;  /* zero */
+  int32_t pid;    /* PID in the process's own PID namespace (processes of a region may be in
+                     several: one DRA claim shared by pods) */
+  uint32_t flags; /* TESSERA_SLOT_*; 0 (older libraries): liveness by pid and start_time only */
   uint64_t start_time; /* field 22 of /proc/<pid>/stat (clock ticks after boot): tells PID reuse */
   uint64_t used_bytes[TESSERA_REGION_MAX_DEVICES]; /* this process's charge per device */
 };

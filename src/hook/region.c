@@ -22,6 +22,12 @@
 #define REAPER_STACK_BYTES (1u << 20)
 
 static struct tessera_region* g_region;
+/* The region file, open for the process's life: its slot's liveness lock lives on this open file
+ * description. g_path reopens it in a forked child, which must not share the parent's. */
+static int g_fd = -1;
+static dev_t g_dev;
+static ino_t g_ino;
+static char g_path[4096];
 static int g_slot = -1;
 static int g_slot_pid;
 static uint64_t g_slot_start;
@@ -123,11 +129,18 @@ int region_open(const char* path, char* error, size_t error_size) {
   }
   if (rc == 0) start_over_after_reboot(region);
   flock(fd, LOCK_UN);
-  close(fd);
   if (rc != 0) {
+    close(fd);
     munmap(region, size);
     return -1;
   }
+  snprintf(g_path, sizeof(g_path), "%s", path);
+  struct stat st;
+  if (fstat(fd, &st) == 0) {
+    g_dev = st.st_dev;
+    g_ino = st.st_ino;
+  }
+  __atomic_store_n(&g_fd, fd, __ATOMIC_RELEASE);
   __atomic_store_n(&g_region, region, __ATOMIC_RELEASE);
   return 0;
 }
@@ -181,6 +194,25 @@ static void unlock(struct tessera_region* r) {
   pthread_mutex_unlock(&r->lock.mutex);
 }
 
+/* The liveness lock of slot `s` on this process's open file description: F_WRLCK takes it (fails
+ * when another holds it), F_UNLCK gives it back. Returns fcntl's result. */
+static int set_liveness_lock(int s, short type) {
+  struct flock fl = {.l_type = type,
+                     .l_whence = SEEK_SET,
+                     .l_start = (off_t)(TESSERA_REGION_LIVENESS_OFFSET + (uint64_t)s),
+                     .l_len = 1,
+                     .l_pid = 0};
+  return fcntl(__atomic_load_n(&g_fd, __ATOMIC_ACQUIRE), F_OFD_SETLK, &fl);
+}
+
+/* Whether g_fd is still the region file: an application that closes every descriptor it did not
+ * open (a daemon's start) drops the liveness lock with it, and may reuse the number. */
+static int region_fd_intact(void) {
+  struct stat st;
+  int fd = __atomic_load_n(&g_fd, __ATOMIC_ACQUIRE);
+  return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == g_dev && st.st_ino == g_ino;
+}
+
 /* Under the lock. The slot's charge leaves the slot before the total: a holder that dies in
  * between leaves the total too high (given back by the reconcile), never too low. */
 static void free_slot_locked(struct tessera_region* r, int s) {
@@ -190,6 +222,7 @@ static void free_slot_locked(struct tessera_region* r, int s) {
     if (used != 0) sub_saturating(&r->devices[d].used_bytes, used);
   }
   __atomic_store_n(&slot->start_time, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot->flags, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&slot->pid, 0, __ATOMIC_RELEASE);
 }
 
@@ -199,6 +232,23 @@ static int process_alive(int pid, uint64_t recorded) {
   int zombie = 0;
   return os_process_info(pid, &start, &zombie) == 0 && !zombie &&
          (start == 0 || recorded == 0 || start == recorded);
+}
+
+/* Whether the process of taken slot `s` still runs: by its liveness lock when it holds one (the
+ * only test that works for a process in another PID namespace: pods sharing a DRA claim), else by
+ * its PID in this namespace (a slot of an older library). A lock that cannot be tested counts as
+ * held: a charge kept too long errs on the safe side. */
+static int slot_alive(struct tessera_region* r, int s, int pid, uint64_t recorded) {
+  if (!(__atomic_load_n(&r->slots[s].flags, __ATOMIC_ACQUIRE) & TESSERA_SLOT_LIVENESS_LOCK)) {
+    return process_alive(pid, recorded);
+  }
+  struct flock fl = {.l_type = F_WRLCK,
+                     .l_whence = SEEK_SET,
+                     .l_start = (off_t)(TESSERA_REGION_LIVENESS_OFFSET + (uint64_t)s),
+                     .l_len = 1,
+                     .l_pid = 0};
+  if (fcntl(__atomic_load_n(&g_fd, __ATOMIC_ACQUIRE), F_OFD_GETLK, &fl) != 0) return 1;
+  return fl.l_type != F_UNLCK;
 }
 
 int region_sweep(void) {
@@ -211,7 +261,7 @@ int region_sweep(void) {
     int pid = __atomic_load_n(&r->slots[s].pid, __ATOMIC_RELAXED);
     if (pid == 0 || s == self) continue;
     uint64_t recorded = __atomic_load_n(&r->slots[s].start_time, __ATOMIC_RELAXED);
-    if (process_alive(pid, recorded)) continue;
+    if (slot_alive(r, s, pid, recorded)) continue;
     if (lock(r) != 0) return freed;
     /* Still the same process? (the slot may have been freed and retaken meanwhile) */
     if (r->slots[s].pid == pid && r->slots[s].start_time == recorded) {
@@ -230,10 +280,25 @@ void region_each_round(void (*fn)(void)) {
   __atomic_store_n(&g_each_round, fn, __ATOMIC_RELEASE);
 }
 
+/* On the reaper thread: the region file opened again, and this process's liveness lock taken
+ * again, when the application closed the descriptor. Until then (at most one round) other
+ * processes may take this one for dead and free its charge. */
+static void restore_region_fd(void) {
+  if (region_fd_intact()) return;
+  int fd = open(g_path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return;
+  __atomic_store_n(&g_fd, fd, __ATOMIC_RELEASE);
+  int slot = __atomic_load_n(&g_slot, __ATOMIC_ACQUIRE);
+  if (slot >= 0) set_liveness_lock(slot, F_WRLCK);
+  HOOK_LOG(HOOK_LOG_WARN,
+           "the shared region's file descriptor was closed by the application: opened again");
+}
+
 static void* reaper_main(void* arg) {
   (void)arg;
   for (;;) {
     os_sleep_ns(SWEEP_PERIOD_NS);
+    restore_region_fd();
     void (*each_round)(void) = __atomic_load_n(&g_each_round, __ATOMIC_ACQUIRE);
     if (each_round != NULL) each_round();
     struct tessera_region* r = region_get();
@@ -281,7 +346,7 @@ static void start_reaper(void) {
 static void reconcile_locked(struct tessera_region* r) {
   for (int s = 0; s < TESSERA_REGION_MAX_SLOTS; ++s) {
     int pid = __atomic_load_n(&r->slots[s].pid, __ATOMIC_ACQUIRE);
-    if (pid != 0 && process_alive(pid, r->slots[s].start_time)) return;
+    if (pid != 0 && slot_alive(r, s, pid, r->slots[s].start_time)) return;
   }
   for (int s = 0; s < TESSERA_REGION_MAX_SLOTS; ++s) {
     if (r->slots[s].pid != 0) free_slot_locked(r, s);
@@ -300,18 +365,33 @@ static void reconcile_locked(struct tessera_region* r) {
 static int take_slot(struct tessera_region* r, int pid, uint64_t start) {
   if (lock(r) != 0) return -1;
   for (int s = 0; s < TESSERA_REGION_MAX_SLOTS; ++s) {
-    if (r->slots[s].pid == pid) {
-      /* A slot left by an earlier process with this PID (it died unseen): release it. */
+    /* A slot left by an earlier process with this PID that died unseen (not one of a process with
+     * the same number in another PID namespace): release it. */
+    if (r->slots[s].pid == pid && !slot_alive(r, s, pid, r->slots[s].start_time)) {
       free_slot_locked(r, s);
     }
   }
   reconcile_locked(r);
   int found = -1;
+  uint32_t flags = 0;
   for (int s = 0; s < TESSERA_REGION_MAX_SLOTS && found < 0; ++s) {
-    if (r->slots[s].pid == 0) found = s;
+    if (r->slots[s].pid != 0) continue;
+    /* The liveness lock is taken before the slot shows a PID, so no reader sees it taken and
+     * unlocked. A free slot whose lock another holds (its process lost the slot to an older
+     * library's sweep, and lives) is passed over; where the file system has no such locks the
+     * slot is taken without one. */
+    if (set_liveness_lock(s, F_WRLCK) == 0) {
+      flags = TESSERA_SLOT_LIVENESS_LOCK;
+    } else if (errno == EAGAIN || errno == EACCES) {
+      continue;
+    } else {
+      flags = 0;
+    }
+    found = s;
   }
   if (found >= 0) {
     r->slots[found].start_time = start;
+    __atomic_store_n(&r->slots[found].flags, flags, __ATOMIC_RELAXED);
     __atomic_store_n(&r->slots[found].pid, pid, __ATOMIC_RELEASE);
   }
   unlock(r);
@@ -422,11 +502,26 @@ void region_release_own_slot(void) {
   if (r->slots[slot].pid == g_slot_pid && r->slots[slot].start_time == g_slot_start) {
     free_slot_locked(r, slot);
   }
+  set_liveness_lock(slot, F_UNLCK);
   unlock(r);
   __atomic_store_n(&g_slot, -1, __ATOMIC_RELEASE);
 }
 
 void region_reset_in_child(void) {
+  /* The inherited descriptor shares the parent's open file description, and so its slot's
+   * liveness lock: the child's slot needs a description of its own. */
+  if (g_fd >= 0) {
+    int fd = open(g_path, O_RDWR | O_CLOEXEC);
+    if (fd >= 0 && region_fd_intact()) {
+      dup3(fd, g_fd, O_CLOEXEC);
+      close(fd);
+    } else {
+      /* A number that is no longer the region's is the application's: left alone. Without a
+       * description of its own (-1) the child tests no lock (every locked slot counts as alive)
+       * and takes its slot without one. */
+      g_fd = fd;
+    }
+  }
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_slot_mutex = fresh;
   g_slot = -1;

@@ -2,11 +2,15 @@
  * robust lock, charging and releasing memory per device, this process's slot, and the release of
  * dead processes' charges.
  *
- * Dead processes: a slot whose PID no longer exists, is a zombie, or has another start time (PID
- * reuse) is dead; its charge is released by a sweep. Sweeps run (1) on the allocation path when a
- * charge does not fit, before it is refused, and (2) in a reaper thread that every process which
- * holds a slot starts: it wakes every 200 ms and sweeps unless another process's reaper swept in
- * the last 150 ms (last_sweep_ns), so a dead process's charge is gone within about 0.4 s even
+ * Dead processes: a process holds an open-file-description lock on its slot's byte of the region
+ * file (abi/shared_region.h, TESSERA_SLOT_LIVENESS_LOCK) while it holds the slot, and the kernel
+ * drops it when the process dies: a slot whose lock no one holds is dead, whatever PID namespace
+ * its process was in (pods sharing one DRA claim share its region). A slot without that flag (an
+ * older library) is dead when its PID no longer exists, is a zombie, or has another start time
+ * (PID reuse). A dead slot's charge is released by a sweep. Sweeps run (1) on the allocation path
+ * when a charge does not fit, before it is refused, and (2) in a reaper thread that every process
+ * which holds a slot starts: it wakes every 200 ms and sweeps unless another process's reaper swept
+ * in the last 150 ms (last_sweep_ns), so a dead process's charge is gone within about 0.4 s even
  * when no process allocates, at a cost of about five sweeps a second per container.
  *
  * Charges and releases are lock-free (atomic operations on the device's total and the process's

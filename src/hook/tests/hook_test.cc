@@ -322,6 +322,42 @@ TEST_F(HookTest, KilledProcessChargeIsReleasedWithinOneSecondWithoutNewAllocatio
   EXPECT_LT(took, seconds(1));
 }
 
+// Pods sharing one DRA claim: one region, processes in PID namespaces of their own, each the
+// namespace's PID 1, none seeing the others in /proc. They share one limit: a second pod's process
+// neither takes the first's slot (same PID) nor frees its charge (a PID it cannot see), and the
+// first's charge is free once it is killed.
+TEST_F(HookTest, ProcessesInTwoPidNamespacesShareOneLimit) {
+  if (geteuid() != 0 || access("/usr/bin/unshare", X_OK) != 0) {
+    GTEST_SKIP() << "needs root and unshare(1) for PID namespaces";
+  }
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "4g";
+  auto in_own_namespace = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {"/usr/bin/unshare", "--pid", "--mount-proc", "--kill-child",
+                                     hook.probe()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  };
+  Child holder(in_own_namespace({"direct", "hold", Bytes(3 * kGiB)}), env);
+  ASSERT_TRUE(holder.WaitForLine("held", seconds(30)));
+  RunResult over = RunProgram(in_own_namespace({"direct", "alloc", Bytes(2 * kGiB)}), env);
+  EXPECT_EQ(over.exit_code, 3) << "3 GiB of 4 are held in the other namespace: " << over.Describe();
+  RunResult fits = RunProgram(in_own_namespace({"direct", "alloc", Bytes(512 * kMiB)}), env);
+  EXPECT_EQ(fits.exit_code, 0) << fits.Describe();
+  const tessera_region* region = hook.MapRegion();
+  ASSERT_NE(region, nullptr);
+  EXPECT_GE(region->devices[0].used_bytes, 3 * kGiB) << "the holder's charge must stay";
+
+  std::string go = hook.dir() + "/go";
+  Child next(in_own_namespace({"direct", "alloc-when", Bytes(3 * kGiB), go}), env);
+  ASSERT_TRUE(next.WaitForLine("ready", seconds(30)));
+  holder.KillAndReap(SIGKILL);  // unshare's child, the namespace's PID 1, dies with it
+  auto killed = std::chrono::steady_clock::now();
+  hook.WriteFile("go", "");
+  EXPECT_EQ(next.Wait(seconds(30)), 0) << "the holder's 3 GiB must be free once it is dead";
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, seconds(1));
+}
+
 // Maps the test's region writable in a forked child (the parent's mapping is read-only).
 tessera_region* MapRegionInChild(const std::string& path) {
   int fd = open(path.c_str(), O_RDWR);
