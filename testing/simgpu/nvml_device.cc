@@ -201,6 +201,17 @@ nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsigned int* node) {
   return NVML_SUCCESS;
 }
 
+// The same as cuDeviceComputeCapability's (cuda_device.cc): every simulated device is a 9.0.
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int* minor) {
+  if (major == nullptr || minor == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  SharedState* s;
+  int i;
+  if (nvmlReturn_t r = NvmlResolve(device, &s, &i); r != NVML_SUCCESS) return r;
+  *major = 9;
+  *minor = 0;
+  return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t* attributes) {
   if (attributes == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   SharedState* s;

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "common/strings.h"
 #include "log/log.h"
 
 namespace tessera::node {
@@ -24,16 +25,6 @@ bool LabelsFit(std::string_view name) {
   return true;
 }
 
-// FNV-1a: a stable hash (the name must not change between runs or builds).
-uint64_t Fnv1a(std::string_view text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 // A string attribute, or nothing (with a warning) when the value is empty or too long to publish.
 void AddString(json& attributes, const char* name, const std::string& value, int index) {
   if (value.empty()) return;
@@ -48,6 +39,19 @@ void AddString(json& attributes, const char* name, const std::string& value, int
   attributes[name] = {{"string", value}};
 }
 
+// A version attribute, or nothing (with a warning when there was a value) when `dotted` is not a
+// version.
+void AddVersion(json& attributes, const char* name, const std::string& dotted, int index) {
+  if (dotted.empty()) return;
+  std::string version = SemanticVersion(dotted);
+  if (version.empty() || version.size() > kMaxAttributeValueLength) {
+    log::Warn("GPU attribute is not a version a ResourceSlice takes; left out",
+              {{"gpu", std::to_string(index)}, {"attribute", name}, {"value", dotted}});
+    return;
+  }
+  attributes[name] = {{"version", version}};
+}
+
 json Attributes(const GpuInfo& g) {
   json a = json::object();
   AddString(a, "uuid", g.uuid, g.index);
@@ -57,6 +61,8 @@ json Attributes(const GpuInfo& g) {
   if (g.sms > 0) a["sms"] = {{"int", g.sms}};
   AddString(a, "pciBusID", g.pci_bus_id, g.index);
   if (g.numa >= 0) a["numaNode"] = {{"int", g.numa}};
+  AddVersion(a, "computeCapability", g.compute_capability, g.index);
+  AddVersion(a, "driverVersion", g.driver_version, g.index);
   return a;
 }
 
@@ -97,6 +103,23 @@ bool Contains(const json& stored, const json& desired) {
 }
 
 }  // namespace
+
+std::string SemanticVersion(std::string_view dotted) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t dot = dotted.find('.', start);
+    std::string_view part = dotted.substr(start, dot == std::string_view::npos ? dot : dot - start);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string_view::npos) return "";
+    size_t first = part.find_first_not_of('0');
+    parts.emplace_back(first == std::string_view::npos ? "0" : part.substr(first));
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  if (parts.size() > 3) return "";
+  while (parts.size() < 3) parts.emplace_back("0");
+  return parts[0] + "." + parts[1] + "." + parts[2];
+}
 
 std::string DraDeviceName(int index) {
   return "gpu-" + std::to_string(index);

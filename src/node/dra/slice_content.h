@@ -5,7 +5,8 @@
 //   ResourceSlice  <node>-gpu.tessera.io, owned by the Node (it goes when the node goes)
 //     spec: driver gpu.tessera.io, nodeName <node>, pool {name <node>, generation, count 1}
 //     devices[]: name gpu-0, allowMultipleAllocations: true,
-//       attributes: uuid, index, model, memory (MiB), sms, pciBusID, numaNode
+//       attributes: uuid, index, model, memory (MiB), sms, pciBusID, numaNode,
+//                   computeCapability and driverVersion (versions: "9.0.0", "580.65.6")
 //       capacity: memory {value 80Gi, requestPolicy {default 80Gi, validRange {256Mi, step 256Mi}}}
 //                 cores  {value 100,  requestPolicy {default 0, validRange {0..100, step 1}}}
 //
@@ -34,6 +35,11 @@ inline constexpr uint64_t kMemoryStepBytes = 256ull << 20;
 inline constexpr size_t kMaxDevicesPerSlice = 128;
 // String and version attribute values longer than this are refused (DeviceAttributeMaxValueLength).
 inline constexpr size_t kMaxAttributeValueLength = 64;
+
+// A dotted version as a semantic version, the form of a "version" attribute (semver 2.0: three
+// numbers without leading zeros): "9.0" -> "9.0.0", "580.65.06" -> "580.65.6". Empty when
+// `dotted` is not one to three dot-separated numbers.
+std::string SemanticVersion(std::string_view dotted);
 
 // The device name of the GPU with NVML index `index`: "gpu-<index>".
 std::string DraDeviceName(int index);

@@ -51,6 +51,8 @@ GpuInfo Gpu(int index, uint64_t memory_mib, bool healthy = true) {
           .sms = 132,
           .pci_bus_id = "00000000:17:00.0",
           .numa = 0,
+          .compute_capability = "9.0",
+          .driver_version = "580.65.06",
           .device_path = "/dev/nvidia" + std::to_string(index),
           .healthy = healthy};
 }
@@ -182,6 +184,8 @@ TEST(SliceContentTest, AttributesFollowTheNameValueAndCountRules) {
   EXPECT_EQ(a["sms"], json({{"int", 132}}));
   EXPECT_EQ(a["pciBusID"], json({{"string", "00000000:17:00.0"}}));
   EXPECT_EQ(a["numaNode"], json({{"int", 0}}));
+  EXPECT_EQ(a["computeCapability"], json({{"version", "9.0.0"}}));
+  EXPECT_EQ(a["driverVersion"], json({{"version", "580.65.6"}}));
   EXPECT_LE(a.size() + d["capacity"].size(), 32u);
   for (const json& map : {a, d["capacity"]}) {
     for (const auto& [name, value] : map.items()) EXPECT_TRUE(IsAttributeName(name)) << name;
@@ -192,6 +196,11 @@ TEST(SliceContentTest, AttributesFollowTheNameValueAndCountRules) {
     EXPECT_TRUE(kTypes.contains(value.begin().key())) << name;
     if (value.contains("string")) {
       EXPECT_LE(value["string"].get<std::string>().size(), 64u);
+    }
+    if (value.contains("version")) {
+      // semver.Parse (blang/semver): MAJOR.MINOR.PATCH, no leading zeros.
+      static const std::regex kSemver("(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)");
+      EXPECT_TRUE(std::regex_match(value["version"].get<std::string>(), kSemver)) << name;
     }
   }
 }
@@ -204,13 +213,27 @@ TEST(SliceContentTest, UnknownAndTooLongAttributesAreLeftOut) {
   g.sms = 0;
   g.pci_bus_id = "";
   g.model = std::string(65, 'M');
+  g.compute_capability = "";
+  g.driver_version = "r580 beta";
   json a = SliceDevices({g})[0]["attributes"];
-  for (const char* name : {"numaNode", "sms", "pciBusID", "model"}) {
+  for (const char* name :
+       {"numaNode", "sms", "pciBusID", "model", "computeCapability", "driverVersion"}) {
     EXPECT_FALSE(a.contains(name)) << name;
   }
   EXPECT_TRUE(a.contains("uuid"));
   g.model = std::string(64, 'M');
   EXPECT_TRUE(SliceDevices({g})[0]["attributes"].contains("model"));
+}
+
+TEST(SliceContentTest, DottedVersionsBecomeSemanticVersions) {
+  EXPECT_EQ(SemanticVersion("9.0"), "9.0.0");
+  EXPECT_EQ(SemanticVersion("580.65.06"), "580.65.6");
+  EXPECT_EQ(SemanticVersion("535.104.05"), "535.104.5");
+  EXPECT_EQ(SemanticVersion("560"), "560.0.0");
+  EXPECT_EQ(SemanticVersion("10.00.0"), "10.0.0");
+  for (const char* bad : {"", "9.", ".9", "9..0", "1.2.3.4", "v9.0", "9.0-beta", "9.x"}) {
+    EXPECT_EQ(SemanticVersion(bad), "") << bad;
+  }
 }
 
 TEST(SliceContentTest, UnhealthyGpusAreLeftOut) {

@@ -12,14 +12,16 @@
 namespace tessera::node {
 
 struct GpuInfo {
-  std::string uuid;         // "GPU-8f3c..."
-  int index = 0;            // NVML index on the host
-  std::string model;        // "NVIDIA H200"
-  uint64_t memory_mib = 0;  // total memory
-  int sms = 0;              // streaming multiprocessors
-  std::string pci_bus_id;   // "00000000:17:00.0"
-  int numa = -1;            // NUMA node, -1 when unknown
-  std::string device_path;  // "/dev/nvidia0"
+  std::string uuid;                // "GPU-8f3c..."
+  int index = 0;                   // NVML index on the host
+  std::string model;               // "NVIDIA H200"
+  uint64_t memory_mib = 0;         // total memory
+  int sms = 0;                     // streaming multiprocessors
+  std::string pci_bus_id;          // "00000000:17:00.0"
+  int numa = -1;                   // NUMA node, -1 when unknown
+  std::string compute_capability;  // "9.0", empty when unknown
+  std::string driver_version;      // the node's driver, as NVML says it ("580.65.06"); may be empty
+  std::string device_path;         // "/dev/nvidia0"
   bool healthy = true;
 };
 

@@ -6,6 +6,11 @@ Result<std::vector<GpuInfo>> NvmlGpuSource::Discover() {
   unsigned int count = 0;
   RETURN_IF_ERROR(nvml_.Check(nvml_.DeviceGetCount(&count), "nvmlDeviceGetCount_v2"));
   std::vector<GpuInfo> out;
+  char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
+  if (nvml_.SystemGetDriverVersion &&
+      nvml_.SystemGetDriverVersion(driver, sizeof(driver)) != NVML_SUCCESS) {
+    driver[0] = '\0';
+  }
   for (unsigned int i = 0; i < count; ++i) {
     nvmlDevice_t dev = nullptr;
     RETURN_IF_ERROR(
@@ -33,6 +38,12 @@ Result<std::vector<GpuInfo>> NvmlGpuSource::Discover() {
     if (nvml_.DeviceGetNumaNodeId && nvml_.DeviceGetNumaNodeId(dev, &numa) == NVML_SUCCESS) {
       g.numa = static_cast<int>(numa);
     }
+    int cc_major = 0, cc_minor = 0;
+    if (nvml_.DeviceGetCudaComputeCapability &&
+        nvml_.DeviceGetCudaComputeCapability(dev, &cc_major, &cc_minor) == NVML_SUCCESS) {
+      g.compute_capability = std::to_string(cc_major) + "." + std::to_string(cc_minor);
+    }
+    g.driver_version = driver;
     unsigned int minor = i;
     if (nvml_.DeviceGetMinorNumber) nvml_.DeviceGetMinorNumber(dev, &minor);
     g.device_path = "/dev/nvidia" + std::to_string(minor);

@@ -36,6 +36,8 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& path) 
   Resolve(handle, "nvmlDeviceGetPciInfo_v3", lib->DeviceGetPciInfo);
   Resolve(handle, "nvmlDeviceGetAttributes_v2", lib->DeviceGetAttributes);
   Resolve(handle, "nvmlDeviceGetNumaNodeId", lib->DeviceGetNumaNodeId);
+  Resolve(handle, "nvmlDeviceGetCudaComputeCapability", lib->DeviceGetCudaComputeCapability);
+  Resolve(handle, "nvmlSystemGetDriverVersion", lib->SystemGetDriverVersion);
   Resolve(handle, "nvmlEventSetCreate", lib->EventSetCreate);
   Resolve(handle, "nvmlDeviceRegisterEvents", lib->DeviceRegisterEvents);
   Resolve(handle, "nvmlEventSetWait_v2", lib->EventSetWait);

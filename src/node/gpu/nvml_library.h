@@ -35,10 +35,12 @@ class NvmlLibrary {
   decltype(&nvmlDeviceGetMinorNumber) DeviceGetMinorNumber = nullptr;
   decltype(&nvmlDeviceGetMemoryInfo) DeviceGetMemoryInfo = nullptr;
   decltype(&nvmlDeviceGetPciInfo_v3) DeviceGetPciInfo = nullptr;
-  // Optional (nullptr when the driver lacks them): attributes, NUMA node, events, per-process
-  // utilisation and memory.
+  // Optional (nullptr when the driver lacks them): attributes, NUMA node, compute capability,
+  // driver version, events, per-process utilisation and memory.
   decltype(&nvmlDeviceGetAttributes_v2) DeviceGetAttributes = nullptr;
   decltype(&nvmlDeviceGetNumaNodeId) DeviceGetNumaNodeId = nullptr;
+  decltype(&nvmlDeviceGetCudaComputeCapability) DeviceGetCudaComputeCapability = nullptr;
+  decltype(&nvmlSystemGetDriverVersion) SystemGetDriverVersion = nullptr;
   decltype(&nvmlEventSetCreate) EventSetCreate = nullptr;
   decltype(&nvmlDeviceRegisterEvents) DeviceRegisterEvents = nullptr;
   decltype(&nvmlEventSetWait_v2) EventSetWait = nullptr;

@@ -63,6 +63,8 @@ TEST_F(NvmlTest, DiscoversEveryGpu) {
   EXPECT_NE(h200.uuid, (*gpus)[0].uuid);
   EXPECT_FALSE(h200.pci_bus_id.empty());
   EXPECT_THAT(h200.device_path, ::testing::StartsWith("/dev/nvidia"));
+  EXPECT_EQ(h200.compute_capability, "9.0");
+  EXPECT_EQ(h200.driver_version, "580.65.06");
 }
 
 TEST_F(NvmlTest, MissingLibraryIsAClearError) {
