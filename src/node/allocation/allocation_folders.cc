@@ -37,12 +37,14 @@ std::vector<AllocationFolder> ReadAllocationFolders(const std::string& state_dir
   for (const fs::directory_entry& e : fs::directory_iterator(AllocationsRoot(state_dir), ec)) {
     std::ifstream owner_in(e.path() / "owner.json");
     nlohmann::json owner = nlohmann::json::parse(owner_in, nullptr, false);
-    if (!owner.is_object() || owner.value("pod", "").empty()) continue;
+    if (!owner.is_object()) continue;
     AllocationFolder f{.id = e.path().filename().string(),
                        .path = e.path().string(),
                        .ns = owner.value("namespace", ""),
                        .pod = owner.value("pod", ""),
-                       .container = owner.value("container", "")};
+                       .container = owner.value("container", ""),
+                       .claim = owner.value("claim", "")};
+    if (f.pod.empty() == f.claim.empty()) continue;  // neither, or not one of the two kinds
     std::ifstream limits_in(e.path() / "limits");
     std::map<std::string, std::string> kv;
     for (std::string line; std::getline(limits_in, line);) {

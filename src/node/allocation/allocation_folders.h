@@ -1,6 +1,7 @@
 // What the node agent's readers (the metrics exporter, the memory guard) take from the
-// allocation folders under <state_dir>/allocations: each folder's owner (owner.json), its
-// devices' limits (the limits file) and its container's host PIDs (the pids file).
+// allocation folders under <state_dir>/allocations: each folder's owner (owner.json: a pod's
+// container, or a DRA claim), its devices' limits (the limits file) and its container's host PIDs
+// (the pids file; a claim's folder has none).
 //
 // Pure function over files; thread-safe. Values may be from different moments (each file is
 // replaced atomically, not all of them together).
@@ -23,12 +24,13 @@ struct AllocationFolder {
   std::string id;    // the allocation ID (the folder's name)
   std::string path;  // the folder
   std::string ns, pod, container;
+  std::string claim;  // a DRA claim's folder: the claim's name (pod and container are empty)
   std::vector<FolderDevice> devices;  // by container device index
   // From the pids file; nullopt when it is missing or of another version.
   std::optional<std::vector<uint32_t>> host_pids;
 };
 
-// The folders whose owner.json names a pod, in directory order.
+// The folders whose owner.json names a pod or a DRA claim, in directory order.
 std::vector<AllocationFolder> ReadAllocationFolders(const std::string& state_dir);
 
 }  // namespace tessera::node

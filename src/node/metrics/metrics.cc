@@ -20,7 +20,8 @@ namespace tessera::node {
 namespace {
 
 struct Row {
-  std::string labels;  // namespace="..",pod="..",container="..",gpu=".."
+  bool claim = false;  // a DRA claim's device, not a container's
+  std::string labels;  // namespace="..",pod="..",container="..",gpu=".." (claim: namespace, claim)
   std::string uuid;
   uint64_t used = 0, limit = 0;
   int cores = 0;
@@ -66,11 +67,13 @@ std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInf
     for (size_t i = 0; i < f.devices.size() && i < TESSERA_REGION_MAX_DEVICES; ++i) {
       const FolderDevice& d = f.devices[i];
       Row row;
+      row.claim = !f.claim.empty();
       row.uuid = d.uuid;
-      row.labels = "namespace=\"" + PrometheusLabelValue(f.ns) + "\",pod=\"" +
-                   PrometheusLabelValue(f.pod) + "\",container=\"" +
-                   PrometheusLabelValue(f.container) + "\",gpu=\"" + PrometheusLabelValue(d.uuid) +
-                   "\"";
+      row.labels = "namespace=\"" + PrometheusLabelValue(f.ns) + "\",";
+      row.labels += row.claim ? "claim=\"" + PrometheusLabelValue(f.claim) + "\""
+                              : "pod=\"" + PrometheusLabelValue(f.pod) + "\",container=\"" +
+                                    PrometheusLabelValue(f.container) + "\"";
+      row.labels += ",gpu=\"" + PrometheusLabelValue(d.uuid) + "\"";
       row.limit = d.memory_bytes;
       row.cores = d.cores;
       row.used = i < used.size() ? used[i] : 0;
@@ -79,17 +82,27 @@ std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInf
     }
   }
   std::ostringstream out;
-  auto family = [&](const char* name, const char* help, auto value) {
+  auto family = [&](bool claims, const char* name, const char* help, auto value) {
     out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n";
-    for (const Row& r : rows) out << name << "{" << r.labels << "} " << value(r) << "\n";
+    for (const Row& r : rows) {
+      if (r.claim == claims) out << name << "{" << r.labels << "} " << value(r) << "\n";
+    }
   };
-  family("tessera_container_memory_used_bytes", "GPU memory the container uses, per device.",
-         [](const Row& r) { return r.used; });
-  family("tessera_container_memory_limit_bytes", "The container's memory limit (0 = none).",
-         [](const Row& r) { return r.limit; });
-  family("tessera_container_compute_limit_percent",
-         "The container's compute limit, percent of the GPU's time (0 or 100 = none).",
-         [](const Row& r) { return static_cast<uint64_t>(r.cores); });
+  auto used = [](const Row& r) { return r.used; };
+  auto limit = [](const Row& r) { return r.limit; };
+  auto cores = [](const Row& r) { return static_cast<uint64_t>(r.cores); };
+  family(false, "tessera_container_memory_used_bytes", "GPU memory the container uses, per device.",
+         used);
+  family(false, "tessera_container_memory_limit_bytes", "The container's memory limit (0 = none).",
+         limit);
+  family(false, "tessera_container_compute_limit_percent",
+         "The container's compute limit, percent of the GPU's time (0 or 100 = none).", cores);
+  family(true, "tessera_claim_memory_used_bytes",
+         "GPU memory the processes of every pod that uses the DRA claim use together.", used);
+  family(true, "tessera_claim_memory_limit_bytes",
+         "The DRA claim's memory (0 = none: the whole GPU).", limit);
+  family(true, "tessera_claim_compute_limit_percent",
+         "The DRA claim's cores, percent of the GPU's time (0 or 100 = none).", cores);
   out << "# HELP tessera_container_compute_share_percent Percent of the GPU's time the container's "
          "processes used in NVML's latest samples.\n"
          "# TYPE tessera_container_compute_share_percent gauge\n";
@@ -107,7 +120,8 @@ std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInf
         << g.index << "\",model=\"" << PrometheusLabelValue(g.model) << "\"} "
         << g.memory_mib * 1024 * 1024 << "\n";
   }
-  out << "# HELP tessera_gpu_memory_used_by_containers_bytes Sum of the containers' use.\n"
+  out << "# HELP tessera_gpu_memory_used_by_containers_bytes Sum of the containers' and DRA "
+         "claims' use.\n"
          "# TYPE tessera_gpu_memory_used_by_containers_bytes gauge\n";
   for (const GpuInfo& g : gpus) {
     out << "tessera_gpu_memory_used_by_containers_bytes{gpu=\"" << PrometheusLabelValue(g.uuid)

@@ -1,12 +1,16 @@
 // The node agent's metrics in Prometheus text format: per container (from each allocation's
 // owner.json, limits file, pids file and shared region) memory used and limit, compute limit and
-// the compute share it used per device; per GPU total memory, health and the memory the containers
-// use on it.
+// the compute share it used per device; the same per DRA claim (its folder's files; one region
+// for every pod that uses the claim) but the share, for want of its containers' PIDs; per GPU total
+// memory, health and the memory the containers and claims use on it.
 //
 //   tessera_container_memory_used_bytes{namespace,pod,container,gpu}
 //   tessera_container_memory_limit_bytes{namespace,pod,container,gpu}
 //   tessera_container_compute_limit_percent{namespace,pod,container,gpu}
 //   tessera_container_compute_share_percent{namespace,pod,container,gpu}
+//   tessera_claim_memory_used_bytes{namespace,claim,gpu}
+//   tessera_claim_memory_limit_bytes{namespace,claim,gpu}
+//   tessera_claim_compute_limit_percent{namespace,claim,gpu}
 //   tessera_gpu_memory_total_bytes{gpu,index,model}
 //   tessera_gpu_memory_used_by_containers_bytes{gpu}
 //   tessera_gpu_healthy{gpu}

@@ -74,6 +74,40 @@ TEST(MetricsTest, ContainersAndGpus) {
               HasSubstr("tessera_container_memory_used_bytes" + labels + " 0\n"));
 }
 
+// A DRA claim's folder (owner.json names the claim): its own families, labelled by the claim; its
+// use counts in the GPU's sum; no container row.
+TEST(MetricsTest, DraClaimsHaveTheirOwnFamilies) {
+  testing::TempDir dir;
+  WriteAllocation(dir.path(), "a", "train", {{"GPU-0", 1024, 30}});
+  std::string claim = dir.path() + "/allocations/9b2e";
+  ASSERT_TRUE(MakeDirs(claim).ok());
+  ASSERT_TRUE(MakeDirs(dir.path() + "/regions/9b2e").ok());
+  ASSERT_TRUE(WriteFileAtomic(claim + "/owner.json",
+                              R"({"kind":"ResourceClaim","namespace":"ml","claim":"shared-gpu",)"
+                              R"("claimUid":"9b2e"})")
+                  .ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(claim + "/limits", LimitsText(Grant{"hard", {{"GPU-0", 4096, 50}}})).ok());
+  auto r = std::make_unique<tessera_region>();
+  std::memset(r.get(), 0, sizeof(tessera_region));
+  r->magic = TESSERA_REGION_MAGIC;
+  r->version = TESSERA_REGION_VERSION;
+  r->devices[0].used_bytes = 3u << 30;
+  std::ofstream(dir.path() + "/regions/9b2e/region", std::ios::binary)
+      .write(reinterpret_cast<const char*>(r.get()), sizeof(tessera_region));
+
+  std::string text = RenderMetrics(dir.path(), testing::TestGpus(1));
+  const std::string labels = R"({namespace="ml",claim="shared-gpu",gpu="GPU-0"})";
+  EXPECT_THAT(text, HasSubstr("tessera_claim_memory_used_bytes" + labels + " 3221225472\n"));
+  EXPECT_THAT(text, HasSubstr("tessera_claim_memory_limit_bytes" + labels + " 4294967296\n"));
+  EXPECT_THAT(text, HasSubstr("tessera_claim_compute_limit_percent" + labels + " 50\n"));
+  EXPECT_THAT(text, HasSubstr("tessera_container_memory_limit_bytes" + Labels("train", "GPU-0")));
+  EXPECT_THAT(text, Not(HasSubstr(R"(tessera_container_memory_used_bytes{namespace="ml")")));
+  EXPECT_THAT(text, Not(HasSubstr(R"(tessera_claim_memory_used_bytes{namespace="ns")")));
+  EXPECT_THAT(text,
+              HasSubstr(R"(tessera_gpu_memory_used_by_containers_bytes{gpu="GPU-0"} 3221225472)"));
+}
+
 TEST(MetricsTest, ComputeShareAddsUpTheContainersProcessesPerGpu) {
   testing::TempDir dir;
   WriteAllocation(dir.path(), "a", "train", {{"GPU-0", 1024, 30}, {"GPU-1", 1024, 0}});
