@@ -157,4 +157,13 @@ std::optional<std::string> Base64Decode(std::string_view text) {
   return out;
 }
 
+uint64_t Fnv1a(std::string_view text) {
+  uint64_t h = 14695981039346656037ull;  // the offset basis
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
 }  // namespace tessera

@@ -24,6 +24,10 @@ size_t EditDistance(std::string_view a, std::string_view b);
 std::optional<std::string> ClosestMatch(std::string_view word,
                                         const std::vector<std::string>& candidates);
 
+// FNV-1a (64 bits): a hash that stays the same across runs, builds and machines, for names made
+// from content (object names that must not change).
+uint64_t Fnv1a(std::string_view text);
+
 // Standard base64 (RFC 4648) with padding; decoding ignores whitespace and rejects anything else.
 // A Prometheus label value, escaped: backslash, double quote and newline.
 std::string PrometheusLabelValue(std::string_view value);
