@@ -17,6 +17,13 @@ TEST(Strings, ClosestMatchSuggestsTyposOnly) {
   EXPECT_EQ(ClosestMatch("SOMETHING_ELSE_ENTIRELY", keys), std::nullopt);
 }
 
+// The published FNV-1a 64 test values: names made from it must never change.
+TEST(Strings, Fnv1aIsTheStandardHash) {
+  EXPECT_EQ(Fnv1a(""), 0xcbf29ce484222325ull);
+  EXPECT_EQ(Fnv1a("a"), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(Fnv1a("foobar"), 0x85944171f73967e8ull);
+}
+
 TEST(Strings, Base64RoundTrip) {
   for (std::string s : {"", "a", "ab", "abc", "abcd", "line1\nline2\n"}) {
     auto decoded = Base64Decode(Base64Encode(s));

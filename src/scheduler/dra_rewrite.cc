@@ -1,7 +1,9 @@
 #include "scheduler/dra_rewrite.h"
 
 #include <algorithm>
+#include <cstdio>
 
+#include "common/strings.h"
 #include "scheduler/json_pointer.h"
 
 namespace tessera::scheduler {
@@ -23,25 +25,32 @@ std::string ContainerWord(const ContainerRequest& c) {
   return std::string(c.init ? "init container \"" : "container \"") + c.name + "\"";
 }
 
-// The annotations a claim does not carry: refused rather than dropped, since the pod would run on
-// GPUs it excluded or placed otherwise than its owner asked.
-Status CheckNoSelection(const PodRequest& request) {
-  if (!request.selection.empty()) {
-    return InvalidArgument("GPU selection " + request.selection.Describe() +
-                           " has no counterpart in a DRA claim made by the webhook: remove it, "
-                           "or write the ResourceClaim yourself with a CEL selector on the "
-                           "gpu.tessera.io attributes (model, uuid)");
-  }
-  if (request.node_policy || request.gpu_policy) {
-    return InvalidArgument(std::string("the scheduling policy annotations (") + kPolicyAnnotation +
-                           ", " + kHamiNodePolicyAnnotation + ", " + kHamiGpuPolicyAnnotation +
-                           ") have no counterpart under DRA, where kube-scheduler places "
-                           "claims: remove them");
-  }
-  return Status::Ok();
+// A CEL list of string literals, each lowercased: JSON's string escapes are all CEL's too.
+std::string CelList(const std::vector<std::string>& items) {
+  json list = json::array();
+  for (const std::string& i : items) list.push_back(ToLower(i));
+  return list.dump();
 }
 
 }  // namespace
+
+std::vector<std::string> SelectorsOf(const Selection& selection) {
+  const std::string device = std::string("device.attributes[\"") + kDraDriver + "\"]";
+  const std::string model = device + ".model.lowerAscii()";
+  const std::string uuid = device + ".uuid.lowerAscii()";
+  std::vector<std::string> out;
+  if (!selection.use_types.empty()) {
+    out.push_back(CelList(selection.use_types) + ".exists(t, " + model + ".contains(t))");
+  }
+  if (!selection.nouse_types.empty()) {
+    out.push_back("!" + CelList(selection.nouse_types) + ".exists(t, " + model + ".contains(t))");
+  }
+  if (!selection.use_uuids.empty()) out.push_back(uuid + " in " + CelList(selection.use_uuids));
+  if (!selection.nouse_uuids.empty()) {
+    out.push_back("!(" + uuid + " in " + CelList(selection.nouse_uuids) + ")");
+  }
+  return out;
+}
 
 Result<DraShape> DraShapeOf(const ContainerRequest& container) {
   const GpuRequest& gpu = container.gpu;
@@ -51,14 +60,12 @@ Result<DraShape> DraShapeOf(const ContainerRequest& container) {
                            "% of each GPU cannot be said in a DRA claim, which asks for memory "
                            "in bytes before it knows the GPU: give the memory in MiB instead");
   }
-  if (gpu.mode == ComputeMode::kElastic) {
-    return InvalidArgument(ContainerWord(container) + ": elastic compute (" +
-                           std::to_string(gpu.cores) + "% up to " +
-                           std::to_string(gpu.cores_limit) +
-                           "%) has no counterpart in a DRA claim, which consumes one share of "
-                           "the device's cores: remove the core limit annotation");
-  }
   DraShape shape;
+  // Elastic without a share to guarantee is no limit at all, as on the extender's path.
+  shape.elastic = gpu.mode == ComputeMode::kElastic && gpu.cores > 0 && gpu.cores < 100;
+  if (shape.elastic && gpu.cores_limit > 0 && gpu.cores_limit < 100) {
+    shape.cores_limit = gpu.cores_limit;
+  }
   shape.count = gpu.count;
   shape.memory_mib =
       (gpu.memory_mib + kDraMemoryStepMiB - 1) / kDraMemoryStepMiB * kDraMemoryStepMiB;
@@ -67,25 +74,44 @@ Result<DraShape> DraShapeOf(const ContainerRequest& container) {
 }
 
 std::string ClaimTemplateName(const DraShape& shape) {
-  return "tessera-gpu-" + std::to_string(shape.count) + "x" +
-         (shape.memory_mib > 0 ? std::to_string(shape.memory_mib) + "mi" : "allmem") + "-" +
-         std::to_string(shape.cores) + "c";
+  std::string name = "tessera-gpu-" + std::to_string(shape.count) + "x" +
+                     (shape.memory_mib > 0 ? std::to_string(shape.memory_mib) + "mi" : "allmem") +
+                     "-" + std::to_string(shape.cores) + "c";
+  if (shape.elastic) name += "-upto" + std::to_string(shape.cores_limit ? shape.cores_limit : 100);
+  if (!shape.selectors.empty()) {
+    std::string joined;
+    for (const std::string& s : shape.selectors) joined += s + '\n';
+    char hash[17];
+    std::snprintf(hash, sizeof(hash), "%08llx",
+                  static_cast<unsigned long long>(Fnv1a(joined) & 0xffffffffull));
+    name += "-" + std::string(hash);
+  }
+  return name;
 }
 
 json ClaimTemplateJson(const DraShape& shape, const std::string& ns) {
   json capacity = {{"cores", std::to_string(shape.cores)}};
   // Without a memory request the device's default applies: the whole GPU's memory.
   if (shape.memory_mib > 0) capacity["memory"] = std::to_string(shape.memory_mib) + "Mi";
+  json selectors = json::array();
+  for (const std::string& s : shape.selectors) selectors.push_back({{"cel", {{"expression", s}}}});
   json requests = json::array();
   for (int i = 0; i < shape.count; ++i) {
-    requests.push_back({{"name", "gpu-" + std::to_string(i)},
-                        {"exactly",
-                         {{"deviceClassName", kDraDriver},
-                          {"allocationMode", "ExactCount"},
-                          {"count", 1},
-                          {"capacity", {{"requests", capacity}}}}}});
+    json exactly = {{"deviceClassName", kDraDriver},
+                    {"allocationMode", "ExactCount"},
+                    {"count", 1},
+                    {"capacity", {{"requests", capacity}}}};
+    if (!selectors.empty()) exactly["selectors"] = selectors;
+    requests.push_back({{"name", "gpu-" + std::to_string(i)}, {"exactly", exactly}});
   }
   json devices = {{"requests", requests}};
+  if (shape.elastic) {
+    json parameters = {
+        {"apiVersion", "gpu.tessera.io/v1"}, {"kind", "GpuConfig"}, {"computeMode", "elastic"}};
+    if (shape.cores_limit > 0) parameters["coresLimit"] = shape.cores_limit;
+    devices["config"] =
+        json::array({{{"opaque", {{"driver", kDraDriver}, {"parameters", parameters}}}}});
+  }
   // Devices allow several allocations, so without it two requests could share one GPU.
   if (shape.count > 1) {
     devices["constraints"] =
@@ -107,9 +133,14 @@ Result<DraRewrite> RewriteToDra(const json& pod, const PodRequest& request,
         "the pod asks for GPUs through both Tessera's resources and spec.resourceClaims: under "
         "DRA the webhook turns the resources into claims itself; use one or the other");
   }
-  RETURN_IF_ERROR(CheckNoSelection(request));
-
   DraRewrite out;
+  if (request.node_policy || request.gpu_policy) {
+    out.warnings.push_back(std::string("Tessera: the scheduling policy annotations (") +
+                           kPolicyAnnotation + ", " + kHamiNodePolicyAnnotation + ", " +
+                           kHamiGpuPolicyAnnotation +
+                           ") are ignored under DRA, where kube-scheduler places the pod's claims");
+  }
+  const std::vector<std::string> selectors = SelectorsOf(request.selection);
   json pod_claims = json::array();
   const std::vector<std::string> names = dialects.ResourceNames();
   for (const char* list : {"initContainers", "containers"}) {
@@ -123,6 +154,7 @@ Result<DraRewrite> RewriteToDra(const json& pod, const PodRequest& request,
                              [&](const ContainerRequest& r) { return r.name == *name; });
       if (it == request.containers.end()) continue;
       ASSIGN_OR_RETURN(DraShape shape, DraShapeOf(*it));
+      shape.selectors = selectors;
       std::string claim = it->name + kClaimSuffix;
       if (claim.size() > kMaxDnsLabel) {
         return InvalidArgument(ContainerWord(*it) + ": its claim \"" + claim + "\" would be " +

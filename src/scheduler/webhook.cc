@@ -100,7 +100,8 @@ bool Webhook::UsesDra(const json* labels) const {
 }
 
 std::string Webhook::RewriteForDra(const json& pod, const PodRequest& request,
-                                   const std::string& ns, bool dry_run, json& patch) const {
+                                   const std::string& ns, bool dry_run, json& patch,
+                                   json& warnings) const {
   Result<DraRewrite> rewrite = RewriteToDra(pod, request, state_.dialects(), ns);
   if (!rewrite.ok()) {
     // How such a pod keeps the device plugin's path, where nodes still serve it.
@@ -126,6 +127,7 @@ std::string Webhook::RewriteForDra(const json& pod, const PodRequest& request,
     }
   }
   for (json& op : rewrite->patch) patch.push_back(std::move(op));
+  for (std::string& w : rewrite->warnings) warnings.push_back(std::move(w));
   return "";
 }
 
@@ -202,11 +204,14 @@ Result<json> Webhook::Review(const json& review, bool mutate) const {
     std::string ns = StringAt(review, "request", "namespace");
     if (ns.empty()) ns = StringAt(*pod, "metadata", "namespace");
     const json* dry_run = Field(*request, "dryRun");
-    if (std::string denial = RewriteForDra(
-            *pod, *parsed, ns, dry_run && dry_run->is_boolean() && dry_run->get<bool>(), patch);
+    json warnings = json::array();
+    if (std::string denial = RewriteForDra(*pod, *parsed, ns,
+                                           dry_run && dry_run->is_boolean() && dry_run->get<bool>(),
+                                           patch, warnings);
         !denial.empty()) {
       return deny(denial);
     }
+    if (!warnings.empty()) out["response"]["warnings"] = warnings;
     out["response"]["patchType"] = "JSONPatch";
     out["response"]["patch"] = Base64Encode(patch.dump());
     return out;

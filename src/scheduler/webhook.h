@@ -68,10 +68,12 @@ class Webhook {
   std::string Check(const PodRequest& request) const;
   // Whether a GPU pod with these labels (null: none) goes to DRA.
   bool UsesDra(const nlohmann::json* labels) const;
-  // Adds the DRA rewrite of `pod` in `ns` to `patch` and, unless `dry_run`, creates its claim
-  // templates. Empty when done; otherwise why the pod is refused.
+  // Adds the DRA rewrite of `pod` in `ns` to `patch`, and what it dropped to `warnings` (a JSON
+  // array), and unless `dry_run` creates its claim templates. Empty when done; otherwise why the
+  // pod is refused.
   std::string RewriteForDra(const nlohmann::json& pod, const PodRequest& request,
-                            const std::string& ns, bool dry_run, nlohmann::json& patch) const;
+                            const std::string& ns, bool dry_run, nlohmann::json& patch,
+                            nlohmann::json& warnings) const;
 
   const ClusterState& state_;
   const std::string scheduler_name_;

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "common/strings.h"
+#include "scheduler/dra_rewrite.h"
 #include "scheduler/test_objects.h"
 #include "scheduler/webhook.h"
 
@@ -239,14 +240,8 @@ TEST(WebhookDra, RefusesWhatAClaimCannotSay) {
                 .find("container \"main\": memory as 50% of each GPU cannot be said in a DRA "
                       "claim"),
             std::string::npos);
-  EXPECT_NE(denial(MakePod("elastic", {{"tencent.com/vcuda-core", 20}},
-                           {{"tencent.com/vcuda-core-limit", "60"}}))
-                .find("elastic compute (20% up to 60%)"),
-            std::string::npos);
-  std::string selected =
-      denial(MakePod("typed", {{"nvidia.com/gpu", 1}}, {{"nvidia.com/use-gputype", "A100"}}));
-  EXPECT_NE(selected.find("GPU selection use-gputype=A100 has no counterpart"), std::string::npos);
-  EXPECT_NE(selected.find("tessera.io/webhook=device-plugin"), std::string::npos)
+  std::string percent = denial(MakePod("pct2", {{"nvidia.com/gpumem-percentage", 25}}));
+  EXPECT_NE(percent.find("tessera.io/webhook=device-plugin"), std::string::npos)
       << "says how to keep the device plugin's path";
   std::string long_name(60, 'c');
   EXPECT_NE(
@@ -258,6 +253,92 @@ TEST(WebhookDra, RefusesWhatAClaimCannotSay) {
   json own = MakePod("own", {{"cpu", "1"}});
   own["spec"]["resourceClaims"] = both["spec"]["resourceClaims"];
   EXPECT_TRUE(w.Mutate(own)["allowed"]);
+}
+
+// HAMi's and Tessera's GPU selection annotations become CEL selectors on every request of the
+// claim (the scheduler's own filters: case-insensitive model substrings, exact UUIDs); the
+// template's name tells selections apart.
+TEST(WebhookDra, SelectionAnnotationsBecomeCelSelectors) {
+  DraWebhook w;
+  json patch;
+  json response = w.Mutate(MakePod("typed", {{"nvidia.com/gpu", 2}, {"nvidia.com/gpumem", 1024}},
+                                   {{"nvidia.com/use-gputype", "A100,H100"},
+                                    {"nvidia.com/nouse-gputype", "MIG"},
+                                    {"nvidia.com/nouse-gpuuuid", "GPU-ABC"}}),
+                           &patch);
+  ASSERT_TRUE(response["allowed"]) << response.dump();
+  ASSERT_EQ(w.templates.stored.size(), 1u);
+  const auto& [key, stored] = *w.templates.stored.begin();
+  std::string name = stored["metadata"]["name"];
+  EXPECT_TRUE(name.starts_with("tessera-gpu-2x1024mi-0c-")) << name;
+  EXPECT_EQ(name.size(), std::string("tessera-gpu-2x1024mi-0c-").size() + 8) << name;
+  EXPECT_EQ(patch.back()["value"][0]["resourceClaimTemplateName"], name);
+  const std::string device = R"(device.attributes["gpu.tessera.io"])";
+  const json expected = {
+      {{"cel",
+        {{"expression",
+          R"(["a100","h100"].exists(t, )" + device + ".model.lowerAscii().contains(t))"}}}},
+      {{"cel",
+        {{"expression", R"(!["mig"].exists(t, )" + device + ".model.lowerAscii().contains(t))"}}}},
+      {{"cel", {{"expression", "!(" + device + R"(.uuid.lowerAscii() in ["gpu-abc"]))"}}}}};
+  const json& requests = stored["spec"]["spec"]["devices"]["requests"];
+  ASSERT_EQ(requests.size(), 2u);
+  for (const json& r : requests) EXPECT_EQ(r["exactly"]["selectors"], expected) << r.dump();
+
+  // Tessera's own model annotation and an include list of UUIDs; quotes stay inside the literal.
+  EXPECT_EQ(
+      SelectorsOf(Selection{.use_types = {"RTX \"4090\""}, .use_uuids = {"GPU-1", "gpu-2"}}),
+      (std::vector<std::string>{
+          R"(["rtx \"4090\""].exists(t, device.attributes["gpu.tessera.io"].model.lowerAscii().contains(t)))",
+          R"(device.attributes["gpu.tessera.io"].uuid.lowerAscii() in ["gpu-1","gpu-2"])"}));
+  // Another selection, another template; none, the plain name.
+  w.Mutate(MakePod("other", {{"nvidia.com/gpu", 2}, {"nvidia.com/gpumem", 1024}},
+                   {{"nvidia.com/use-gputype", "A100"}}));
+  w.Mutate(MakePod("plain", {{"nvidia.com/gpu", 2}, {"nvidia.com/gpumem", 1024}}));
+  EXPECT_EQ(w.templates.stored.size(), 3u);
+  EXPECT_TRUE(w.templates.stored.contains("team-a/tessera-gpu-2x1024mi-0c"));
+}
+
+// vcuda's core limit (elastic compute up to a ceiling) becomes the claim's GpuConfig, which the
+// node's DRA plugin reads (node/dra/claim_grant.h).
+TEST(WebhookDra, ElasticVcudaBecomesAGpuConfig) {
+  DraWebhook w;
+  json patch;
+  w.Mutate(MakePod("elastic", {{"tencent.com/vcuda-core", 20}, {"tencent.com/vcuda-memory", 4}},
+                   {{"tencent.com/vcuda-core-limit", "60"}}),
+           &patch);
+  ASSERT_EQ(patch.back()["value"][0]["resourceClaimTemplateName"],
+            "tessera-gpu-1x1024mi-20c-upto60");
+  const json& stored = w.templates.stored.at("team-a/tessera-gpu-1x1024mi-20c-upto60");
+  EXPECT_EQ(stored["spec"]["spec"]["devices"]["config"], json::parse(R"([{"opaque":{
+      "driver":"gpu.tessera.io",
+      "parameters":{"apiVersion":"gpu.tessera.io/v1","kind":"GpuConfig","computeMode":"elastic",
+                    "coresLimit":60}}}])"));
+  // Up to the whole GPU: no coresLimit.
+  w.Mutate(MakePod("burst", {{"tencent.com/vcuda-core", 20}, {"tencent.com/vcuda-memory", 4}},
+                   {{"tencent.com/vcuda-core-limit", "100"}}),
+           &patch);
+  const json& burst = w.templates.stored.at("team-a/tessera-gpu-1x1024mi-20c-upto100");
+  EXPECT_FALSE(
+      burst["spec"]["spec"]["devices"]["config"][0]["opaque"]["parameters"].contains("coresLimit"));
+  // A hard request has no config.
+  w.Mutate(MakePod("hard", {{"tencent.com/vcuda-core", 20}, {"tencent.com/vcuda-memory", 4}}));
+  EXPECT_FALSE(
+      w.templates.stored.at("team-a/tessera-gpu-1x1024mi-20c")["spec"]["spec"]["devices"].contains(
+          "config"));
+}
+
+// Binpack/spread are preferences kube-scheduler has no counterpart for: the pod is admitted, and
+// told.
+TEST(WebhookDra, PolicyAnnotationsAreDroppedWithAWarning) {
+  DraWebhook w;
+  json response = w.Mutate(
+      MakePod("packed", {{"nvidia.com/gpu", 1}}, {{"hami.io/gpu-scheduler-policy", "binpack"}}));
+  ASSERT_TRUE(response["allowed"]) << response.dump();
+  ASSERT_EQ(response["warnings"].size(), 1u) << response.dump();
+  EXPECT_NE(response["warnings"][0].get<std::string>().find("ignored under DRA"),
+            std::string::npos);
+  EXPECT_FALSE(w.Mutate(MakePod("plain", {{"nvidia.com/gpu", 1}})).contains("warnings"));
 }
 
 TEST(WebhookDra, TemplateThatCannotBeCreatedRefusesThePod) {

@@ -51,6 +51,78 @@ Result<std::optional<uint64_t>> Consumed(const json& result, const char* name) {
   return std::optional<uint64_t>(static_cast<uint64_t>(*parsed));
 }
 
+struct ComputeConfig {
+  std::string mode = "hard";
+  int cores_limit = 0;  // elastic: 0 = the whole GPU
+};
+
+// One GpuConfig's parameters.
+Status ReadGpuConfig(const json& parameters, ComputeConfig& config) {
+  if (!parameters.is_object()) return InvalidArgument("its parameters are not an object");
+  if (Text(parameters, "apiVersion") != kGpuConfigApiVersion ||
+      Text(parameters, "kind") != kGpuConfigKind) {
+    return InvalidArgument(std::string("its parameters must have apiVersion ") +
+                           kGpuConfigApiVersion + " and kind " + kGpuConfigKind + ", not " +
+                           parameters.value("apiVersion", json()).dump() + " and " +
+                           parameters.value("kind", json()).dump());
+  }
+  for (const auto& [key, value] : parameters.items()) {
+    if (key == "apiVersion" || key == "kind") continue;
+    if (key == "computeMode") {
+      if (value != "hard" && value != "elastic") {
+        return InvalidArgument("computeMode " + value.dump() +
+                               ": expected \"hard\" or \"elastic\"");
+      }
+      config.mode = value.get<std::string>();
+    } else if (key == "coresLimit") {
+      if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 100) {
+        return InvalidArgument("coresLimit " + value.dump() +
+                               ": expected a whole percent, 1 to 100");
+      }
+      config.cores_limit = value.get<int>();
+    } else {
+      return InvalidArgument("unknown field \"" + key +
+                             "\" (a GpuConfig has apiVersion, kind, computeMode, coresLimit)");
+    }
+  }
+  if (config.cores_limit != 0 && config.mode != "elastic") {
+    return InvalidArgument("coresLimit applies to computeMode elastic only");
+  }
+  return Status::Ok();
+}
+
+// The claim's compute mode from its configuration entries of this driver; `requests` are the
+// claim's requests that have devices of this driver.
+Result<ComputeConfig> ComputeConfigOf(const json& claim, const std::set<std::string>& requests) {
+  const json::json_pointer at("/status/allocation/devices/config");
+  ComputeConfig config;
+  if (!claim.contains(at) || !claim.at(at).is_array()) return config;
+  size_t index = 0;
+  for (const json& entry : claim.at(at)) {
+    const std::string where = "config[" + std::to_string(index++) + "]";
+    const json opaque = entry.value("opaque", json::object());
+    if (!opaque.is_object() || Text(opaque, "driver") != kDriverName) continue;
+    const json named = entry.value("requests", json::array());
+    if (named.is_array() && !named.empty()) {
+      std::set<std::string> covered;
+      for (const json& r : named) {
+        if (r.is_string())
+          covered.insert(r.get<std::string>().substr(0, r.get<std::string>().find('/')));
+      }
+      if (!std::includes(covered.begin(), covered.end(), requests.begin(), requests.end())) {
+        return InvalidArgument(where + " applies to some of the claim's requests only: a claim " +
+                               "has one compute mode, give the GpuConfig to all of them");
+      }
+    }
+    ComputeConfig entry_config;  // a later entry replaces what earlier ones said
+    if (Status s = ReadGpuConfig(opaque.value("parameters", json()), entry_config); !s.ok()) {
+      return InvalidArgument(where + " (" + kGpuConfigKind + "): " + s.message());
+    }
+    config = entry_config;
+  }
+  return config;
+}
+
 }  // namespace
 
 Result<ClaimGrant> GrantOfClaim(const json& claim, const ClaimRef& ref, const std::string& pool,
@@ -111,6 +183,20 @@ Result<ClaimGrant> GrantOfClaim(const json& claim, const ClaimRef& ref, const st
   }
   if (out.devices.empty()) {
     return FailedPrecondition(what + " has no device of driver " + kDriverName);
+  }
+  std::set<std::string> requests;
+  for (const PreparedDevice& d : out.devices) requests.insert(d.requests.begin(), d.requests.end());
+  Result<ComputeConfig> config = ComputeConfigOf(claim, requests);
+  if (!config.ok()) return InvalidArgument(what + ": " + config.status().message());
+  out.grant.mode = config->mode;
+  for (GrantDevice& d : out.grant.devices) {
+    if (config->mode != "elastic") continue;
+    if (d.cores == 0 || d.cores == 100) {
+      return InvalidArgument(what + ": computeMode elastic needs a share of the GPU's cores " +
+                             "(capacity.requests.cores between 1 and 99) on " + d.uuid +
+                             ", it has " + std::to_string(d.cores));
+    }
+    d.cores_limit = config->cores_limit;
   }
   return out;
 }

@@ -8,6 +8,14 @@
 // GPU. Two results on one GPU (two requests of one claim sharing it) add up. One claim = one set of
 // limits, shared by every container that uses the claim.
 //
+// The compute mode comes from the claim's opaque configuration for this driver
+// (status.allocation.devices.config, the DeviceClass's entries before the claim's, a later entry
+// replacing an earlier one whole), whose parameters are a GpuConfig:
+//   {"apiVersion": "gpu.tessera.io/v1", "kind": "GpuConfig",
+//    "computeMode": "hard" | "elastic",   (default hard)
+//    "coresLimit": 1..100}                (elastic only: the most it may use alone; default 100)
+// An entry applies to the requests it names (all when none); one mode for the whole claim.
+//
 // Plain values and pure functions; thread-compatible.
 #pragma once
 
@@ -25,6 +33,8 @@
 namespace tessera::node::dra {
 
 inline constexpr const char* kDriverName = "gpu.tessera.io";
+inline constexpr const char* kGpuConfigApiVersion = "gpu.tessera.io/v1";
+inline constexpr const char* kGpuConfigKind = "GpuConfig";
 
 // A claim as kubelet names it.
 struct ClaimRef {
@@ -56,7 +66,8 @@ std::string ClaimCdiDevice(const std::string& claim_uid);
 // whose GPUs are `gpus`. Errors name the claim and say what is wrong: FailedPrecondition for a
 // claim of another UID, one that is not allocated or has no result of this driver, a result in
 // another pool, an unhealthy GPU; NotFound for a device this node does not have; InvalidArgument
-// for a malformed consumedCapacity or one larger than the GPU.
+// for a malformed consumedCapacity or one larger than the GPU, and for a GpuConfig that is not one
+// (unknown fields or values, a mode for some requests only, elastic without cores).
 Result<ClaimGrant> GrantOfClaim(const nlohmann::json& claim, const ClaimRef& ref,
                                 const std::string& pool, const std::vector<GpuInfo>& gpus);
 

@@ -84,6 +84,79 @@ TEST(ClaimGrantTest, MemoryWithoutCoresHasNoComputeLimit) {
   EXPECT_EQ(g->grant.devices[0], (GrantDevice{"GPU-0", 2048, 0, 0}));
 }
 
+// The claim's (or its class's) GpuConfig for this driver.
+json WithConfig(json claim, const std::vector<json>& entries) {
+  claim["status"]["allocation"]["devices"]["config"] = entries;
+  return claim;
+}
+json GpuConfig(const json& fields, const json& requests = nullptr,
+               const std::string& driver = kDriverName) {
+  json parameters = {{"apiVersion", "gpu.tessera.io/v1"}, {"kind", "GpuConfig"}};
+  parameters.update(fields);
+  json entry = {{"source", "FromClaim"},
+                {"opaque", {{"driver", driver}, {"parameters", parameters}}}};
+  if (!requests.is_null()) entry["requests"] = requests;
+  return entry;
+}
+
+TEST(ClaimGrantTest, GpuConfigMakesTheClaimElastic) {
+  json claim = Claim({Alloc("gpu-1", {{"memory", "8Gi"}, {"cores", "30"}})});
+  auto g =
+      GrantOfClaim(WithConfig(claim, {GpuConfig({{"computeMode", "elastic"}, {"coresLimit", 60}})}),
+                   kRef, "n1", TestGpus(2));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->grant.mode, "elastic");
+  EXPECT_EQ(g->grant.devices[0], (GrantDevice{"GPU-1", 8192, 30, 60}));
+  // Without coresLimit: elastic up to the whole GPU. A later entry (the claim's, after its
+  // class's) wins; another driver's entry is not ours.
+  g = GrantOfClaim(WithConfig(claim, {GpuConfig({{"computeMode", "elastic"}, {"coresLimit", 60}}),
+                                      GpuConfig({{"computeMode", "elastic"}}, json{"gpu-0"}),
+                                      GpuConfig({{"computeMode", "hard"}}, nullptr, "other.io")}),
+                   kRef, "n1", TestGpus(2));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->grant.mode, "elastic");
+  EXPECT_EQ(g->grant.devices[0].cores_limit, 0) << "the later entry, whole, says no coresLimit";
+  g = GrantOfClaim(WithConfig(claim, {GpuConfig({{"computeMode", "hard"}})}), kRef, "n1",
+                   TestGpus(2));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->grant.mode, "hard");
+  EXPECT_EQ(GrantOfClaim(claim, kRef, "n1", TestGpus(2))->grant.mode, "hard") << "the default";
+}
+
+TEST(ClaimGrantTest, GpuConfigRefusalsSayWhatIsWrong) {
+  json claim = Claim({Alloc("gpu-1", {{"memory", "8Gi"}, {"cores", "30"}}),
+                      Alloc("gpu-0", {{"memory", "8Gi"}, {"cores", "30"}}, "n1", "gpu-1")});
+  json bad_kind = GpuConfig(json::object());
+  bad_kind["opaque"]["parameters"]["kind"] = "Other";
+  struct Case {
+    json entry;
+    std::string message;
+  } cases[] = {
+      {GpuConfig({{"computeMode", "soft"}}),
+       "computeMode \"soft\": expected \"hard\" or \"elastic\""},
+      {GpuConfig({{"computeMode", "elastic"}, {"coresLimit", 101}}),
+       "coresLimit 101: expected a whole percent"},
+      {GpuConfig({{"coresLimit", 50}}), "coresLimit applies to computeMode elastic only"},
+      {GpuConfig({{"memory", "1Gi"}}), "unknown field \"memory\""},
+      {bad_kind, "must have apiVersion gpu.tessera.io/v1 and kind GpuConfig"},
+      {GpuConfig({{"computeMode", "elastic"}}, json{"gpu-0"}),
+       "config[0] applies to some of the claim's requests only"},
+  };
+  for (const Case& c : cases) {
+    auto g = GrantOfClaim(WithConfig(claim, {c.entry}), kRef, "n1", TestGpus(2));
+    ASSERT_FALSE(g.ok()) << c.message;
+    EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(g.status().message(), HasSubstr(c.message));
+    EXPECT_THAT(g.status().message(), HasSubstr("ResourceClaim default/c"));
+  }
+  auto whole =
+      GrantOfClaim(WithConfig(Claim({Alloc("gpu-0")}), {GpuConfig({{"computeMode", "elastic"}})}),
+                   kRef, "n1", TestGpus(2));
+  ASSERT_FALSE(whole.ok());
+  EXPECT_THAT(whole.status().message(),
+              HasSubstr("computeMode elastic needs a share of the GPU's cores"));
+}
+
 TEST(ClaimGrantTest, RefusalsSayWhatIsWrong) {
   std::vector<GpuInfo> sick = TestGpus(2);
   sick[1].healthy = false;

@@ -4,17 +4,18 @@
 # consumable capacity; kube-scheduler itself allocates the claims and kubelet prepares them through
 # the agent's DRA plugin. Two pods that each claim 8Gi share one GPU, a third that claims 16Gi goes
 # to the other, each container's NVML total and out-of-memory boundary match its claim and the
-# cores are held; a claim shared by two pods is one set of limits for both; deleting pods frees their
+# cores are held; a claim shared by two pods is one limit for both; deleting pods frees their
 # capacity for the next; kubelet restarted with prepared claims; a GPU that is lost leaves the
-# slice and comes back; a HAMi pod spec through the webhook's DRA mode. Then the agent is
-# restarted as before.
+# slice and comes back; a HAMi pod spec through the webhook's DRA mode (its GPU selection as CEL
+# selectors) and a vcuda one with elastic compute (a GpuConfig). Then the agent is restarted as
+# before.
 source "$(dirname "$0")/lib.sh"
 harness=$repo/testing/cluster/tessera-dev-cluster
 node=node-a
 nd=$cluster_dir/nodes/$node
 build=$(sed -n 's/^declare -- tessera_build="\(.*\)"$/\1/p' "$cluster_dir/cluster.env")
 driver=gpu.tessera.io
-pods=(dra-a dra-b dra-c dra-d dra-s1 dra-s2 dra-e dra-hami)
+pods=(dra-a dra-b dra-c dra-d dra-s1 dra-s2 dra-e dra-hami dra-vcuda)
 
 cleanup() {
   k delete pod "${pods[@]}" --ignore-not-found --wait=true >/dev/null 2>&1
@@ -54,18 +55,25 @@ check "its devices allow multiple allocations" test "$(k get resourceslices -o j
 import json, sys
 print(all(d.get("allowMultipleAllocations") for s in json.load(sys.stdin)["items"]
           if s["spec"]["driver"] == sys.argv[1] for d in s["spec"]["devices"]))' "$driver")" = True
+check "they carry the compute capability and driver version as versions" test "$(k get resourceslices -o json | python3 -c '
+import json, sys
+print(" ".join(sorted({d["attributes"]["computeCapability"]["version"] + "/" + d["attributes"]["driverVersion"]["version"]
+                       for s in json.load(sys.stdin)["items"] if s["spec"]["driver"] == sys.argv[1]
+                       for d in s["spec"]["devices"]})))' "$driver")" = 9.0.0/580.65.6
 
-# claim_object KIND NAME MEMORY [CORES]: a ResourceClaim or ResourceClaimTemplate that asks for
-# one Tessera GPU's capacity.
+# claim_object KIND NAME MEMORY [CORES [CEL]]: a ResourceClaim or ResourceClaimTemplate that asks
+# for one Tessera GPU's capacity (CORES may be empty), of a device that CEL selects.
 claim_object() {
   python3 - "$driver" "$@" <<'PY' | k apply -f - >/dev/null
 import json, sys
 driver, kind, name, memory = sys.argv[1:5]
 requests = {"memory": memory}
-if len(sys.argv) > 5:
+if len(sys.argv) > 5 and sys.argv[5]:
     requests["cores"] = sys.argv[5]
-spec = {"devices": {"requests": [{"name": "gpu", "exactly": {
-    "deviceClassName": driver, "capacity": {"requests": requests}}}]}}
+exactly = {"deviceClassName": driver, "capacity": {"requests": requests}}
+if len(sys.argv) > 6:
+    exactly["selectors"] = [{"cel": {"expression": sys.argv[6]}}]
+spec = {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}
 print(json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": kind, "metadata": {"name": name},
                   "spec": {"spec": spec} if kind == "ResourceClaimTemplate" else spec}))
 PY
@@ -117,7 +125,8 @@ check_limits() { # check_limits POD MEMORY_MIB [PERCENT]
 
 echo "-- two 8Gi claims share a GPU, a 16Gi claim goes to the other"
 claim_object ResourceClaimTemplate dra-8g 8Gi 30
-claim_object ResourceClaimTemplate dra-16g 16Gi
+claim_object ResourceClaimTemplate dra-16g 16Gi "" \
+  "device.attributes[\"$driver\"].computeCapability.compareTo(semver(\"9.0.0\")) >= 0"
 claim_object ResourceClaimTemplate dra-20g 20Gi
 claim_pod dra-a template dra-8g "$run_and_stay"
 claim_pod dra-b template dra-8g "$run_and_stay"
@@ -146,9 +155,9 @@ check "on their GPU" test "$(pod_device dra-d)" = "$a"
 check_limits dra-d 20480
 k delete pod dra-c dra-d --wait=true >/dev/null
 
-# One set of files for the claim, which both containers get. That the two pods' processes are
-# then held to the 4 GiB together is not so yet (docs/dra.md, "Not covered yet"): each pod's
-# library frees the charges of processes outside its PID namespace.
+# One set of files for the claim, which both containers get, and one limit: each pod's processes
+# are in a PID namespace of their own, and the library tells their slots in the claim's region
+# alive by a file lock, not by a PID.
 echo "-- one claim, two pods: one set of limits for both"
 claim_object ResourceClaim dra-shared 4Gi
 claim_pod dra-s1 claim dra-shared 'tessera-demo-workload --hold 3072'
@@ -158,12 +167,21 @@ claim_pod dra-s2 claim dra-shared "$run_and_stay"
 check "dra-s2 ran its workload" wait_logs dra-s2 workload.exit=0 180 || describe_pod dra-s2
 logs=$(k logs dra-s2 2>&1 || true)
 check "dra-s2 sees the claim's 4096 MiB" test "$(value nvml.total_mib "$logs")" = 4096
+check "dra-s2 could allocate what dra-s1 left of it: 1024 MiB (got $(value oom.allocated_mib "$logs"))" \
+  test "$(value oom.allocated_mib "$logs")" = 1024
 check "the claim is reserved for both pods" \
   test "$(k get resourceclaim dra-shared -o 'jsonpath={.status.reservedFor[*].name}' | wc -w)" = 2
 uid=$(k get resourceclaim dra-shared -o 'jsonpath={.metadata.uid}')
 check "one limits file for the claim, of 4 GiB" \
   grep -q '^memory.0=4294967296$' "$nd/var/lib/tessera/allocations/$uid/limits"
 check "one CDI spec for the claim" test -f "$nd/run/cdi/tessera.io-claim-$uid.json"
+node_ip=$(k get node "$node" -o 'jsonpath={.status.addresses[?(@.type=="InternalIP")].address}')
+claim_metrics=$(curl -sf --max-time 5 "http://$node_ip:9394/metrics" | grep '^tessera_claim_memory_[a-z]*_bytes{namespace="default",claim="dra-shared",' || true)
+echo "$claim_metrics" | sed 's/^/  | /'
+claim_used=$(sed -n 's/^tessera_claim_memory_used_bytes{.*} //p' <<<"$claim_metrics")
+check "the agent's metrics show the claim's 4 GiB limit" grep -q '^tessera_claim_memory_limit_bytes{.*} 4294967296$' <<<"$claim_metrics"
+check "and the 3072 MiB dra-s1 holds of it (${claim_used:-nothing} bytes)" \
+  test "${claim_used:-0}" -ge $((3072 << 20)) -a "${claim_used:-0}" -le $((4096 << 20))
 
 echo "-- kubelet restarted with prepared claims"
 "$harness" restart --dir "$cluster_dir" "$node" kubelet >/dev/null
@@ -183,15 +201,56 @@ SIMGPU_STATE=$nd/run/simgpu "$build/bin/simgpu" restore 1 >/dev/null
 check "and came back once restored ($(slice_devices))" wait_slice "gpu-0:$mem gpu-1:$mem" 120
 
 echo "-- a HAMi pod spec through the webhook's DRA mode"
-# The dev cluster's scheduler runs the webhook's DRA mode opt-in: the pod's label asks for it.
+# The dev cluster's scheduler runs the webhook's DRA mode opt-in: the pod's label asks for it. Its
+# GPU selection (a 3090, not gpu-1) becomes CEL selectors that the real kube-scheduler evaluates;
+# its binpack policy is dropped with a warning.
+gpu1_uuid=$(k get resourceslices -o json | python3 -c '
+import json, sys
+for s in json.load(sys.stdin)["items"]:
+    if s["spec"]["driver"] == sys.argv[1] and s["spec"].get("nodeName") == sys.argv[2]:
+        for d in s["spec"]["devices"]:
+            if d["name"] == "gpu-1":
+                print(d["attributes"]["uuid"]["string"])' "$driver" "$node")
 example_pod vgpu-pod.yaml dra-hami | python3 -c '
 import json, sys
 pod = json.load(sys.stdin)
 pod["metadata"]["labels"] = {"tessera.io/webhook": "dra"}
+pod["metadata"].setdefault("annotations", {}).update({
+    "nvidia.com/use-gputype": "3090", "nvidia.com/nouse-gpuuuid": sys.argv[2],
+    "hami.io/gpu-scheduler-policy": "binpack"})
 pod["spec"]["nodeSelector"] = {"kubernetes.io/hostname": sys.argv[1]}
-print(json.dumps(pod))' "$node" | k create -f - >/dev/null
+print(json.dumps(pod))' "$node" "$gpu1_uuid" | k create -f - >/dev/null 2>"$cluster_dir/dra-hami.err"
 check "the webhook gave it a claim" test -n "$(k get pod dra-hami -o 'jsonpath={.spec.resourceClaims[0].resourceClaimTemplateName}')"
+check "and warned that the binpack policy is ignored under DRA" grep -q "ignored under DRA" "$cluster_dir/dra-hami.err"
+# Its claim goes with the pod once it completes: its device is read while it runs.
+hami_device= deadline=$((SECONDS + 120))
+while [[ -z $hami_device ]] && ((SECONDS < deadline)); do
+  hami_device=$(pod_device dra-hami 2>/dev/null) || true
+  [[ -n $hami_device ]] || sleep 0.5
+done
+check "its claim's selectors kept it off gpu-1 ($gpu1_uuid): got ${hami_device:-nothing}" test "$hami_device" = gpu-0
 check_completes dra-hami 180
 check_limits dra-hami 4096 30
 k delete pod dra-hami --wait=true >/dev/null
+
+echo "-- a vcuda pod with a core limit: elastic compute through the claim's GpuConfig"
+# vcuda-core 30 with tencent.com/vcuda-core-limit 60: alone on its GPU it may use up to 60%, where
+# a hard 30% claim would get 30.
+example_pod vcuda-pod.yaml dra-vcuda | python3 -c '
+import json, sys
+pod = json.load(sys.stdin)
+pod["metadata"]["labels"] = {"tessera.io/webhook": "dra"}
+pod["metadata"]["annotations"] = {"tencent.com/vcuda-core-limit": "60"}
+for part in ("limits", "requests"):
+    pod["spec"]["containers"][0]["resources"][part]["tencent.com/vcuda-core"] = 30
+pod["spec"]["nodeSelector"] = {"kubernetes.io/hostname": sys.argv[1]}
+print(json.dumps(pod))' "$node" | k create -f - >/dev/null
+check "the webhook gave it an elastic claim ($(k get pod dra-vcuda -o 'jsonpath={.spec.resourceClaims[0].resourceClaimTemplateName}'))" \
+  test "$(k get pod dra-vcuda -o 'jsonpath={.spec.resourceClaims[0].resourceClaimTemplateName}')" = tessera-gpu-1x4096mi-30c-upto60
+check_completes dra-vcuda 180
+check_limits dra-vcuda 4096
+got=$(value compute.percent "$(k logs dra-vcuda 2>&1 || true)")
+check "dra-vcuda, alone, used up to its 60% ceiling (got ${got:-nothing}%)" \
+  python3 -c "import sys; sys.exit(0 if 50 <= float('${got:-0}') <= 65 else 1)"
+k delete pod dra-vcuda --wait=true >/dev/null
 finish
