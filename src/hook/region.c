@@ -25,8 +25,7 @@ static struct tessera_region* g_region;
 /* The region file, open for the process's life: its slot's liveness lock lives on this open file
  * description. g_path reopens it in a forked child, which must not share the parent's. */
 static int g_fd = -1;
-static dev_t g_dev;
-static ino_t g_ino;
+static char g_fd_target[4096]; /* what /proc/self/fd/<g_fd> named at open ("" = unknown) */
 static char g_path[4096];
 static int g_slot = -1;
 static int g_slot_pid;
@@ -75,6 +74,15 @@ static void start_over_after_reboot(struct tessera_region* r) {
              "the shared region was last used before the machine rebooted: its "
              "processes, charges and clocks are gone; starting over");
   }
+}
+
+/* The file /proc/self/fd/<fd> names, into `out`; -1 (and "") when it cannot be read. */
+static int fd_target(int fd, char* out, size_t size) {
+  char link[64];
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, out, size - 1);
+  out[n > 0 ? n : 0] = '\0';
+  return n > 0 ? 0 : -1;
 }
 
 int region_open(const char* path, char* error, size_t error_size) {
@@ -135,11 +143,7 @@ int region_open(const char* path, char* error, size_t error_size) {
     return -1;
   }
   snprintf(g_path, sizeof(g_path), "%s", path);
-  struct stat st;
-  if (fstat(fd, &st) == 0) {
-    g_dev = st.st_dev;
-    g_ino = st.st_ino;
-  }
+  fd_target(fd, g_fd_target, sizeof(g_fd_target));
   __atomic_store_n(&g_fd, fd, __ATOMIC_RELEASE);
   __atomic_store_n(&g_region, region, __ATOMIC_RELEASE);
   return 0;
@@ -206,11 +210,14 @@ static int set_liveness_lock(int s, short type) {
 }
 
 /* Whether g_fd is still the region file: an application that closes every descriptor it did not
- * open (a daemon's start) drops the liveness lock with it, and may reuse the number. */
+ * open (a daemon's start) drops the liveness lock with it, and may reuse the number. Told by the
+ * file /proc names for the descriptor (fstat would need glibc 2.33). */
 static int region_fd_intact(void) {
-  struct stat st;
   int fd = __atomic_load_n(&g_fd, __ATOMIC_ACQUIRE);
-  return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == g_dev && st.st_ino == g_ino;
+  if (fd < 0) return 0;
+  if (g_fd_target[0] == '\0') return 1; /* no /proc: nothing to compare */
+  char now[sizeof(g_fd_target)];
+  return fd_target(fd, now, sizeof(now)) == 0 && strcmp(now, g_fd_target) == 0;
 }
 
 /* Under the lock. The slot's charge leaves the slot before the total: a holder that dies in

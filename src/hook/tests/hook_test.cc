@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -351,7 +352,14 @@ TEST_F(HookTest, ProcessesInTwoPidNamespacesShareOneLimit) {
   std::string go = hook.dir() + "/go";
   Child next(in_own_namespace({"direct", "alloc-when", Bytes(3 * kGiB), go}), env);
   ASSERT_TRUE(next.WaitForLine("ready", seconds(30)));
-  holder.KillAndReap(SIGKILL);  // unshare's child, the namespace's PID 1, dies with it
+  // The namespace's PID 1 (unshare's child) is killed, and once unshare has reaped it and exited,
+  // it is gone: only then is the next allocation timed.
+  std::ifstream children("/proc/" + std::to_string(holder.pid()) + "/task/" +
+                         std::to_string(holder.pid()) + "/children");
+  pid_t init = 0;
+  ASSERT_TRUE(children >> init) << "unshare's child not found";
+  ASSERT_EQ(kill(init, SIGKILL), 0);
+  holder.Wait(seconds(10));  // unshare exits (status 1) once its child is gone
   auto killed = std::chrono::steady_clock::now();
   hook.WriteFile("go", "");
   EXPECT_EQ(next.Wait(seconds(30)), 0) << "the holder's 3 GiB must be free once it is dead";
