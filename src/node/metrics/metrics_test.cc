@@ -30,6 +30,19 @@ void WriteAllocation(const std::string& state, const std::string& id, const std:
   ASSERT_TRUE(WriteFileAtomic(alloc + "/limits", LimitsText(Grant{"hard", devices})).ok());
 }
 
+// The region file `path` with `used` bytes charged on device 0, as the library leaves it; the
+// returned region (of the right version) can be changed and written again.
+std::unique_ptr<tessera_region> WriteRegion(const std::string& path, uint64_t used) {
+  auto r = std::make_unique<tessera_region>();
+  std::memset(r.get(), 0, sizeof(tessera_region));
+  r->magic = TESSERA_REGION_MAGIC;
+  r->version = TESSERA_REGION_VERSION;
+  r->devices[0].used_bytes = used;
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(r.get()), sizeof(tessera_region));
+  return r;
+}
+
 std::string Labels(const std::string& container, const std::string& gpu) {
   return R"({namespace="ns",pod="p",container=")" + container + R"(",gpu=")" + gpu + "\"}";
 }
@@ -45,13 +58,7 @@ TEST(MetricsTest, ContainersAndGpus) {
                   .ok());
   ASSERT_TRUE(
       WriteFileAtomic(alloc + "/limits", LimitsText(Grant{"hard", {{"GPU-1", 1024, 30}}})).ok());
-  auto r = std::make_unique<tessera_region>();
-  std::memset(r.get(), 0, sizeof(tessera_region));
-  r->magic = TESSERA_REGION_MAGIC;
-  r->version = TESSERA_REGION_VERSION;
-  r->devices[0].used_bytes = 12345;
-  std::ofstream(region + "/region", std::ios::binary)
-      .write(reinterpret_cast<const char*>(r.get()), sizeof(tessera_region));
+  auto r = WriteRegion(region + "/region", 12345);
 
   std::string text = RenderMetrics(dir.path(), testing::TestGpus(2));
   const std::string labels = R"({namespace="ns",pod="p",container="c",gpu="GPU-1"})";
@@ -88,13 +95,7 @@ TEST(MetricsTest, DraClaimsHaveTheirOwnFamilies) {
                   .ok());
   ASSERT_TRUE(
       WriteFileAtomic(claim + "/limits", LimitsText(Grant{"hard", {{"GPU-0", 4096, 50}}})).ok());
-  auto r = std::make_unique<tessera_region>();
-  std::memset(r.get(), 0, sizeof(tessera_region));
-  r->magic = TESSERA_REGION_MAGIC;
-  r->version = TESSERA_REGION_VERSION;
-  r->devices[0].used_bytes = 3u << 30;
-  std::ofstream(dir.path() + "/regions/9b2e/region", std::ios::binary)
-      .write(reinterpret_cast<const char*>(r.get()), sizeof(tessera_region));
+  WriteRegion(dir.path() + "/regions/9b2e/region", 3u << 30);
 
   std::string text = RenderMetrics(dir.path(), testing::TestGpus(1));
   const std::string labels = R"({namespace="ml",claim="shared-gpu",gpu="GPU-0"})";
