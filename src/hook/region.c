@@ -198,15 +198,21 @@ static void unlock(struct tessera_region* r) {
   pthread_mutex_unlock(&r->lock.mutex);
 }
 
-/* The liveness lock of slot `s` on this process's open file description: F_WRLCK takes it (fails
- * when another holds it), F_UNLCK gives it back. Returns fcntl's result. */
+/* fcntl's `command` (F_OFD_SETLK, F_OFD_GETLK) with a lock of `type` on slot `s`'s liveness byte,
+ * on this process's open file description. Returns fcntl's result; `fl` gets what GETLK found. */
+static int liveness_lock(int command, int s, short type, struct flock* fl) {
+  *fl = (struct flock){.l_type = type,
+                       .l_whence = SEEK_SET,
+                       .l_start = (off_t)(TESSERA_REGION_LIVENESS_OFFSET + (uint64_t)s),
+                       .l_len = 1,
+                       .l_pid = 0};
+  return fcntl(__atomic_load_n(&g_fd, __ATOMIC_ACQUIRE), command, fl);
+}
+
+/* Takes (F_WRLCK; fails when another holds it) or gives back (F_UNLCK) slot `s`'s liveness lock. */
 static int set_liveness_lock(int s, short type) {
-  struct flock fl = {.l_type = type,
-                     .l_whence = SEEK_SET,
-                     .l_start = (off_t)(TESSERA_REGION_LIVENESS_OFFSET + (uint64_t)s),
-                     .l_len = 1,
-                     .l_pid = 0};
-  return fcntl(__atomic_load_n(&g_fd, __ATOMIC_ACQUIRE), F_OFD_SETLK, &fl);
+  struct flock fl;
+  return liveness_lock(F_OFD_SETLK, s, type, &fl);
 }
 
 /* Whether g_fd is still the region file: an application that closes every descriptor it did not
@@ -249,12 +255,8 @@ static int slot_alive(struct tessera_region* r, int s, int pid, uint64_t recorde
   if (!(__atomic_load_n(&r->slots[s].flags, __ATOMIC_ACQUIRE) & TESSERA_SLOT_LIVENESS_LOCK)) {
     return process_alive(pid, recorded);
   }
-  struct flock fl = {.l_type = F_WRLCK,
-                     .l_whence = SEEK_SET,
-                     .l_start = (off_t)(TESSERA_REGION_LIVENESS_OFFSET + (uint64_t)s),
-                     .l_len = 1,
-                     .l_pid = 0};
-  if (fcntl(__atomic_load_n(&g_fd, __ATOMIC_ACQUIRE), F_OFD_GETLK, &fl) != 0) return 1;
+  struct flock fl;
+  if (liveness_lock(F_OFD_GETLK, s, F_WRLCK, &fl) != 0) return 1;
   return fl.l_type != F_UNLCK;
 }
 

@@ -190,7 +190,7 @@ Result<ClaimGrant> GrantOfClaim(const json& claim, const ClaimRef& ref, const st
   if (!config.ok()) return InvalidArgument(what + ": " + config.status().message());
   out.grant.mode = config->mode;
   for (GrantDevice& d : out.grant.devices) {
-    if (config->mode != "elastic") continue;
+    if (config->mode == "hard") break;
     if (d.cores == 0 || d.cores == 100) {
       return InvalidArgument(what + ": computeMode elastic needs a share of the GPU's cores " +
                              "(capacity.requests.cores between 1 and 99) on " + d.uuid +
