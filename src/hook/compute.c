@@ -16,7 +16,8 @@
 #define SAMPLE_INTERVAL_NS 1000000ull /* at most one timed launch per process per ms */
 #define BACK_TO_BACK_NS 50000ull      /* a launch this soon after the last one is preferred */
 #define SAMPLE_OVERDUE_NS 4000000ull  /* then any launch is timed */
-#define SAMPLE_FAIR_NS 50000000ull    /* the key sampled last waits this long for another's turn */
+#define SAMPLE_FAIR_SKIPS 8           /* the key sampled last yields this many due launches */
+#define YOUNG_SAMPLES 4               /* a key timed fewer times is timed at its next due launch */
 #define CREDIT_NS 10000000ull         /* virtual time a container may fall behind and catch up */
 #define LEAD_NS 100000ull             /* hard: how early a launch may queue before its slot */
 #define MAX_WAIT_NS 60000000000ull    /* no share makes a launch wait longer: the clock is wrong */
@@ -67,6 +68,7 @@ static struct {
   uint64_t launch_ns;   /* when the process last launched (any thread; a hint, not exact) */
   uintptr_t launch_key; /* what it launched then (a hint too) */
   int back_to_back;     /* the next sample waits for a launch right behind another */
+  int fair_skips;       /* due launches of the key sampled last refused since (a hint) */
   uint64_t evidence_ns; /* when the last inflated sample was seen */
 } g_sampler = {.mutex = PTHREAD_MUTEX_INITIALIZER};
 
@@ -295,12 +297,17 @@ static void learn(uintptr_t key, uint64_t span, int exact, int index, uint64_t n
   }
   /* Every span is an upper bound of the kernel's own time (other work or host delays only add
    * to it): a lower one is taken at once, and the window's minimum lets the estimate rise when
-   * the kernel really got longer. */
+   * the kernel really got longer, at most twofold a window. A window whose spans were all
+   * inflated by a neighbour is not taken for a longer kernel at once: a kernel launched right
+   * after each budget wait can find the neighbour's kernel ahead of it on the device every time
+   * for a window or two (a 1 us kernel rose to 1.46 ms, and its hard 70% container got 61%). A
+   * kernel that got k times longer is followed within log2(k) windows. */
   e->window_min_ns = min_nonzero(e->window_min_ns, span);
+  if (e->samples < YOUNG_SAMPLES) __atomic_store_n(&e->samples, e->samples + 1, __ATOMIC_RELAXED);
   uint64_t before = cost;
   if (cost == 0 || span < cost) cost = span;
   if (++e->window_count >= WINDOW_SAMPLES) {
-    cost = e->window_min_ns;
+    cost = e->window_min_ns < 2 * cost ? e->window_min_ns : 2 * cost;
     e->window_min_ns = 0;
     e->window_count = 0;
   }
@@ -372,6 +379,7 @@ static int start_sample(struct compute_launch* l, CUcontext context, uint64_t no
   g_sampler.index = l->index;
   __atomic_store_n(&g_sampler.last_ns, now, __ATOMIC_RELAXED);
   __atomic_store_n(&g_sampler.back_to_back, !g_sampler.back_to_back, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_sampler.fair_skips, 0, __ATOMIC_RELAXED);
   l->timed = 1;
   return 1;
 }
@@ -447,6 +455,12 @@ static __attribute__((noinline)) void begin_unknown(uintptr_t key, CUstream stre
   begin_sample(key, stream, ptsz, index, now, l);
 }
 
+/* Whether `key`'s estimate rests on fewer than YOUNG_SAMPLES samples. */
+static int young(uintptr_t key) {
+  struct estimate* e = estimate_find(key);
+  return e != NULL && __atomic_load_n(&e->samples, __ATOMIC_RELAXED) < YOUNG_SAMPLES;
+}
+
 /* compute_begin with the limiter on. Out of line, so that a process without a limit returns from
  * compute_begin without saving the registers this needs. */
 static __attribute__((noinline)) CUresult begin_governed(uintptr_t key, CUstream stream, int ptsz,
@@ -470,14 +484,30 @@ static __attribute__((noinline)) CUresult begin_governed(uintptr_t key, CUstream
   __atomic_store_n(&g_sampler.launch_key, key, __ATOMIC_RELAXED);
   uint64_t since = now - __atomic_load_n(&g_sampler.last_ns, __ATOMIC_RELAXED);
   if (__builtin_expect(since < SAMPLE_INTERVAL_NS, 1)) return CUDA_SUCCESS;
-  /* Keys launched in turn share the samples: the key sampled last waits for another's launch,
-   * longer than the overdue limit (a sparse loop is overdue at every launch). Otherwise a loop
-   * whose budget wait always ends before the same key (the one after its longest kernel) times
-   * that key alone, and the others keep their first, inflated estimates (a 4 ms kernel charged
-   * at 6.9 ms: 17% for a hard 30% container beside a 70% one). */
-  if (key == __atomic_load_n(&g_sampler.key, __ATOMIC_RELAXED) && previous_key != key &&
-      since < SAMPLE_FAIR_NS) {
+  /* A key timed fewer than YOUNG_SAMPLES times is timed at its next due launch, whatever the
+   * rules below say: its first span, taken at once, holds whatever other contexts had queued (a
+   * 39 us kernel first timed at 544 us). Under those rules a key launched only right after a
+   * budget wait (the one its own inflated estimate makes) or behind a sample still in flight was
+   * timed again only after 400 samples of the others, and its hard 30% container got 9.5% of the
+   * device in its first second. */
+  if (young(key)) {
+    begin_sample(key, stream, ptsz, index, now, l);
     return CUDA_SUCCESS;
+  }
+  /* Keys launched in turn share the samples: the key sampled last yields its due launches to
+   * another key's. Otherwise a loop whose budget wait always ends before the same key (the one
+   * after its longest kernel) times that key alone, and the others keep their first, inflated
+   * estimates (a 4 ms kernel charged at 6.9 ms: 17% for a hard 30% container beside a 70% one).
+   * The yield is bounded in launches, not time: bounded by 50 ms, it ran out in every turn of a
+   * loop whose turn the inflated estimate itself made longer than that (a 4 ms kernel first
+   * timed at 20 ms behind the neighbour's queue, charged 66 ms a turn at 30%), and the estimate
+   * stayed there for good (6.6% of the device for a hard 30% container). */
+  if (key == __atomic_load_n(&g_sampler.key, __ATOMIC_RELAXED) && previous_key != key) {
+    int skips = __atomic_load_n(&g_sampler.fair_skips, __ATOMIC_RELAXED);
+    if (skips < SAMPLE_FAIR_SKIPS) {
+      __atomic_store_n(&g_sampler.fair_skips, skips + 1, __ATOMIC_RELAXED);
+      return CUDA_SUCCESS;
+    }
   }
   /* Every other sample waits for a launch right behind the process's last one: other contexts'
    * work can hardly have been queued in between, so its span is the kernel's own. The first

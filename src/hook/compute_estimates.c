@@ -34,6 +34,7 @@ static struct estimate* get_locked(uintptr_t key) {
   __atomic_store_n(&e->cost_ns, 0, __ATOMIC_RELEASE);
   e->window_min_ns = 0;
   e->window_count = 0;
+  __atomic_store_n(&e->samples, 0, __ATOMIC_RELAXED);
   e->owed_launches = 0;
   e->owed_ns = 0;
   __atomic_store_n(&e->key, key, __ATOMIC_RELEASE);

@@ -24,6 +24,7 @@ struct estimate {
   uint64_t cost_ns;       /* 0: not measured yet */
   uint64_t window_min_ns; /* minimum of this window's samples (0 = none) */
   uint32_t window_count;
+  uint32_t samples;       /* samples taken, counted up to a few (compute.c) */
   uint32_t owed_launches; /* launches charged a provisional cost */
   uint64_t owed_ns;       /* what they were charged */
 };
