@@ -307,7 +307,7 @@ static void learn(uintptr_t key, uint64_t span, int exact, int index, uint64_t n
   uint64_t before = cost;
   if (cost == 0 || span < cost) cost = span;
   if (++e->window_count >= WINDOW_SAMPLES) {
-    cost = e->window_min_ns < 2 * cost ? e->window_min_ns : 2 * cost;
+    cost = min_nonzero(e->window_min_ns, 2 * cost); /* neither is 0 here */
     e->window_min_ns = 0;
     e->window_count = 0;
   }
