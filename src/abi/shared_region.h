@@ -58,7 +58,7 @@ struct tessera_region_device {
    * Times in CLOCK_REALTIME microseconds (NVML stamps its samples so), device time in ns. */
   uint64_t compute_estimated_ns;      /* sum of every governed launch's expected device time */
   uint32_t compute_correction;        /* charge factor in 1/65536 (0 = none: 1.0) */
-  uint32_t reserved1;                 /* zero */
+  uint32_t compute_wall_avg_us;       /* the periods' length, decaying sum like the two below */
   uint64_t compute_poll_us;           /* when the last poll of NVML started (elects the poller) */
   uint64_t compute_poll_estimated_ns; /* compute_estimated_ns at compute_poll_us */
   uint64_t compute_seen_us;           /* stamp of the newest NVML sample taken into account */

@@ -29,6 +29,7 @@
 #define SETTLE_SAMPLES 16               /* a new key's owed launches are settled at this sample */
 #define FIRST_WAIT_NS 20000000ull       /* the most a launch waits for the process's first sample */
 #define FIRST_POLL_NS 50000ull          /* how often it looks meanwhile */
+#define SHARE_WINDOW_NS 50000000ull     /* expected device time over which a key's part is taken */
 
 enum { STATE_UNKNOWN = 0, STATE_OFF = 1, STATE_ON = 2, STATE_FAILED = 3 };
 static int g_state;
@@ -144,7 +145,7 @@ static void decide_state(void) {
     g_elastic = limits->mode == HOOK_CORE_ELASTIC;
     g_devices = region->devices;
     fast_clock_init();
-    if (s == STATE_ON && g_elastic) {
+    if (s == STATE_ON) {
       /* A slot names this process among the container's for the correction's NVML samples, and
        * starts the reaper thread that polls them. */
       region_each_round(correction_poll);
@@ -165,6 +166,10 @@ static inline int state(void) {
   return __builtin_expect(s != STATE_UNKNOWN, 1) ? s : first_state();
 }
 
+int compute_hard_percent(int index) {
+  return state() == STATE_ON && !g_elastic ? g_percent[index] : 0;
+}
+
 uint64_t compute_expected_ns(uintptr_t key) {
   return estimate_cost(key);
 }
@@ -173,22 +178,20 @@ static int contended(int index, uint64_t now) {
   return __atomic_load_n(&g_devices[index].compute_contended_ns, __ATOMIC_RELAXED) > now;
 }
 
-/* The charge factor a launch on device `index` pays now: 100/P in hard mode; for an elastic
- * container 100/ceiling (0: nothing) while it is alone, and 100/P times the correction of the
- * estimates by NVML's samples (compute_correction.h) while its device is contended. Only elastic
- * shares are corrected: a hard limit rests on the spans alone, which only overestimate, so it is
- * never exceeded. */
+/* The charge factor a launch on device `index` pays now: 100/P times the correction of the
+ * estimates by NVML's samples (compute_correction.h); for an elastic container, that only while
+ * its device is contended, and 100/ceiling (0: nothing) while it is alone. A hard container's
+ * correction is capped where NVML would see it above its percent (correction_cap). */
 static inline uint64_t scale_now(int index, uint64_t now) {
-  if (!g_elastic) return g_scale[index];
-  if (!contended(index, now)) return g_scale_alone[index];
+  if (g_elastic && !contended(index, now)) return g_scale_alone[index];
   uint32_t c = __atomic_load_n(&g_devices[index].compute_correction, __ATOMIC_RELAXED);
   return c == 0 ? g_scale[index] : (g_scale[index] * c) >> 16;
 }
 
-/* Counts `cost` as expected device time of an elastic container on device `index`, which the
- * correction compares with what NVML saw. */
+/* Counts `cost` as expected device time on device `index`, which the correction compares with
+ * what NVML saw. */
 static inline void count_expected(int index, uint64_t cost) {
-  if (g_elastic) __atomic_fetch_add(&g_devices[index].compute_estimated_ns, cost, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&g_devices[index].compute_estimated_ns, cost, __ATOMIC_RELAXED);
 }
 
 /* The virtual clock is further ahead than any share can put it (a region whose boot was not
@@ -286,6 +289,26 @@ static void settle_owed(struct estimate* e, uint64_t cost, int index, uint64_t n
                                         __ATOMIC_RELAXED));
 }
 
+/* The key's part of the container's expected device time on device `index` over its last one or
+ * two windows of SHARE_WINDOW_NS (g_sampler.mutex held). A move of its estimate changes the
+ * container's expected time by that part of the move, and the correction is scaled by as much:
+ * scaled by the whole move, a 1 us kernel's estimate rising to 2 us halved the charge of the
+ * 4 ms kernels launched beside it. */
+static double key_share(struct estimate* e, int index) {
+  uint64_t device = __atomic_load_n(&g_devices[index].compute_estimated_ns, __ATOMIC_RELAXED);
+  uint64_t launched = __atomic_load_n(&e->launched_ns, __ATOMIC_RELAXED);
+  if (e->next_device_ns == 0 || device - e->next_device_ns >= SHARE_WINDOW_NS) {
+    e->mark_launched_ns = e->next_device_ns == 0 ? launched : e->next_launched_ns;
+    e->mark_device_ns = e->next_device_ns == 0 ? device : e->next_device_ns;
+    e->next_launched_ns = launched;
+    e->next_device_ns = device;
+  }
+  uint64_t all = device - e->mark_device_ns;
+  if (all == 0) return 1.0;
+  double share = (double)(launched - e->mark_launched_ns) / (double)all;
+  return share < 1.0 ? share : 1.0;
+}
+
 /* Folds one measured span into the key's estimate (g_sampler.mutex held). */
 static void learn(uintptr_t key, uint64_t span, int exact, int index, uint64_t now) {
   struct estimate* e = estimate_get(key);
@@ -316,8 +339,9 @@ static void learn(uintptr_t key, uint64_t span, int exact, int index, uint64_t n
   uint64_t typical = __atomic_load_n(&g_typical_ns, __ATOMIC_RELAXED);
   typical = typical == 0 ? cost : typical - (typical >> TYPICAL_SHIFT) + (cost >> TYPICAL_SHIFT);
   __atomic_store_n(&g_typical_ns, typical, __ATOMIC_RELAXED);
-  if (g_elastic && before != 0 && cost != before) {
-    correction_estimate_changed(&g_devices[index], before, cost, os_realtime_us());
+  double share = key_share(e, index);
+  if (before != 0 && cost != before) {
+    correction_estimate_changed(&g_devices[index], before, cost, share, os_realtime_us());
   }
   HOOK_LOG(HOOK_LOG_DEBUG, "compute: key %p span %llu ns (%s), expected cost now %llu ns",
            (void*)key, (unsigned long long)span, exact ? "exact" : "corrected",
@@ -400,7 +424,7 @@ static __attribute__((noinline)) void begin_sample(uintptr_t key, CUstream strea
   l->stream = stream == NULL && ptsz ? CU_STREAM_PER_THREAD : stream;
   CUcontext context = NULL;
   CUdevice dev;
-  if (g_elastic && hook_current_context(&context, &dev) == 0) correction_note_device(index, dev);
+  if (hook_current_context(&context, &dev) == 0) correction_note_device(index, dev);
   __typeof__(&cuCtxGetCurrent) get_current = REAL(cuCtxGetCurrent);
   if (get_current == NULL || get_current(&context) != CUDA_SUCCESS || context == NULL ||
       !start_sample(l, context, now)) {
@@ -469,12 +493,16 @@ static __attribute__((noinline)) CUresult begin_governed(uintptr_t key, CUstream
   if (index < 0 || g_percent[index] == 0) return CUDA_SUCCESS;
 
   uint64_t now = fast_now_ns();
-  uint64_t cost = estimate_cost(key);
+  struct estimate* e = estimate_lookup(key);
+  uint64_t cost = e ? __atomic_load_n(&e->cost_ns, __ATOMIC_ACQUIRE) : 0;
   if (__builtin_expect(cost == 0, 0)) {
     begin_unknown(key, stream, ptsz, index, now, l);
     return CUDA_SUCCESS;
   }
-  /* Wait for the budget first, so that a timed span never includes the wait. */
+  /* Wait for the budget first, so that a timed span never includes the wait. A plain add (the
+   * key's threads may lose one another's): it only weighs the key's estimate moves. */
+  __atomic_store_n(&e->launched_ns, __atomic_load_n(&e->launched_ns, __ATOMIC_RELAXED) + cost,
+                   __ATOMIC_RELAXED);
   count_expected(index, cost);
   uint64_t scale = scale_now(index, now);
   if (scale != 0 && charge_and_wait(index, cost, scale, now)) now = fast_now_ns();

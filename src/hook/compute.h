@@ -69,6 +69,10 @@ void compute_capture_ended(void);
  * (the correction's NVML samples): the device counts as contended for the hold time from now. */
 void compute_mark_contended(int index);
 
+/* The hard limit on container device `index` in percent (0: none, or elastic), for the
+ * correction's ceiling. */
+int compute_hard_percent(int index);
+
 /* For tests and the benchmark: the cost the limiter expects for `key`, in ns (0 = unknown). */
 uint64_t compute_expected_ns(uintptr_t key);
 

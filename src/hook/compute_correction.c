@@ -4,10 +4,8 @@
 #define MIN_ESTIMATED_NS 10000000ull /* the averages must hold this much expected device time */
 #define DEADBAND 62259u              /* 0.95: a ratio above it is not corrected */
 #define FLOOR (CORRECTION_ONE / 64)  /* at most a 64-fold inflation is corrected */
-#define MOVED_BY_EIGHTH(old, new) \
-  ((new) < (old) - (old) / 8 || (new) > (old) + (old) / 8) /* restarts the sums */
-#define OTHERS_MIN_PERCENT 5 /* others' work below this is noise, not contention */
-#define BUSY_MIN_PERCENT 90  /* the device was saturated: someone waited */
+#define OTHERS_MIN_PERCENT 5         /* others' work below this is noise, not contention */
+#define BUSY_MIN_PERCENT 90          /* the device was saturated: someone waited */
 
 int correction_period_contended(unsigned ours_percent, unsigned others_percent) {
   return ours_percent > 0 && others_percent >= OTHERS_MIN_PERCENT &&
@@ -25,19 +23,30 @@ uint32_t correction_update(uint64_t used_ns, uint64_t estimated_ns, uint64_t* us
   return ratio < FLOOR ? FLOOR : (uint32_t)ratio;
 }
 
+uint32_t correction_cap(uint32_t c, uint64_t used_avg_ns, uint64_t wall_avg_us, int percent) {
+  if (c == 0 || percent <= 0 || wall_avg_us == 0) return c;
+  double over = (double)used_avg_ns / ((double)wall_avg_us * 10.0 * percent); /* used / P% */
+  if (over <= 1.0) return c;
+  double raised = c * over;
+  return raised >= DEADBAND ? 0 : (uint32_t)raised;
+}
+
 void correction_estimate_changed(struct tessera_region_device* d, uint64_t old_ns, uint64_t new_ns,
-                                 uint64_t now_us) {
+                                 double share, uint64_t now_us) {
   if (new_ns == 0 || old_ns == 0 || new_ns == old_ns) return;
-  /* Every move, however small, keeps the function's charge: moves add up. */
+  /* The container's expected time changes by the key's share of the move: every move, however
+   * small, keeps the charges what they were (moves add up). */
+  double grown = 1.0 + share * ((double)new_ns / (double)old_ns - 1.0);
   uint32_t c = __atomic_load_n(&d->compute_correction, __ATOMIC_RELAXED);
-  uint64_t scaled = (uint64_t)(c == 0 ? CORRECTION_ONE : c) * old_ns / new_ns;
+  double scaled = (double)(c == 0 ? CORRECTION_ONE : c) / grown;
   __atomic_store_n(&d->compute_correction,
                    scaled >= DEADBAND ? 0
                    : scaled < FLOOR   ? FLOOR
                                       : (uint32_t)scaled,
                    __ATOMIC_RELAXED);
-  if (!MOVED_BY_EIGHTH(old_ns, new_ns)) return;
+  if (grown > 1.0 - 1.0 / 8 && grown < 1.0 + 1.0 / 8) return;
   __atomic_store_n(&d->compute_used_avg_ns, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&d->compute_estimated_avg_ns, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&d->compute_wall_avg_us, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&d->compute_changed_us, now_us, __ATOMIC_RELAXED);
 }

@@ -31,15 +31,16 @@ void correction_note_device(int index, CUdevice dev);
  * updates the devices' compute_correction. */
 void correction_poll(void);
 
-/* A function's estimate moved from `old_ns` to `new_ns` on device `d` at `now_us`
- * (CLOCK_REALTIME). The function's charge stays what it was: the correction is scaled by
- * old/new (never above 1, never below its floor). A fall means the inflation the correction
- * compensated may be gone; a rise (a window of spans that were all inflated, or a kernel that
- * really got longer) is taken only as far as NVML's samples confirm it. A move by more than an
- * eighth also restarts the sums with the first sample period after `now_us` (earlier periods'
- * launches were counted at the old estimate). */
+/* A key's estimate moved from `old_ns` to `new_ns` on device `d` at `now_us` (CLOCK_REALTIME);
+ * its launches made `share` (0 to 1) of the container's expected device time lately. The
+ * charges stay what they were: the correction is divided by the growth of the expected time,
+ * 1 + share x (new/old - 1) (never above 1, never below its floor). A fall means the inflation
+ * the correction compensated may be gone; a rise (a window of spans that were all inflated, or a
+ * kernel that really got longer) is taken only as far as NVML's samples confirm it. A growth by
+ * more than an eighth either way also restarts the sums with the first sample period after
+ * `now_us` (earlier periods' launches were counted at the old estimate). */
 void correction_estimate_changed(struct tessera_region_device* d, uint64_t old_ns, uint64_t new_ns,
-                                 uint64_t now_us);
+                                 double share, uint64_t now_us);
 
 /* Whether one NVML sample period shows the device contended: the container's processes used it
  * (`ours_percent` of the period) while other processes' work (`others_percent`) filled the rest,
@@ -52,5 +53,13 @@ int correction_period_contended(unsigned ours_percent, unsigned others_percent);
  * Returns the new compute_correction (0 = none). */
 uint32_t correction_update(uint64_t used_ns, uint64_t estimated_ns, uint64_t* used_avg,
                            uint64_t* estimated_avg);
+
+/* A hard limit's ceiling on the correction `c` (0 = none): NVML saw the container use
+ * `used_avg_ns` of device time in sample periods `wall_avg_us` long (the same decaying sums).
+ * When that is more than `percent` of the periods, the charges were too small by as much (the
+ * expected time is counted at launch, the used time as the kernels run, and a queue that builds
+ * up makes the ratio too low for a while): the correction is raised by that much. Returns the
+ * correction (0 = none). */
+uint32_t correction_cap(uint32_t c, uint64_t used_avg_ns, uint64_t wall_avg_us, int percent);
 
 #endif /* TESSERA_HOOK_COMPUTE_CORRECTION_H_ */

@@ -37,6 +37,8 @@ static struct estimate* get_locked(uintptr_t key) {
   __atomic_store_n(&e->samples, 0, __ATOMIC_RELAXED);
   e->owed_launches = 0;
   e->owed_ns = 0;
+  __atomic_store_n(&e->launched_ns, 0, __ATOMIC_RELAXED);
+  e->mark_launched_ns = e->mark_device_ns = e->next_launched_ns = e->next_device_ns = 0;
   __atomic_store_n(&e->key, key, __ATOMIC_RELEASE);
   return e;
 }

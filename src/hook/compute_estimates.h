@@ -27,6 +27,12 @@ struct estimate {
   uint32_t samples;       /* samples taken, counted up to a few (compute.c) */
   uint32_t owed_launches; /* launches charged a provisional cost */
   uint64_t owed_ns;       /* what they were charged */
+  /* The key's part of the container's expected device time, for weighing a move of its estimate
+   * (compute.c, key_share): the expected time of its launches in this process, and at the start
+   * of the current and of the next window, that sum and the device's (compute_estimated_ns). */
+  uint64_t launched_ns;
+  uint64_t mark_launched_ns, mark_device_ns;
+  uint64_t next_launched_ns, next_device_ns;
 };
 
 extern struct estimate g_estimates[ESTIMATE_SETS * ESTIMATE_WAYS];
@@ -39,12 +45,18 @@ static inline struct estimate* estimate_set(uintptr_t key) {
 /* The entry of `key`, or NULL. */
 struct estimate* estimate_find(uintptr_t key);
 
-/* The cost expected for `key` (0 = not measured); a key is almost always in its set's first way. */
-static inline uint64_t estimate_cost(uintptr_t key) {
+/* The entry of `key`, or NULL; a key is almost always in its set's first way. */
+static inline struct estimate* estimate_lookup(uintptr_t key) {
   struct estimate* e = estimate_set(key);
   if (__builtin_expect(__atomic_load_n(&e->key, __ATOMIC_ACQUIRE) != key, 0)) {
     e = estimate_find(key);
   }
+  return e;
+}
+
+/* The cost expected for `key` (0 = not measured). */
+static inline uint64_t estimate_cost(uintptr_t key) {
+  struct estimate* e = estimate_lookup(key);
   return e ? __atomic_load_n(&e->cost_ns, __ATOMIC_ACQUIRE) : 0;
 }
 

@@ -54,13 +54,14 @@ TEST(CorrectionEstimateChanged, KeepsTheChargeOfTheFunctionAndRestartsTheAverage
   d.compute_correction = CORRECTION_ONE / 4;
   d.compute_used_avg_ns = 40 * kMs;
   d.compute_estimated_avg_ns = 160 * kMs;
-  correction_estimate_changed(&d, 8 * kMs, 4 * kMs,
+  correction_estimate_changed(&d, 8 * kMs, 4 * kMs, 1.0,
                               1000);  // the estimate halved: the factor doubles
   EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 2);
   EXPECT_EQ(d.compute_used_avg_ns, 0u);
   EXPECT_EQ(d.compute_estimated_avg_ns, 0u);
   EXPECT_EQ(d.compute_changed_us, 1000u) << "periods before this are not compared";
-  correction_estimate_changed(&d, 8 * kMs, 2 * kMs, 2000);  // the inflation is gone: no correction
+  correction_estimate_changed(&d, 8 * kMs, 2 * kMs, 1.0,
+                              2000);  // the inflation is gone: no correction
   EXPECT_EQ(d.compute_correction, 0u);
 }
 
@@ -68,15 +69,15 @@ TEST(CorrectionEstimateChanged, SmallFallsKeepTheSumsLargeOnesAlwaysRestartThem)
   tessera_region_device d{};
   d.compute_correction = CORRECTION_ONE / 4;
   d.compute_used_avg_ns = 40 * kMs;
-  correction_estimate_changed(&d, 8 * kMs, 8 * kMs, 1000);  // no fall
+  correction_estimate_changed(&d, 8 * kMs, 8 * kMs, 1.0, 1000);  // no fall
   EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 4);
-  correction_estimate_changed(&d, 16 * kMs, 15 * kMs, 1000);  // a small fall keeps the charge
+  correction_estimate_changed(&d, 16 * kMs, 15 * kMs, 1.0, 1000);  // a small fall keeps the charge
   EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 4 * 16 / 15);
   EXPECT_EQ(d.compute_used_avg_ns, 40 * kMs) << "a fall by less than an eighth keeps the sums";
   EXPECT_EQ(d.compute_changed_us, 0u);
   tessera_region_device none{};
   none.compute_used_avg_ns = 40 * kMs;
-  correction_estimate_changed(&none, 8 * kMs, 1 * kMs, 3000);
+  correction_estimate_changed(&none, 8 * kMs, 1 * kMs, 1.0, 3000);
   EXPECT_EQ(none.compute_correction, 0u);
   EXPECT_EQ(none.compute_used_avg_ns, 0u) << "the sums restart even without a correction";
   EXPECT_EQ(none.compute_changed_us, 3000u);
@@ -86,16 +87,46 @@ TEST(CorrectionEstimateChanged, ARiseKeepsTheChargeUntilNvmlConfirmsIt) {
   tessera_region_device d{};
   d.compute_used_avg_ns = 40 * kMs;
   // A window of spans that were all inflated: the estimate rose eightfold. The charge stays.
-  correction_estimate_changed(&d, 2 * kMs, 16 * kMs, 1000);
+  correction_estimate_changed(&d, 2 * kMs, 16 * kMs, 1.0, 1000);
   EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 8);
   EXPECT_EQ(d.compute_used_avg_ns, 0u) << "the sums restart: the next ones decide";
   EXPECT_EQ(d.compute_changed_us, 1000u);
   // The estimate falls back: no correction is left.
-  correction_estimate_changed(&d, 16 * kMs, 2 * kMs, 2000);
+  correction_estimate_changed(&d, 16 * kMs, 2 * kMs, 1.0, 2000);
   EXPECT_EQ(d.compute_correction, 0u);
   // A rise beyond the floor is corrected only down to it.
-  correction_estimate_changed(&d, 1 * kMs, 100 * kMs, 3000);
+  correction_estimate_changed(&d, 1 * kMs, 100 * kMs, 1.0, 3000);
   EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 64);
+}
+
+TEST(CorrectionEstimateChanged, AMoveCountsByTheKeysShareOfTheExpectedTime) {
+  tessera_region_device d{};
+  d.compute_correction = CORRECTION_ONE * 2 / 3;
+  d.compute_used_avg_ns = 40 * kMs;
+  // A 1 us kernel launched beside 4 ms ones (0.025% of the expected time) doubles its estimate:
+  // the 4 ms kernels' charge stays, and the sums go on.
+  correction_estimate_changed(&d, 1000, 2000, 0.00025, 1000);
+  EXPECT_NEAR(d.compute_correction, CORRECTION_ONE * 2 / 3 / 1.00025, 1.0);
+  EXPECT_EQ(d.compute_used_avg_ns, 40 * kMs);
+  EXPECT_EQ(d.compute_changed_us, 0u);
+  // A key with half the expected time falls from 6 to 4 ms: the expected time shrinks by a sixth.
+  correction_estimate_changed(&d, 6 * kMs, 4 * kMs, 0.5, 2000);
+  EXPECT_NEAR(d.compute_correction, CORRECTION_ONE * 2 / 3 / 1.00025 / (1 - 0.5 / 3), 1.0);
+  EXPECT_EQ(d.compute_used_avg_ns, 0u) << "a change by more than an eighth restarts the sums";
+  EXPECT_EQ(d.compute_changed_us, 2000u);
+}
+
+TEST(CorrectionCap, AHardContainerSeenAboveItsPercentIsChargedMore) {
+  const uint32_t c = CORRECTION_ONE / 2;
+  // 300 ms used in 1 s of periods: 30%, at a 30% limit the correction stands.
+  EXPECT_EQ(correction_cap(c, 300 * kMs, 1000000, 30), c);
+  // 330 ms: 10% over, so the charges were 10% too small.
+  EXPECT_NEAR(correction_cap(c, 330 * kMs, 1000000, 30), c * 1.1, 1.0);
+  // So far over that no correction is left.
+  EXPECT_EQ(correction_cap(c, 600 * kMs, 1000000, 30), 0u);
+  EXPECT_EQ(correction_cap(0, 600 * kMs, 1000000, 30), 0u) << "no correction: nothing to cap";
+  EXPECT_EQ(correction_cap(c, 600 * kMs, 1000000, 0), c) << "no hard limit: no ceiling";
+  EXPECT_EQ(correction_cap(c, 600 * kMs, 0, 30), c) << "no period yet";
 }
 
 TEST(CorrectionPeriodContended, OthersFillingTheDeviceBesideTheContainerIsContention) {

@@ -20,6 +20,7 @@ TEST(RegionLayout, Version1IsPinned) {
   EXPECT_EQ(offsetof(tessera_region_device, compute_contended_ns), 48u);
   EXPECT_EQ(offsetof(tessera_region_device, compute_estimated_ns), 56u);
   EXPECT_EQ(offsetof(tessera_region_device, compute_correction), 64u);
+  EXPECT_EQ(offsetof(tessera_region_device, compute_wall_avg_us), 68u);
   EXPECT_EQ(offsetof(tessera_region_device, compute_poll_us), 72u);
   EXPECT_EQ(offsetof(tessera_region_device, compute_poll_estimated_ns), 80u);
   EXPECT_EQ(offsetof(tessera_region_device, compute_seen_us), 88u);
