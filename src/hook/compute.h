@@ -9,8 +9,9 @@
  * once a millisecond per process (compute_estimates.h); a key not measured yet is charged the
  * process's typical cost until its first sample settles the difference. Elastic containers
  * are charged only while the device is contended, which samples reveal (a span longer than the
- * function's own cost means another context's work ran in between), as do NVML's samples
- * (compute_correction.h).
+ * function's own cost means another context's work ran in between), as do NVML's samples.
+ * Those samples also correct the charges where the spans hold other contexts' work for good
+ * (compute_correction.h), for hard containers up to their percent.
  *
  * Thread-safety: all functions are thread-safe; a struct compute_launch belongs to one call. */
 #ifndef TESSERA_HOOK_COMPUTE_H_
