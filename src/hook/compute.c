@@ -297,9 +297,12 @@ static void settle_owed(struct estimate* e, uint64_t cost, int index, uint64_t n
 static double key_share(struct estimate* e, int index) {
   uint64_t device = __atomic_load_n(&g_devices[index].compute_estimated_ns, __ATOMIC_RELAXED);
   uint64_t launched = __atomic_load_n(&e->launched_ns, __ATOMIC_RELAXED);
-  if (e->next_device_ns == 0 || device - e->next_device_ns >= SHARE_WINDOW_NS) {
-    e->mark_launched_ns = e->next_device_ns == 0 ? launched : e->next_launched_ns;
-    e->mark_device_ns = e->next_device_ns == 0 ? device : e->next_device_ns;
+  if (e->next_device_ns == 0) { /* its first sample: both windows start now */
+    e->mark_launched_ns = e->next_launched_ns = launched;
+    e->mark_device_ns = e->next_device_ns = device;
+  } else if (device - e->next_device_ns >= SHARE_WINDOW_NS) {
+    e->mark_launched_ns = e->next_launched_ns;
+    e->mark_device_ns = e->next_device_ns;
     e->next_launched_ns = launched;
     e->next_device_ns = device;
   }
@@ -479,10 +482,9 @@ static __attribute__((noinline)) void begin_unknown(uintptr_t key, CUstream stre
   begin_sample(key, stream, ptsz, index, now, l);
 }
 
-/* Whether `key`'s estimate rests on fewer than YOUNG_SAMPLES samples. */
-static int young(uintptr_t key) {
-  struct estimate* e = estimate_find(key);
-  return e != NULL && __atomic_load_n(&e->samples, __ATOMIC_RELAXED) < YOUNG_SAMPLES;
+/* Whether an estimate rests on fewer than YOUNG_SAMPLES samples. */
+static int young(const struct estimate* e) {
+  return __atomic_load_n(&e->samples, __ATOMIC_RELAXED) < YOUNG_SAMPLES;
 }
 
 /* compute_begin with the limiter on. Out of line, so that a process without a limit returns from
@@ -518,7 +520,7 @@ static __attribute__((noinline)) CUresult begin_governed(uintptr_t key, CUstream
    * budget wait (the one its own inflated estimate makes) or behind a sample still in flight was
    * timed again only after 400 samples of the others, and its hard 30% container got 9.5% of the
    * device in its first second. */
-  if (young(key)) {
+  if (young(e)) {
     begin_sample(key, stream, ptsz, index, now, l);
     return CUDA_SUCCESS;
   }

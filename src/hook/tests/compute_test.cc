@@ -327,6 +327,7 @@ class Pairs : public ComputeTest,
  protected:
   Pairs() { devices_ = "count=1,memory=16GiB,sched=" + std::get<0>(GetParam()); }
   int Size() const { return std::get<1>(GetParam()); }
+  bool TimeSliced() const { return std::get<0>(GetParam()) == "timeslice"; }
 };
 
 std::string PairName(const ::testing::TestParamInfo<std::tuple<std::string, int>>& info) {
@@ -353,7 +354,7 @@ TEST_P(Pairs, ElasticThirtyAgainstElasticSeventy) {
   Shares s =
       Run({{.percent = 30, .mode = "elastic"}, {.percent = 70, .mode = "elastic"}}, Size(), kRun);
   ExpectThirtySeventy(s, 3.0);
-  if (std::get<0>(GetParam()) == "fifo") {
+  if (!TimeSliced()) {
     ExpectShare(s.first_second[0], 30, 10.0, s.stolen_first_second, kFirst);
     ExpectShare(s.first_second[1], 70, 10.0, s.stolen_first_second, kFirst);
   }
@@ -393,7 +394,7 @@ TEST_P(Pairs, HardThirtyAgainstHardSeventyWithFixedAndSizedKernels) {
 // estimates fall slowly: there the container gets less (Known limits), but never more.
 TEST_P(Pairs, HardThirtyAgainstAnUnlimitedNeighbour) {
   Shares s = Run({{.percent = 30}, {.percent = 0}}, Size(), kRun);
-  if (std::get<0>(GetParam()) == "timeslice") {
+  if (TimeSliced()) {
     ExpectShare(s.whole[0], 30, 3.0, s.stolen_whole, kWhole);
   }
   EXPECT_LE(100 * s.whole[0], 33.0) << kWhole;
