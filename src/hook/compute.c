@@ -344,7 +344,7 @@ static void learn(uintptr_t key, uint64_t span, int exact, int index, uint64_t n
   __atomic_store_n(&g_typical_ns, typical, __ATOMIC_RELAXED);
   double share = key_share(e, index);
   if (before != 0 && cost != before) {
-    correction_estimate_changed(&g_devices[index], before, cost, share, os_realtime_us());
+    correction_estimate_changed(&g_devices[index], before, cost, share);
   }
   HOOK_LOG(HOOK_LOG_DEBUG, "compute: key %p span %llu ns (%s), expected cost now %llu ns",
            (void*)key, (unsigned long long)span, exact ? "exact" : "corrected",

@@ -23,6 +23,9 @@
 /* The charge factor 1.0 in compute_correction's units. */
 #define CORRECTION_ONE 65536u
 
+/* compute_seen_estimated_ns while the counter's value at compute_seen_us is not known. */
+#define CORRECTION_UNALIGNED UINT64_MAX
+
 /* Remembers the NVML device of container device `index` (CUDA device `dev`) for the poll; cheap
  * once known. Called from a launch's slow path. */
 void correction_note_device(int index, CUdevice dev);
@@ -31,16 +34,16 @@ void correction_note_device(int index, CUdevice dev);
  * updates the devices' compute_correction. */
 void correction_poll(void);
 
-/* A key's estimate moved from `old_ns` to `new_ns` on device `d` at `now_us` (CLOCK_REALTIME);
- * its launches made `share` (0 to 1) of the container's expected device time lately. The
- * charges stay what they were: the correction is divided by the growth of the expected time,
- * 1 + share x (new/old - 1) (never above 1, never below its floor). A fall means the inflation
- * the correction compensated may be gone; a rise (a window of spans that were all inflated, or a
- * kernel that really got longer) is taken only as far as NVML's samples confirm it. A growth by
- * more than an eighth either way also restarts the sums with the first sample period after
- * `now_us` (earlier periods' launches were counted at the old estimate). */
+/* A key's estimate moved from `old_ns` to `new_ns` on device `d`; its launches made `share` (0 to
+ * 1) of the container's expected device time lately. The charges stay what they were: the
+ * correction is divided by the growth of the expected time, 1 + share x (new/old - 1) (never
+ * above 1, never below its floor). A fall means the inflation the correction compensated may be
+ * gone; a rise (a window of spans that were all inflated, or a kernel that really got longer) is
+ * taken only as far as NVML's samples confirm it. The expected time in the sums, and the counter's
+ * growth since its snapshots, are scaled by the same growth: the next poll compares the used time
+ * with the expected time at the new estimates. */
 void correction_estimate_changed(struct tessera_region_device* d, uint64_t old_ns, uint64_t new_ns,
-                                 double share, uint64_t now_us);
+                                 double share);
 
 /* Whether one NVML sample period shows the device contended: the container's processes used it
  * (`ours_percent` of the period) while other processes' work (`others_percent`) filled the rest,

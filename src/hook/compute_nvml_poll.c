@@ -21,9 +21,6 @@
 static int g_noted[TESSERA_REGION_MAX_DEVICES];
 static nvmlDevice_t g_nvml[TESSERA_REGION_MAX_DEVICES];
 
-/* compute_seen_estimated_ns while the counter's value at compute_seen_us is not known. */
-#define UNALIGNED UINT64_MAX
-
 /* No correction, and the sums start again with the sample period in progress. */
 static void restart(struct tessera_region_device* d, uint64_t now_us, uint64_t newest_stamp,
                     uint64_t estimated) {
@@ -37,7 +34,7 @@ static void restart(struct tessera_region_device* d, uint64_t now_us, uint64_t n
     /* No sample yet (nothing ran on the device): the first period's start is unknown, and its
      * end only marks where comparable periods begin. */
     __atomic_store_n(&d->compute_seen_us, now_us, __ATOMIC_RELAXED);
-    __atomic_store_n(&d->compute_seen_estimated_ns, UNALIGNED, __ATOMIC_RELAXED);
+    __atomic_store_n(&d->compute_seen_estimated_ns, CORRECTION_UNALIGNED, __ATOMIC_RELAXED);
   }
   __atomic_store_n(&d->compute_used_avg_ns, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&d->compute_estimated_avg_ns, 0, __ATOMIC_RELAXED);
@@ -155,19 +152,10 @@ static void poll_device(struct tessera_region* r, int index, nvmlDevice_t device
                      (double)(now - last));
   }
   uint64_t seen_estimated = __atomic_load_n(&d->compute_seen_estimated_ns, __ATOMIC_RELAXED);
-  uint64_t changed = __atomic_load_n(&d->compute_changed_us, __ATOMIC_RELAXED);
   __atomic_store_n(&d->compute_seen_us, previous, __ATOMIC_RELAXED);
-  if (last < changed) {
-    /* An estimate moved since the last poll: the launches before the move were counted at the
-     * old estimate, so the counter did not grow evenly and its value at the stamp is unknown.
-     * The next poll's interval lies after the move. */
-    __atomic_store_n(&d->compute_seen_estimated_ns, UNALIGNED, __ATOMIC_RELAXED);
-    return;
-  }
-  if (seen_estimated == UNALIGNED || seen < changed) {
+  if (seen_estimated == CORRECTION_UNALIGNED) {
     /* The first period seen began before the restart, maybe before the container's first
-     * launch (and held its first burst), or an estimate moved after it began (its launches were
-     * counted at the old estimate): from its end on, periods are whole and comparable. */
+     * launch (and held its first burst): from its end on, periods are whole and comparable. */
     __atomic_store_n(&d->compute_seen_estimated_ns, at, __ATOMIC_RELAXED);
     return;
   }

@@ -49,71 +49,93 @@ TEST(CorrectionUpdate, OlderPollsWeighHalfAsMuchEachTime) {
   EXPECT_NEAR(c, CORRECTION_ONE * 120.0 / 180.0, 1.0);
 }
 
-TEST(CorrectionEstimateChanged, KeepsTheChargeOfTheFunctionAndRestartsTheAverages) {
+TEST(CorrectionEstimateChanged, KeepsTheChargeOfTheFunctionAndTheSumsFollowTheEstimate) {
   tessera_region_device d{};
   d.compute_correction = CORRECTION_ONE / 4;
   d.compute_used_avg_ns = 40 * kMs;
   d.compute_estimated_avg_ns = 160 * kMs;
-  correction_estimate_changed(&d, 8 * kMs, 4 * kMs, 1.0,
-                              1000);  // the estimate halved: the factor doubles
-  EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 2);
-  EXPECT_EQ(d.compute_used_avg_ns, 0u);
-  EXPECT_EQ(d.compute_estimated_avg_ns, 0u);
-  EXPECT_EQ(d.compute_changed_us, 1000u) << "periods before this are not compared";
-  correction_estimate_changed(&d, 8 * kMs, 2 * kMs, 1.0,
-                              2000);  // the inflation is gone: no correction
-  EXPECT_EQ(d.compute_correction, 0u);
+  correction_estimate_changed(&d, 8 * kMs, 4 * kMs, 1.0);  // the estimate halved
+  EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 2) << "the factor doubles";
+  EXPECT_EQ(d.compute_used_avg_ns, 40 * kMs);
+  EXPECT_EQ(d.compute_estimated_avg_ns, 80 * kMs) << "as the new estimate would have counted";
+  // The next poll, with nothing new, makes the factor the sums' ratio: what the move made it.
+  uint64_t used = d.compute_used_avg_ns * 2, expected = d.compute_estimated_avg_ns * 2;
+  EXPECT_EQ(correction_update(0, 0, &used, &expected), d.compute_correction);
+  correction_estimate_changed(&d, 8 * kMs, 4 * kMs, 1.0);  // the inflation is gone
+  EXPECT_EQ(d.compute_correction, 0u) << "no correction";
 }
 
-TEST(CorrectionEstimateChanged, SmallFallsKeepTheSumsLargeOnesAlwaysRestartThem) {
+TEST(CorrectionEstimateChanged, AnyMoveKeepsTheChargeAndScalesTheSums) {
   tessera_region_device d{};
   d.compute_correction = CORRECTION_ONE / 4;
-  d.compute_used_avg_ns = 40 * kMs;
-  correction_estimate_changed(&d, 8 * kMs, 8 * kMs, 1.0, 1000);  // no fall
+  d.compute_estimated_avg_ns = 160 * kMs;
+  correction_estimate_changed(&d, 8 * kMs, 8 * kMs, 1.0);  // no move
   EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 4);
-  correction_estimate_changed(&d, 16 * kMs, 15 * kMs, 1.0, 1000);  // a small fall keeps the charge
+  EXPECT_EQ(d.compute_estimated_avg_ns, 160 * kMs);
+  correction_estimate_changed(&d, 16 * kMs, 15 * kMs, 1.0);  // a small fall keeps the charge
   EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 4 * 16 / 15);
-  EXPECT_EQ(d.compute_used_avg_ns, 40 * kMs) << "a fall by less than an eighth keeps the sums";
-  EXPECT_EQ(d.compute_changed_us, 0u);
+  EXPECT_EQ(d.compute_estimated_avg_ns, 150 * kMs);
   tessera_region_device none{};
-  none.compute_used_avg_ns = 40 * kMs;
-  correction_estimate_changed(&none, 8 * kMs, 1 * kMs, 1.0, 3000);
+  none.compute_estimated_avg_ns = 80 * kMs;
+  correction_estimate_changed(&none, 8 * kMs, 1 * kMs, 1.0);
   EXPECT_EQ(none.compute_correction, 0u);
-  EXPECT_EQ(none.compute_used_avg_ns, 0u) << "the sums restart even without a correction";
-  EXPECT_EQ(none.compute_changed_us, 3000u);
+  EXPECT_EQ(none.compute_estimated_avg_ns, 10 * kMs) << "the sums follow without a correction too";
+}
+
+// The growth of the expected-time counter since its snapshots (the last poll, the newest sample
+// taken into account) counts at the new estimate, so the poll after a move compares like with like.
+TEST(CorrectionEstimateChanged, TheCounterGrowthSinceItsSnapshotsCountsAtTheNewEstimate) {
+  tessera_region_device d{};
+  d.compute_estimated_ns = 1000 * kMs;
+  d.compute_seen_estimated_ns = 900 * kMs;
+  d.compute_poll_estimated_ns = 960 * kMs;
+  correction_estimate_changed(&d, 4 * kMs, 2 * kMs, 1.0);  // halved
+  EXPECT_EQ(d.compute_seen_estimated_ns, 950 * kMs);
+  EXPECT_EQ(d.compute_poll_estimated_ns, 980 * kMs);
+  correction_estimate_changed(&d, 2 * kMs, 8 * kMs, 1.0);  // four times as long
+  EXPECT_EQ(d.compute_seen_estimated_ns, 800 * kMs);
+  EXPECT_EQ(d.compute_poll_estimated_ns, 920 * kMs);
+  correction_estimate_changed(&d, 1 * kMs, 64 * kMs, 1.0);
+  EXPECT_EQ(d.compute_seen_estimated_ns, 0u) << "never below the counter's start";
+  tessera_region_device unknown{};
+  unknown.compute_estimated_ns = 1000 * kMs;
+  unknown.compute_seen_estimated_ns = CORRECTION_UNALIGNED;
+  correction_estimate_changed(&unknown, 4 * kMs, 2 * kMs, 1.0);
+  EXPECT_EQ(unknown.compute_seen_estimated_ns, CORRECTION_UNALIGNED) << "not known: left so";
 }
 
 TEST(CorrectionEstimateChanged, ARiseKeepsTheChargeUntilNvmlConfirmsIt) {
   tessera_region_device d{};
   d.compute_used_avg_ns = 40 * kMs;
+  d.compute_estimated_avg_ns = 40 * kMs;
   // A window of spans that were all inflated: the estimate rose eightfold. The charge stays.
-  correction_estimate_changed(&d, 2 * kMs, 16 * kMs, 1.0, 1000);
+  correction_estimate_changed(&d, 2 * kMs, 16 * kMs, 1.0);
   EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 8);
-  EXPECT_EQ(d.compute_used_avg_ns, 0u) << "the sums restart: the next ones decide";
-  EXPECT_EQ(d.compute_changed_us, 1000u);
+  EXPECT_EQ(d.compute_estimated_avg_ns, 320 * kMs);
+  // NVML then sees the kernels take what they took: the factor stays where the move put it.
+  uint64_t used = d.compute_used_avg_ns, expected = d.compute_estimated_avg_ns;
+  EXPECT_EQ(correction_update(40 * kMs, 320 * kMs, &used, &expected), CORRECTION_ONE / 8);
   // The estimate falls back: no correction is left.
-  correction_estimate_changed(&d, 16 * kMs, 2 * kMs, 1.0, 2000);
+  correction_estimate_changed(&d, 16 * kMs, 2 * kMs, 1.0);
   EXPECT_EQ(d.compute_correction, 0u);
   // A rise beyond the floor is corrected only down to it.
-  correction_estimate_changed(&d, 1 * kMs, 100 * kMs, 1.0, 3000);
+  correction_estimate_changed(&d, 1 * kMs, 100 * kMs, 1.0);
   EXPECT_EQ(d.compute_correction, CORRECTION_ONE / 64);
 }
 
 TEST(CorrectionEstimateChanged, AMoveCountsByTheKeysShareOfTheExpectedTime) {
   tessera_region_device d{};
   d.compute_correction = CORRECTION_ONE * 2 / 3;
-  d.compute_used_avg_ns = 40 * kMs;
+  d.compute_estimated_avg_ns = 60 * kMs;
   // A 1 us kernel launched beside 4 ms ones (0.025% of the expected time) doubles its estimate:
-  // the 4 ms kernels' charge stays, and the sums go on.
-  correction_estimate_changed(&d, 1000, 2000, 0.00025, 1000);
+  // the 4 ms kernels' charge stays.
+  correction_estimate_changed(&d, 1000, 2000, 0.00025);
   EXPECT_NEAR(d.compute_correction, CORRECTION_ONE * 2 / 3 / 1.00025, 1.0);
-  EXPECT_EQ(d.compute_used_avg_ns, 40 * kMs);
-  EXPECT_EQ(d.compute_changed_us, 0u);
+  EXPECT_NEAR(d.compute_estimated_avg_ns, 60 * kMs * 1.00025, 1.0);
   // A key with half the expected time falls from 6 to 4 ms: the expected time shrinks by a sixth.
-  correction_estimate_changed(&d, 6 * kMs, 4 * kMs, 0.5, 2000);
+  correction_estimate_changed(&d, 6 * kMs, 4 * kMs, 0.5);
   EXPECT_NEAR(d.compute_correction, CORRECTION_ONE * 2 / 3 / 1.00025 / (1 - 0.5 / 3), 1.0);
-  EXPECT_EQ(d.compute_used_avg_ns, 0u) << "a change by more than an eighth restarts the sums";
-  EXPECT_EQ(d.compute_changed_us, 2000u);
+  EXPECT_NEAR(d.compute_estimated_avg_ns, 60 * kMs * 1.00025 * (1 - 0.5 / 3), 2.0);
 }
 
 TEST(CorrectionCap, AHardContainerSeenAboveItsPercentIsChargedMore) {

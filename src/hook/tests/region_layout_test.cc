@@ -27,7 +27,7 @@ TEST(RegionLayout, Version1IsPinned) {
   EXPECT_EQ(offsetof(tessera_region_device, compute_seen_estimated_ns), 96u);
   EXPECT_EQ(offsetof(tessera_region_device, compute_used_avg_ns), 104u);
   EXPECT_EQ(offsetof(tessera_region_device, compute_estimated_avg_ns), 112u);
-  EXPECT_EQ(offsetof(tessera_region_device, compute_changed_us), 120u);
+  EXPECT_EQ(offsetof(tessera_region_device, reserved2), 120u);
   EXPECT_EQ(sizeof(tessera_region_slot), 144u);
   EXPECT_EQ(offsetof(tessera_region_slot, start_time), 8u);
   EXPECT_EQ(offsetof(tessera_region_slot, used_bytes), 16u);
