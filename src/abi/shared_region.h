@@ -65,7 +65,7 @@ struct tessera_region_device {
   uint64_t compute_seen_estimated_ns; /* compute_estimated_ns at compute_seen_us (interpolated) */
   uint64_t compute_used_avg_ns;       /* device time NVML saw, decaying sum over samples */
   uint64_t compute_estimated_avg_ns;  /* expected device time over the same periods, likewise */
-  uint64_t reserved2; /* 0 (was compute_changed_us) */
+  uint64_t reserved2; /* unused (was compute_changed_us; older regions may hold a value) */
 };
 
 /* The slot's process holds an open-file-description lock (F_OFD_SETLK, F_WRLCK) on byte
