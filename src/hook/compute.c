@@ -20,6 +20,7 @@
 #define YOUNG_SAMPLES 4               /* a key timed fewer times is timed at its next due launch */
 #define CREDIT_NS 10000000ull         /* virtual time a container may fall behind and catch up */
 #define LEAD_NS 100000ull             /* hard: how early a launch may queue before its slot */
+#define SPREAD_MAX_NS 1000000ull      /* hard: a sleep ends up to 1/8 of it, at most this, early */
 #define MAX_WAIT_NS 60000000000ull    /* no share makes a launch wait longer: the clock is wrong */
 #define WINDOW_SAMPLES 64             /* the estimate is the minimum over this many samples */
 #define CONTENTION_HOLD_NS 500000000ull /* elastic: contended for this long after evidence */
@@ -70,6 +71,8 @@ static struct {
   uintptr_t launch_key; /* what it launched then (a hint too) */
   int back_to_back;     /* the next sample waits for a launch right behind another */
   int fair_skips;       /* due launches of the key sampled last refused since (a hint) */
+  uintptr_t young_key;  /* a young key not timed at its last launch: due launches leave it free */
+  int young_skips;      /* due launches that left it free since (a hint) */
   uint64_t evidence_ns; /* when the last inflated sample was seen */
 } g_sampler = {.mutex = PTHREAD_MUTEX_INITIALIZER};
 
@@ -117,6 +120,7 @@ void compute_reset_in_child(void) {
   g_sampler.mutex = fresh;
   g_sampler.context = NULL; /* the parent's events are not the child's */
   __atomic_store_n(&g_sampler.pending, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_sampler.young_key, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&g_captures, 0, __ATOMIC_RELAXED); /* the child has a driver of its own */
   estimates_reset_in_child();
   fast_clock_reset_in_child();
@@ -211,6 +215,20 @@ __attribute__((noinline, cold)) static void restart_clock(struct tessera_region_
   }
 }
 
+/* A hard container's sleep of `sleep` ns ends early by a pseudo-random part of it (up to 1/8,
+ * at most SPREAD_MAX_NS), drawn from `now`: the launch queues that much before its slot, as LEAD
+ * lets it, and is charged the same. Slept exactly, a launch paced at a multiple of a time-sliced
+ * neighbour's slice arrives at the same point of the neighbour's slice every time: each span
+ * then holds the same wait for the slice, and the estimate stayed inflated until NVML's samples
+ * corrected it (a 20 us kernel first timed at 1.8 ms, charged 6 ms a launch at 30%, three 2 ms
+ * slices: its hard 30% container got 15.6% and 24.6% of the device in its first second in 2
+ * runs of 64). */
+static inline uint64_t spread(uint64_t sleep, uint64_t now) {
+  uint64_t most = sleep / 8 < SPREAD_MAX_NS ? sleep / 8 : SPREAD_MAX_NS;
+  uint64_t draw = (now * 0x9E3779B97F4A7C15ull) >> 32; /* 32 bits, mixed from every bit of now */
+  return (draw * most) >> 32;
+}
+
 /* Charges `cost` ns of device time to device `index` and sleeps until the container's share
  * allows the launch: the region's virtual clock advances by cost * `scale` (100 / P) per launch,
  * and a launch may start once the clock, before its own charge, is not ahead of now. Returns
@@ -230,7 +248,8 @@ static inline int charge_and_wait(int index, uint64_t cost, uint64_t scale, uint
     restart_clock(d, base - now, base + add, now + add);
     return 0;
   }
-  os_sleep_ns(base - now - lead);
+  uint64_t sleep = base - now - lead;
+  os_sleep_ns(g_elastic ? sleep : sleep - spread(sleep, now));
   return 1;
 }
 
@@ -407,6 +426,7 @@ static int start_sample(struct compute_launch* l, CUcontext context, uint64_t no
   __atomic_store_n(&g_sampler.last_ns, now, __ATOMIC_RELAXED);
   __atomic_store_n(&g_sampler.back_to_back, !g_sampler.back_to_back, __ATOMIC_RELAXED);
   __atomic_store_n(&g_sampler.fair_skips, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_sampler.young_key, 0, __ATOMIC_RELAXED);
   l->timed = 1;
   return 1;
 }
@@ -440,6 +460,13 @@ static __attribute__((noinline)) void begin_sample(uintptr_t key, CUstream strea
   l->call_ns = os_now_ns();
 }
 
+/* Reads the in-flight sample if it is done and nobody holds the sampler; starts none. */
+static void try_harvest(void) {
+  if (capture_active() || pthread_mutex_trylock(&g_sampler.mutex) != 0) return;
+  if (!capture_active()) harvest_locked();
+  pthread_mutex_unlock(&g_sampler.mutex);
+}
+
 /* While the process has measured nothing, its launches wait for its first sample, for at most
  * FIRST_WAIT_NS: launched unpaced, the first kernels of several processes queue behind one
  * another, and every first span (so every first estimate and charge) includes that queue. The
@@ -449,10 +476,7 @@ static void await_first_sample(void) {
   while (!capture_active() && __atomic_load_n(&g_typical_ns, __ATOMIC_RELAXED) == 0 &&
          __atomic_load_n(&g_sampler.pending, __ATOMIC_RELAXED) &&
          os_now_ns() - started < FIRST_WAIT_NS) {
-    if (pthread_mutex_trylock(&g_sampler.mutex) == 0) {
-      if (!capture_active()) harvest_locked();
-      pthread_mutex_unlock(&g_sampler.mutex);
-    }
+    try_harvest();
     if (__atomic_load_n(&g_sampler.pending, __ATOMIC_RELAXED)) os_sleep_ns(FIRST_POLL_NS);
   }
 }
@@ -487,6 +511,25 @@ static int young(const struct estimate* e) {
   return __atomic_load_n(&e->samples, __ATOMIC_RELAXED) < YOUNG_SAMPLES;
 }
 
+/* A launch of a young key: timed when it is due and the sampler is free. Otherwise the key has
+ * the next due launches of other keys leave the sampler free (begin_governed), so that its own
+ * next launch, due by then, is timed. The launch that takes a due sample is most often the one
+ * right after a budget wait: a key launched just before the wait (the one whose inflated estimate
+ * makes the wait) was never due when launched. Time-sliced, `grid_1000ns` at one wave, first
+ * timed at 2 ms across the neighbour's slice, kept that estimate for half a second and its hard
+ * 30% container got 1.2% of the device until NVML's samples corrected it (16-18% in the first
+ * second, 3 runs of 8). */
+static __attribute__((noinline)) void begin_young(uintptr_t key, CUstream stream, int ptsz,
+                                                  int index, uint64_t now, int due,
+                                                  struct compute_launch* l) {
+  if (due) {
+    begin_sample(key, stream, ptsz, index, now, l);
+    if (l->timed) return;
+  }
+  __atomic_store_n(&g_sampler.young_key, key, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_sampler.young_skips, 0, __ATOMIC_RELAXED);
+}
+
 /* compute_begin with the limiter on. Out of line, so that a process without a limit returns from
  * compute_begin without saving the registers this needs. */
 static __attribute__((noinline)) CUresult begin_governed(uintptr_t key, CUstream stream, int ptsz,
@@ -513,16 +556,30 @@ static __attribute__((noinline)) CUresult begin_governed(uintptr_t key, CUstream
   __atomic_store_n(&g_sampler.launch_ns, now, __ATOMIC_RELAXED); /* plain moves, no lock */
   __atomic_store_n(&g_sampler.launch_key, key, __ATOMIC_RELAXED);
   uint64_t since = now - __atomic_load_n(&g_sampler.last_ns, __ATOMIC_RELAXED);
-  if (__builtin_expect(since < SAMPLE_INTERVAL_NS, 1)) return CUDA_SUCCESS;
-  /* A key timed fewer than YOUNG_SAMPLES times is timed at its next due launch, whatever the
-   * rules below say: its first span, taken at once, holds whatever other contexts had queued (a
-   * 39 us kernel first timed at 544 us). Under those rules a key launched only right after a
-   * budget wait (the one its own inflated estimate makes) or behind a sample still in flight was
-   * timed again only after 400 samples of the others, and its hard 30% container got 9.5% of the
-   * device in its first second. */
+  int due = since >= SAMPLE_INTERVAL_NS;
+  if (__builtin_expect(!due, 1) && __builtin_expect(!young(e), 1)) return CUDA_SUCCESS;
+  /* A key timed fewer than YOUNG_SAMPLES times is timed at its next due launch that finds the
+   * sampler free, whatever the rules below say: its first span, taken at once, holds whatever other
+   * contexts had queued (a 39 us kernel first timed at 544 us). Under those rules a key launched
+   * only right after a budget wait (the one its own inflated estimate makes) or behind a sample
+   * still in flight was timed again only after 400 samples of the others, and its hard 30%
+   * container got 9.5% of the device in its first second. */
   if (young(e)) {
-    begin_sample(key, stream, ptsz, index, now, l);
+    begin_young(key, stream, ptsz, index, now, due, l);
     return CUDA_SUCCESS;
+  }
+  /* A young key was not timed at its last launch: the due launches of other keys read the
+   * sample in flight and start none, for at most SAMPLE_FAIR_SKIPS of them (the key may not come
+   * back), so that the young key's next launch finds a sample due and the sampler free. */
+  uintptr_t waiting = __atomic_load_n(&g_sampler.young_key, __ATOMIC_RELAXED);
+  if (waiting != 0 && waiting != key) {
+    int skips = __atomic_load_n(&g_sampler.young_skips, __ATOMIC_RELAXED);
+    if (skips < SAMPLE_FAIR_SKIPS) {
+      __atomic_store_n(&g_sampler.young_skips, skips + 1, __ATOMIC_RELAXED);
+      try_harvest();
+      return CUDA_SUCCESS;
+    }
+    __atomic_store_n(&g_sampler.young_key, 0, __ATOMIC_RELAXED);
   }
   /* Keys launched in turn share the samples: the key sampled last yields its due launches to
    * another key's. Otherwise a loop whose budget wait always ends before the same key (the one
