@@ -339,8 +339,18 @@ void ExpectThirtySeventy(const Shares& s, double within) {
   ExpectShare(s.whole[1], 70, within, s.stolen_whole, kWhole);
 }
 
+// A hard container is held at its share from the start, within 10 points in its first second: a
+// key whose first span held the neighbour's work and that is then left unsampled runs the
+// container at a fraction of its share until NVML's samples correct the charges, half a second
+// later (16-18% in the first second, time-sliced with `mixed20`, before a young key's next due
+// launch was kept for it). Measured since: 24.0-32.2% in the first second, every size, both modes.
+void ExpectHardThirtySeventy(const Shares& s) {
+  ExpectThirtySeventy(s, 3.0);
+  ExpectShare(s.first_second[0], 30, 10.0, s.stolen_first_second, kFirst);
+}
+
 TEST_P(Pairs, HardThirtyAgainstHardSeventy) {
-  ExpectThirtySeventy(Run({{.percent = 30}, {.percent = 70}}, Size(), kRun), 3.0);
+  ExpectHardThirtySeventy(Run({{.percent = 30}, {.percent = 70}}, Size(), kRun));
 }
 
 // Each container's first launch is timed behind whatever the other queued first, so one of them
@@ -379,13 +389,13 @@ TEST_P(Pairs, AllGraphWorkAgainstAHardNeighbour) {
 // every span of it can hold the neighbour's slice (20% in a clean-clone run before hard limits
 // were corrected by NVML's samples).
 TEST_P(Pairs, HardThirtyAgainstHardSeventyWithLaunchesOfManySizes) {
-  ExpectThirtySeventy(
-      Run({{.percent = 30}, {.percent = 70}}, "grid" + std::to_string(Size()), kRun), 3.0);
+  ExpectHardThirtySeventy(
+      Run({{.percent = 30}, {.percent = 70}}, "grid" + std::to_string(Size()), kRun));
 }
 
 TEST_P(Pairs, HardThirtyAgainstHardSeventyWithFixedAndSizedKernels) {
-  ExpectThirtySeventy(
-      Run({{.percent = 30}, {.percent = 70}}, "mixed" + std::to_string(Size()), kRun), 3.0);
+  ExpectHardThirtySeventy(
+      Run({{.percent = 30}, {.percent = 70}}, "mixed" + std::to_string(Size()), kRun));
 }
 
 // A neighbour without a limit that always has work queued: time-sliced, it delays the
@@ -396,6 +406,10 @@ TEST_P(Pairs, HardThirtyAgainstAnUnlimitedNeighbour) {
   Shares s = Run({{.percent = 30}, {.percent = 0}}, Size(), kRun);
   if (TimeSliced()) {
     ExpectShare(s.whole[0], 30, 3.0, s.stolen_whole, kWhole);
+    // Paced exactly, launches charged a multiple of the neighbour's slice met it at the same
+    // point every time, and the first estimate held until NVML's samples corrected it (15.6% in
+    // the first second, before hard sleeps were spread; 28.2-30.6% since).
+    ExpectShare(s.first_second[0], 30, 10.0, s.stolen_first_second, kFirst);
   }
   EXPECT_LE(100 * s.whole[0], 33.0) << kWhole;
   EXPECT_LE(100 * s.first_second[0], 35.0) << kFirst;
