@@ -557,17 +557,17 @@ static __attribute__((noinline)) CUresult begin_governed(uintptr_t key, CUstream
   __atomic_store_n(&g_sampler.launch_key, key, __ATOMIC_RELAXED);
   uint64_t since = now - __atomic_load_n(&g_sampler.last_ns, __ATOMIC_RELAXED);
   int due = since >= SAMPLE_INTERVAL_NS;
-  if (__builtin_expect(!due, 1) && __builtin_expect(!young(e), 1)) return CUDA_SUCCESS;
   /* A key timed fewer than YOUNG_SAMPLES times is timed at its next due launch that finds the
    * sampler free, whatever the rules below say: its first span, taken at once, holds whatever other
    * contexts had queued (a 39 us kernel first timed at 544 us). Under those rules a key launched
    * only right after a budget wait (the one its own inflated estimate makes) or behind a sample
    * still in flight was timed again only after 400 samples of the others, and its hard 30%
    * container got 9.5% of the device in its first second. */
-  if (young(e)) {
+  if (__builtin_expect(young(e), 0)) {
     begin_young(key, stream, ptsz, index, now, due, l);
     return CUDA_SUCCESS;
   }
+  if (__builtin_expect(!due, 1)) return CUDA_SUCCESS;
   /* A young key was not timed at its last launch: the due launches of other keys read the
    * sample in flight and start none, for at most SAMPLE_FAIR_SKIPS of them (the key may not come
    * back), so that the young key's next launch finds a sample due and the sampler free. */
