@@ -274,7 +274,12 @@ int region_sweep(void) {
     if (lock(r) != 0) return freed;
     /* Still the same process? (the slot may have been freed and retaken meanwhile) */
     if (r->slots[s].pid == pid && r->slots[s].start_time == recorded) {
-      HOOK_LOG(HOOK_LOG_INFO, "released the charge of dead process %d", pid);
+      uint64_t charged = 0;
+      for (int d = 0; d < TESSERA_REGION_MAX_DEVICES; ++d) charged += r->slots[s].used_bytes[d];
+      if (charged != 0) {
+        HOOK_LOG(HOOK_LOG_INFO, "process %d is gone: released the %llu bytes it held", pid,
+                 (unsigned long long)charged);
+      }
       free_slot_locked(r, s);
       ++freed;
     }
@@ -501,19 +506,6 @@ void region_publish_device(int index, uint64_t limit, uint32_t cores) {
   if (r == NULL) return;
   __atomic_store_n(&r->devices[index].limit_bytes, limit, __ATOMIC_RELAXED);
   __atomic_store_n(&r->devices[index].cores_percent, cores, __ATOMIC_RELAXED);
-}
-
-void region_release_own_slot(void) {
-  struct tessera_region* r = region_get();
-  int slot = __atomic_load_n(&g_slot, __ATOMIC_ACQUIRE);
-  if (r == NULL || slot < 0 || (int)getpid() != g_slot_pid) return;
-  if (lock(r) != 0) return;
-  if (r->slots[slot].pid == g_slot_pid && r->slots[slot].start_time == g_slot_start) {
-    free_slot_locked(r, slot);
-  }
-  set_liveness_lock(slot, F_UNLCK);
-  unlock(r);
-  __atomic_store_n(&g_slot, -1, __ATOMIC_RELEASE);
 }
 
 void region_reset_in_child(void) {

@@ -3,11 +3,15 @@
  * dead processes' charges.
  *
  * Dead processes: a process holds an open-file-description lock on its slot's byte of the region
- * file (abi/shared_region.h, TESSERA_SLOT_LIVENESS_LOCK) while it holds the slot, and the kernel
+ * file (abi/shared_region.h, TESSERA_SLOT_LIVENESS_LOCK) for as long as it lives, and the kernel
  * drops it when the process dies: a slot whose lock no one holds is dead, whatever PID namespace
  * its process was in (pods sharing one DRA claim share its region). A slot without that flag (an
  * older library) is dead when its PID no longer exists, is a zombie, or has another start time
- * (PID reuse). A dead slot's charge is released by a sweep. Sweeps run (1) on the allocation path
+ * (PID reuse). A dead slot's charge is released by a sweep, and only so: a process never gives its
+ * slot back at exit, since the driver frees what the process still holds after every user-space
+ * destructor has run (in its own exit handler, or when the kernel closes the device files), and
+ * a charge released before that would let other processes allocate memory the device still holds.
+ * Sweeps run (1) on the allocation path
  * when a charge does not fit, before it is refused, and (2) in a reaper thread that every process
  * which holds a slot starts: it wakes every 200 ms and sweeps unless another process's reaper swept
  * in the last 150 ms (last_sweep_ns), so a dead process's charge is gone within about 0.4 s even
@@ -60,9 +64,6 @@ int region_sweep(void);
 /* Has the reaper thread (started with this process's slot) call `fn` every time it wakes, about
  * every 200 ms, whether or not it sweeps. */
 void region_each_round(void (*fn)(void));
-
-/* Releases this process's slot (at exit). */
-void region_release_own_slot(void);
 
 void region_reset_in_child(void);
 

@@ -46,10 +46,6 @@ static void at_fork_child(void) {
   g_map_mutex = fresh;
 }
 
-__attribute__((destructor)) static void at_exit(void) {
-  if (g_mode == HOOK_ACTIVE) region_release_own_slot();
-}
-
 static void init_once(void) {
   int saved = tessera_in_hook;
   tessera_in_hook = 1;

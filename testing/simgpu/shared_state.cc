@@ -108,30 +108,48 @@ tessera::Status CreateStateFile(const std::string& directory, const std::string&
 
 }  // namespace
 
-uint64_t ProcessStartTime(int pid) {
+namespace {
+
+// Field 3 (the state letter) and field 22 (the start time, clock ticks since boot) of
+// /proc/<pid>/stat; false when it cannot be read.
+bool ReadProcStat(int pid, char* state, uint64_t* start_time) {
   char path[64];
   snprintf(path, sizeof(path), "/proc/%d/stat", pid);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
+  if (fd < 0) return false;
   char buf[1024];
   ssize_t n = read(fd, buf, sizeof(buf) - 1);
   close(fd);
-  if (n <= 0) return 0;
+  if (n <= 0) return false;
   buf[n] = '\0';
   const char* p = strrchr(buf, ')');
-  if (p == nullptr) return 0;
-  // Fields after the command: state is field 3, starttime is field 22.
+  if (p == nullptr || p[1] != ' ') return false;
+  *state = p[2];
   int field = 2;
   for (; *p != '\0' && field < 22; ++p) {
     if (*p == ' ') ++field;
   }
-  return strtoull(p, nullptr, 10);
+  *start_time = strtoull(p, nullptr, 10);
+  return true;
+}
+
+}  // namespace
+
+uint64_t ProcessStartTime(int pid) {
+  char state = 0;
+  uint64_t start = 0;
+  return ReadProcStat(pid, &state, &start) ? start : 0;
 }
 
 bool ProcessAlive(int pid, uint64_t start_time) {
   if (kill(pid, 0) != 0 && errno == ESRCH) return false;
   if (start_time == 0) return true;
-  uint64_t now_start = ProcessStartTime(pid);
+  char state = 0;
+  uint64_t now_start = 0;
+  if (!ReadProcStat(pid, &state, &now_start)) return true;
+  // A zombie has closed its files: a real driver freed its memory when its device files closed,
+  // before its parent reaps it.
+  if (state == 'Z' || state == 'X') return false;
   return now_start == 0 || now_start == start_time;
 }
 
@@ -193,6 +211,7 @@ void SharedState::Detach() {
 
 SharedState::~SharedState() {
   munmap(file_, sizeof(StateFile));
+  if (fd_ >= 0) close(fd_);
 }
 
 void SharedState::Forget() {
@@ -200,6 +219,13 @@ void SharedState::Forget() {
   new (&g_attach_mu) std::mutex();
   if (g_attached != nullptr && g_attached->link_ != nullptr) {
     g_attached->link_->CloseInForkedChild();  // the parent's connection is the parent's
+  }
+  if (g_attached != nullptr && g_attached->fd_ >= 0) {
+    g_attached->locked_slot_ = -1;
+    // The inherited descriptor shares the parent's open file description and so its liveness
+    // lock: kept, it would make the parent look alive for as long as the child lives.
+    close(g_attached->fd_);
+    g_attached->fd_ = -1;
   }
   g_attached = nullptr;  // the old mapping stays: the parent's objects may still point into it
   g_attach_error = nullptr;
@@ -223,12 +249,16 @@ tessera::Result<SharedState*> SharedState::Open(const std::string& directory,
         std::to_string(kLayoutVersion) + "); run `simgpu reset` (or remove the directory)");
   }
   void* map = mmap(nullptr, sizeof(StateFile), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  if (map == MAP_FAILED) return tessera::ErrnoStatus("map state file", path, errno);
+  if (map == MAP_FAILED) {
+    int err = errno;
+    close(fd);
+    return tessera::ErrnoStatus("map state file", path, err);
+  }
   auto* f = static_cast<StateFile*>(map);
   if (f->magic != kStateMagic || f->layout_version != kLayoutVersion ||
       f->file_size != sizeof(StateFile)) {
     munmap(map, sizeof(StateFile));
+    close(fd);
     return tessera::FailedPrecondition("simgpu state file " + path +
                                        " is not a state file of layout version " +
                                        std::to_string(kLayoutVersion) + "; run `simgpu reset`");
@@ -236,12 +266,13 @@ tessera::Result<SharedState*> SharedState::Open(const std::string& directory,
   if (spec_given && spec.Canonical() != std::string(f->spec, strnlen(f->spec, sizeof(f->spec)))) {
     std::string existing(f->spec, strnlen(f->spec, sizeof(f->spec)));
     munmap(map, sizeof(StateFile));
+    close(fd);
     return tessera::FailedPrecondition(
         "simgpu state in " + directory + " simulates '" + existing +
         "' but SIMGPU_DEVICES asks for '" + spec.Canonical() +
         "'; use another SIMGPU_STATE directory or run `simgpu reset` first");
   }
-  return new SharedState(directory, f);
+  return new SharedState(directory, f, fd);
 }
 
 SharedState::Lock::Lock(SharedState& state) : state_(state) {
@@ -281,8 +312,27 @@ void SharedState::Sweep(const Lock&, SweepMode mode) {
   uint32_t end = std::min<uint32_t>(file_->process_slots_end, kMaxProcesses);
   for (uint32_t i = 0; i < end; ++i) {
     ProcessSlot& p = file_->processes[i];
-    if (p.pid != 0 && !ProcessAlive(p.pid, full ? p.start_time : 0)) FreeSlot(p);
+    if (p.pid != 0 && !SlotAlive(p, full)) FreeSlot(p);
   }
+}
+
+int SharedState::LivenessLock(int command, int index, short type, struct flock* fl) const {
+  *fl = {};
+  fl->l_type = type;
+  fl->l_whence = SEEK_SET;
+  fl->l_start = static_cast<off_t>(kLivenessOffset + static_cast<uint64_t>(index));
+  fl->l_len = 1;
+  return fcntl(fd_, command, fl);
+}
+
+bool SharedState::SlotAlive(const ProcessSlot& p, bool full) const {
+  if (!(p.flags & kSlotLivenessLock) || fd_ < 0)
+    return ProcessAlive(p.pid, full ? p.start_time : 0);
+  int index = static_cast<int>(&p - file_->processes);
+  if (index == locked_slot_) return true;
+  struct flock fl;
+  if (LivenessLock(F_OFD_GETLK, index, F_WRLCK, &fl) != 0) return true;
+  return fl.l_type != F_UNLCK;
 }
 
 uint64_t SharedState::FreeSlot(ProcessSlot& slot) {
@@ -299,7 +349,14 @@ uint64_t SharedState::FreeSlot(ProcessSlot& slot) {
 
 void SharedState::ReleaseSelf(const Lock& lock) {
   ProcessSlot* self = Self(lock);
-  if (self != nullptr) FreeSlot(*self);
+  if (self == nullptr) return;
+  int index = static_cast<int>(self - file_->processes);
+  FreeSlot(*self);
+  if (index == locked_slot_) {
+    struct flock fl;
+    LivenessLock(F_OFD_SETLK, index, F_UNLCK, &fl);
+    locked_slot_ = -1;
+  }
 }
 
 uint64_t SharedState::ReleaseProcess(const Lock&, int pid, uint64_t start_time) {
@@ -355,6 +412,11 @@ ProcessSlot* SharedState::Self(const Lock& lock) {
     slot = ProcessSlot{};
     slot.pid = pid;
     slot.start_time = start;
+    struct flock fl;
+    if (fd_ >= 0 && locked_slot_ < 0 && LivenessLock(F_OFD_SETLK, free_index, F_WRLCK, &fl) == 0) {
+      slot.flags = kSlotLivenessLock;
+      locked_slot_ = free_index;
+    }
   }
   cached_pid = pid;
   cached_index = free_index;
@@ -364,6 +426,10 @@ ProcessSlot* SharedState::Self(const Lock& lock) {
 bool SharedState::Charge(const Lock& lock, int dev, uint64_t bytes) {
   Sweep(lock, SweepMode::kRateLimited);
   DeviceState& d = file_->devices[dev];
+  // A real driver frees a process's memory as it dies; here the memory of one that died since the
+  // last sweep would still count. Before the device's peak rises, the dead are swept in full, so
+  // that no peak counts a dead process's memory.
+  if (d.used_bytes + bytes > d.peak_used_bytes) Sweep(lock, SweepMode::kFull);
   if (d.memory_total - d.used_bytes < bytes) {
     Sweep(lock, SweepMode::kFull);
     if (d.memory_total - d.used_bytes < bytes) return false;

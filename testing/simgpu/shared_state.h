@@ -16,6 +16,8 @@
 //   s->Sweep(lock, /*full=*/false);
 #pragma once
 
+#include <fcntl.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -76,10 +78,12 @@ class SharedState {
   const std::string& directory() const { return directory_; }
   int device_count() const { return static_cast<int>(file_->device_count); }
 
+  // A slot's process is alive while its liveness lock is held (state_layout.h); a slot without
+  // the lock while its PID runs.
   enum class SweepMode {
-    kRateLimited,  // kill(pid, 0) on every slot, at most once a millisecond (allocation paths)
-    kQuick,        // kill(pid, 0) on every slot, now
-    kFull,         // also compares process start times, against PID reuse
+    kRateLimited,  // every slot, at most once a millisecond (allocation paths)
+    kQuick,        // every slot, now
+    kFull,         // also compares unlocked slots' start times (PID reuse), zombies dead
   };
   // Frees the memory of processes that have exited. Does nothing when connected to a daemon.
   void Sweep(const Lock& lock, SweepMode mode);
@@ -117,13 +121,19 @@ class SharedState {
   uint64_t XidSequence() const;
 
  private:
-  SharedState(std::string directory, StateFile* file)
-      : directory_(std::move(directory)), file_(file) {}
+  SharedState(std::string directory, StateFile* file, int fd)
+      : directory_(std::move(directory)), file_(file), fd_(fd) {}
   void Repair();
   uint64_t FreeSlot(ProcessSlot& slot);
+  // Whether slot `p` (taken) belongs to a live process; `full` checks its start time too.
+  bool SlotAlive(const ProcessSlot& p, bool full) const;
+  // fcntl(F_OFD_SETLK or F_OFD_GETLK) with a lock of `type` on slot `index`'s liveness byte.
+  int LivenessLock(int command, int index, short type, struct flock* fl) const;
 
   const std::string directory_;
   StateFile* const file_;
+  int fd_;  // the state file, open for the process's life: its slot's liveness lock lives on it
+  int locked_slot_ = -1;  // the slot whose liveness lock fd_ holds (F_OFD_GETLK cannot see it)
   std::unique_ptr<DriverLink> link_;  // set by Attach() when the directory has a daemon
 };
 
@@ -131,7 +141,8 @@ class SharedState {
 // process does not exist.
 uint64_t ProcessStartTime(int pid);
 
-// Whether `pid` still runs and is the process that started at `start_time` (0: do not check).
+// Whether `pid` still runs and is the process that started at `start_time` (0: check only that the
+// PID exists). With a start time, a zombie counts as dead (its files are closed).
 bool ProcessAlive(int pid, uint64_t start_time);
 
 }  // namespace simgpu

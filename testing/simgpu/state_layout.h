@@ -101,11 +101,18 @@ struct DeviceState {
   PidStat pids[kMaxPidStats];
 };
 
+// A slot's process holds an open-file-description lock on byte kLivenessOffset + <slot index> of
+// the state file while it lives, as a real driver's process holds its /dev/nvidia* descriptors:
+// the kernel drops the lock as it closes the process's files, when the real driver frees its
+// memory, whether the process exits or is killed.
+inline constexpr uint32_t kSlotLivenessLock = 1;
+inline constexpr uint64_t kLivenessOffset = 1ull << 30;  // past the file's end
+
 // A process that holds contexts or memory. `start_time` (clock ticks since boot, from
 // /proc/<pid>/stat) tells a live process from a later one that reuses the PID.
 struct ProcessSlot {
-  int32_t pid;  // 0: free slot
-  uint32_t reserved;
+  int32_t pid;     // 0: free slot
+  uint32_t flags;  // kSlotLivenessLock, or 0: alive while its PID runs (not a zombie)
   uint64_t start_time;
   uint64_t used_bytes[kMaxDevices];
   uint32_t contexts[kMaxDevices];

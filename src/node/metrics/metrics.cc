@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -28,19 +29,40 @@ struct Row {
   std::optional<unsigned> share;  // compute share in percent, when known
 };
 
-// used_bytes of each container device from the region file, or empty.
+// Whether taken slot `s` of the region open as `fd` belongs to a live process: its liveness lock
+// is held (abi/shared_region.h). A slot of an older library, without the lock, names its process by
+// a PID of the container's namespace, which means nothing here: it counts as alive.
+bool SlotAlive(int fd, const tessera_region_slot& slot, int s) {
+  if (!(slot.flags & TESSERA_SLOT_LIVENESS_LOCK)) return true;
+  struct flock fl = {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = static_cast<off_t>(TESSERA_REGION_LIVENESS_OFFSET + static_cast<uint64_t>(s));
+  fl.l_len = 1;
+  if (::fcntl(fd, F_OFD_GETLK, &fl) != 0) return true;
+  return fl.l_type != F_UNLCK;
+}
+
+// What the container's live processes hold on each device, from the region file, or empty. A
+// process that exits keeps its charge until another process of the container sweeps it (the
+// driver frees its memory only as it dies, docs/in-container-library.md): counting only live
+// slots makes a container whose processes are all gone read 0 at once.
 std::vector<uint64_t> RegionUsed(const std::string& path) {
   std::vector<uint64_t> used;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return used;
-  constexpr size_t kHeader = offsetof(tessera_region, slots);
-  std::string buf(kHeader, '\0');
-  ssize_t n = ::pread(fd, buf.data(), kHeader, 0);
+  auto r = std::make_unique<tessera_region>();
+  ssize_t n = ::pread(fd, r.get(), sizeof(tessera_region), 0);
+  if (n == static_cast<ssize_t>(sizeof(tessera_region)) && r->magic == TESSERA_REGION_MAGIC &&
+      r->version == TESSERA_REGION_VERSION) {
+    used.assign(TESSERA_REGION_MAX_DEVICES, 0);
+    for (int s = 0; s < TESSERA_REGION_MAX_SLOTS; ++s) {
+      const tessera_region_slot& slot = r->slots[s];
+      if (slot.pid == 0 || !SlotAlive(fd, slot, s)) continue;
+      for (int i = 0; i < TESSERA_REGION_MAX_DEVICES; ++i) used[i] += slot.used_bytes[i];
+    }
+  }
   ::close(fd);
-  if (n != static_cast<ssize_t>(kHeader)) return used;
-  const auto* r = reinterpret_cast<const tessera_region*>(buf.data());
-  if (r->magic != TESSERA_REGION_MAGIC || r->version != TESSERA_REGION_VERSION) return used;
-  for (int i = 0; i < TESSERA_REGION_MAX_DEVICES; ++i) used.push_back(r->devices[i].used_bytes);
   return used;
 }
 

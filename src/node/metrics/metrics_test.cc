@@ -1,5 +1,8 @@
 #include "node/metrics/metrics.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -30,18 +33,45 @@ void WriteAllocation(const std::string& state, const std::string& id, const std:
   ASSERT_TRUE(WriteFileAtomic(alloc + "/limits", LimitsText(Grant{"hard", devices})).ok());
 }
 
-// The region file `path` with `used` bytes charged on device 0, as the library leaves it; the
-// returned region (of the right version) can be changed and written again.
-std::unique_ptr<tessera_region> WriteRegion(const std::string& path, uint64_t used) {
-  auto r = std::make_unique<tessera_region>();
-  std::memset(r.get(), 0, sizeof(tessera_region));
-  r->magic = TESSERA_REGION_MAGIC;
-  r->version = TESSERA_REGION_VERSION;
-  r->devices[0].used_bytes = used;
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(r.get()), sizeof(tessera_region));
-  return r;
-}
+// A region file as the library leaves it: `used` bytes charged on device 0 by the process of slot
+// 0, which lives (holds the slot's liveness lock) while this object does. Write() writes `region`
+// again after a change.
+class TestRegion {
+ public:
+  TestRegion(std::string path, uint64_t used) : path_(std::move(path)) {
+    std::memset(region.get(), 0, sizeof(tessera_region));
+    region->magic = TESSERA_REGION_MAGIC;
+    region->version = TESSERA_REGION_VERSION;
+    region->devices[0].used_bytes = used;
+    region->slots[0].pid = 1;
+    region->slots[0].flags = TESSERA_SLOT_LIVENESS_LOCK;
+    region->slots[0].used_bytes[0] = used;
+    Write();
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
+    struct flock fl = {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = static_cast<off_t>(TESSERA_REGION_LIVENESS_OFFSET);
+    fl.l_len = 1;
+    EXPECT_EQ(::fcntl(fd_, F_OFD_SETLK, &fl), 0);
+  }
+  ~TestRegion() { Die(); }
+  // The process of slot 0 dies: the kernel drops its lock.
+  void Die() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  void Write() {
+    std::ofstream(path_, std::ios::binary)
+        .write(reinterpret_cast<const char*>(region.get()), sizeof(tessera_region));
+  }
+
+  std::unique_ptr<tessera_region> region = std::make_unique<tessera_region>();
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
 
 std::string Labels(const std::string& container, const std::string& gpu) {
   return R"({namespace="ns",pod="p",container=")" + container + R"(",gpu=")" + gpu + "\"}";
@@ -58,7 +88,7 @@ TEST(MetricsTest, ContainersAndGpus) {
                   .ok());
   ASSERT_TRUE(
       WriteFileAtomic(alloc + "/limits", LimitsText(Grant{"hard", {{"GPU-1", 1024, 30}}})).ok());
-  auto r = WriteRegion(region + "/region", 12345);
+  TestRegion r(region + "/region", 12345);
 
   std::string text = RenderMetrics(dir.path(), testing::TestGpus(2));
   const std::string labels = R"({namespace="ns",pod="p",container="c",gpu="GPU-1"})";
@@ -74,11 +104,31 @@ TEST(MetricsTest, ContainersAndGpus) {
   EXPECT_THAT(text, HasSubstr("# TYPE tessera_gpu_memory_total_bytes gauge\n"));
 
   // A region of another version counts as nothing used.
-  r->version = 99;
-  std::ofstream(region + "/region", std::ios::binary)
-      .write(reinterpret_cast<const char*>(r.get()), sizeof(tessera_region));
+  r.region->version = 99;
+  r.Write();
   EXPECT_THAT(RenderMetrics(dir.path(), {}),
               HasSubstr("tessera_container_memory_used_bytes" + labels + " 0\n"));
+}
+
+// Issue 28: a process keeps its charge after it exits, until another process of the container
+// sweeps it. The exporter counts only live processes' charges: a container whose processes are
+// all gone reads 0 at once. A slot of an older library (no liveness lock) counts as alive.
+TEST(MetricsTest, MemoryOfProcessesThatAreGoneIsNotCounted) {
+  testing::TempDir dir;
+  WriteAllocation(dir.path(), "abc", "c", {{"GPU-0", 4096, 0}});
+  ASSERT_TRUE(MakeDirs(dir.path() + "/regions/abc").ok());
+  TestRegion r(dir.path() + "/regions/abc/region", 3u << 20);
+  r.region->slots[1].pid = 2;  // an older library's process: 5 MiB
+  r.region->slots[1].used_bytes[0] = 5u << 20;
+  r.region->slots[2].pid = 3;  // a process that held the lock and is gone: 7 MiB
+  r.region->slots[2].flags = TESSERA_SLOT_LIVENESS_LOCK;
+  r.region->slots[2].used_bytes[0] = 7u << 20;
+  r.region->devices[0].used_bytes = 15u << 20;
+  r.Write();
+  const std::string used = "tessera_container_memory_used_bytes" + Labels("c", "GPU-0");
+  EXPECT_THAT(RenderMetrics(dir.path(), {}), HasSubstr(used + " 8388608\n"));
+  r.Die();
+  EXPECT_THAT(RenderMetrics(dir.path(), {}), HasSubstr(used + " 5242880\n"));
 }
 
 // A DRA claim's folder (owner.json names the claim): its own families, labelled by the claim; its
@@ -95,7 +145,7 @@ TEST(MetricsTest, DraClaimsHaveTheirOwnFamilies) {
                   .ok());
   ASSERT_TRUE(
       WriteFileAtomic(claim + "/limits", LimitsText(Grant{"hard", {{"GPU-0", 4096, 50}}})).ok());
-  WriteRegion(dir.path() + "/regions/9b2e/region", 3u << 30);
+  TestRegion r(dir.path() + "/regions/9b2e/region", 3u << 30);
 
   std::string text = RenderMetrics(dir.path(), testing::TestGpus(1));
   const std::string labels = R"({namespace="ml",claim="shared-gpu",gpu="GPU-0"})";

@@ -1,0 +1,163 @@
+// hook_churn: one worker process of the memory-limit stress test (hook_churn_test). Its threads
+// allocate blocks of random size and free random held blocks, any thread freeing any thread's
+// block, as fast as they can, until the time is up; the test runs many of them at once over one
+// shared region and checks the device's peak against the limit.
+//
+//   hook_churn <route> <milliseconds> <seed> <threads> <min bytes> <max bytes> <end>
+//
+// route: direct | runtime | runtime-ptds (probe_api.h). A refused allocation frees a random held
+// block; otherwise one step in three frees one. A third of the frees are cuMemFreeAsync on the
+// null stream. end: "free" frees everything before exiting, "keep" exits (normally, through the
+// destructors) holding what it holds, "wait" holds it until killed. Prints
+// "allocations=N refused=N"; exits 0, or 1 when a call failed otherwise than over the limit.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "probe_api.h"
+
+namespace tessera::hooktest {
+namespace {
+
+Api api;
+std::atomic<int> failures{0};
+
+void Fail(const char* what, CUresult rc) {
+  std::fprintf(stderr, "churn: %s returned %d\n", what, (int)rc);
+  failures.fetch_add(1);
+}
+
+// The blocks every thread holds, any of which any thread may free.
+class Held {
+ public:
+  void Add(CUdeviceptr p) {
+    std::lock_guard<std::mutex> guard(mu_);
+    blocks_.push_back(p);
+  }
+  // Removes a random block; 0 when none is held.
+  CUdeviceptr TakeRandom(std::mt19937_64& random) {
+    std::lock_guard<std::mutex> guard(mu_);
+    if (blocks_.empty()) return 0;
+    size_t i = random() % blocks_.size();
+    CUdeviceptr p = blocks_[i];
+    blocks_[i] = blocks_.back();
+    blocks_.pop_back();
+    return p;
+  }
+  std::vector<CUdeviceptr> TakeAll() {
+    std::lock_guard<std::mutex> guard(mu_);
+    return std::move(blocks_);
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<CUdeviceptr> blocks_;
+};
+
+struct Totals {
+  std::atomic<uint64_t> ok{0};
+  std::atomic<uint64_t> refused{0};
+};
+
+void FreeOne(CUdeviceptr p, std::mt19937_64& random) {
+  if (random() % 3 == 0) {
+    CUresult rc = api.MemFreeAsync(p, nullptr);
+    if (rc != CUDA_SUCCESS) Fail("cuMemFreeAsync", rc);
+  } else {
+    CUresult rc = api.MemFree(p);
+    if (rc != CUDA_SUCCESS) Fail("cuMemFree", rc);
+  }
+}
+
+void Worker(CUcontext ctx, uint64_t seed, std::chrono::steady_clock::time_point end, uint64_t min,
+            uint64_t max, Held& held, Totals& totals) {
+  if (CUresult rc = api.CtxSetCurrent(ctx); rc != CUDA_SUCCESS) return Fail("cuCtxSetCurrent", rc);
+  std::mt19937_64 random(seed);
+  while (std::chrono::steady_clock::now() < end) {
+    if (random() % 3 == 0) {
+      if (CUdeviceptr p = held.TakeRandom(random)) FreeOne(p, random);
+      continue;
+    }
+    uint64_t bytes = min + random() % (max - min + 1);
+    CUdeviceptr p = 0;
+    CUresult rc = api.MemAlloc(&p, bytes);
+    if (rc == CUDA_SUCCESS) {
+      held.Add(p);
+      totals.ok.fetch_add(1, std::memory_order_relaxed);
+    } else if (rc == CUDA_ERROR_OUT_OF_MEMORY) {
+      totals.refused.fetch_add(1, std::memory_order_relaxed);
+      if (CUdeviceptr q = held.TakeRandom(random)) FreeOne(q, random);
+    } else {
+      return Fail("cuMemAlloc", rc);
+    }
+  }
+}
+
+int Run(int argc, char** argv) {
+  if (argc != 8) {
+    std::fprintf(stderr,
+                 "usage: hook_churn direct|runtime|runtime-ptds <milliseconds> <seed> <threads> "
+                 "<min bytes> <max bytes> free|keep|wait\n");
+    return 2;
+  }
+  std::string error = LoadApi(argv[1], &api);
+  if (!error.empty()) {
+    std::fprintf(stderr, "churn: %s\n", error.c_str());
+    return 1;
+  }
+  uint64_t millis = std::strtoull(argv[2], nullptr, 0);
+  uint64_t seed = std::strtoull(argv[3], nullptr, 0);
+  int threads = std::atoi(argv[4]);
+  uint64_t min = std::strtoull(argv[5], nullptr, 0), max = std::strtoull(argv[6], nullptr, 0);
+  std::string ending = argv[7];
+  if (threads < 1 || min == 0 || max < min ||
+      (ending != "free" && ending != "keep" && ending != "wait")) {
+    std::fprintf(stderr, "churn: bad arguments\n");
+    return 2;
+  }
+  CUdevice dev;
+  CUcontext ctx;
+  if (CUresult rc = api.Init(0); rc != CUDA_SUCCESS) return Fail("cuInit", rc), 1;
+  if (api.DeviceGet(&dev, 0) != CUDA_SUCCESS || api.PrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS) {
+    std::fprintf(stderr, "churn: cannot open device 0\n");
+    return 1;
+  }
+  Held held;
+  Totals totals;
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(millis);
+  std::vector<std::thread> workers;
+  for (int i = 0; i < threads; ++i) {
+    workers.emplace_back(Worker, ctx, seed * 1000003 + i, end, min, max, std::ref(held),
+                         std::ref(totals));
+  }
+  for (auto& w : workers) w.join();
+  std::printf("allocations=%llu refused=%llu\n", (unsigned long long)totals.ok.load(),
+              (unsigned long long)totals.refused.load());
+  std::fflush(stdout);
+  if (ending == "free") {
+    api.CtxSetCurrent(ctx);
+    for (CUdeviceptr p : held.TakeAll()) {
+      if (CUresult rc = api.MemFree(p); rc != CUDA_SUCCESS) Fail("cuMemFree", rc);
+    }
+  } else if (ending == "wait") {
+    for (;;) pause();
+  }
+  return failures.load() ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace tessera::hooktest
+
+int main(int argc, char** argv) {
+  return tessera::hooktest::Run(argc, argv);
+}
