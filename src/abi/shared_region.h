@@ -29,8 +29,10 @@
 #ifndef TESSERA_ABI_SHARED_REGION_H_
 #define TESSERA_ABI_SHARED_REGION_H_
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -76,6 +78,16 @@ struct tessera_region_device {
 #define TESSERA_SLOT_LIVENESS_LOCK 1u
 /* Past the region's end: the liveness locks cover no byte the region uses. */
 #define TESSERA_REGION_LIVENESS_OFFSET (1ull << 30)
+
+/* Fills `fl` with slot `slot`'s liveness lock of `type` (F_WRLCK to take or test it, F_UNLCK to
+ * give it back), for fcntl's F_OFD_SETLK and F_OFD_GETLK. */
+static inline void tessera_slot_liveness_flock(struct flock* fl, int slot, short type) {
+  memset(fl, 0, sizeof(*fl));
+  fl->l_type = type;
+  fl->l_whence = SEEK_SET;
+  fl->l_start = (off_t)(TESSERA_REGION_LIVENESS_OFFSET + (uint64_t)slot);
+  fl->l_len = 1;
+}
 
 /* One process. pid 0 = free slot. */
 struct tessera_region_slot {

@@ -201,11 +201,7 @@ static void unlock(struct tessera_region* r) {
 /* fcntl's `command` (F_OFD_SETLK, F_OFD_GETLK) with a lock of `type` on slot `s`'s liveness byte,
  * on this process's open file description. Returns fcntl's result; `fl` gets what GETLK found. */
 static int liveness_lock(int command, int s, short type, struct flock* fl) {
-  *fl = (struct flock){.l_type = type,
-                       .l_whence = SEEK_SET,
-                       .l_start = (off_t)(TESSERA_REGION_LIVENESS_OFFSET + (uint64_t)s),
-                       .l_len = 1,
-                       .l_pid = 0};
+  tessera_slot_liveness_flock(fl, s, type);
   return fcntl(__atomic_load_n(&g_fd, __ATOMIC_ACQUIRE), command, fl);
 }
 

@@ -34,11 +34,8 @@ struct Row {
 // a PID of the container's namespace, which means nothing here: it counts as alive.
 bool SlotAlive(int fd, const tessera_region_slot& slot, int s) {
   if (!(slot.flags & TESSERA_SLOT_LIVENESS_LOCK)) return true;
-  struct flock fl = {};
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
-  fl.l_start = static_cast<off_t>(TESSERA_REGION_LIVENESS_OFFSET + static_cast<uint64_t>(s));
-  fl.l_len = 1;
+  struct flock fl;
+  tessera_slot_liveness_flock(&fl, s, F_WRLCK);
   if (::fcntl(fd, F_OFD_GETLK, &fl) != 0) return true;
   return fl.l_type != F_UNLCK;
 }

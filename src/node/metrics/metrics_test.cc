@@ -48,11 +48,8 @@ class TestRegion {
     region->slots[0].used_bytes[0] = used;
     Write();
     fd_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
-    struct flock fl = {};
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = static_cast<off_t>(TESSERA_REGION_LIVENESS_OFFSET);
-    fl.l_len = 1;
+    struct flock fl;
+    tessera_slot_liveness_flock(&fl, 0, F_WRLCK);
     EXPECT_EQ(::fcntl(fd_, F_OFD_SETLK, &fl), 0);
   }
   ~TestRegion() { Die(); }
