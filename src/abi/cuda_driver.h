@@ -243,6 +243,15 @@ typedef struct CUlaunchConfig_st {
   unsigned int numAttrs;
 } CUlaunchConfig;
 
+/* Keys of the `extra` array of cuLaunchKernel and cuLaunchKernelEx: the arguments as one buffer
+ * (pointer, then a pointer to its size_t size), the array ended by CU_LAUNCH_PARAM_END. */
+#define CU_LAUNCH_PARAM_END_AS_INT 0x00
+#define CU_LAUNCH_PARAM_END ((void*)CU_LAUNCH_PARAM_END_AS_INT)
+#define CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT 0x01
+#define CU_LAUNCH_PARAM_BUFFER_POINTER ((void*)CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT)
+#define CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT 0x02
+#define CU_LAUNCH_PARAM_BUFFER_SIZE ((void*)CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT)
+
 typedef struct CUDA_LAUNCH_PARAMS_st {
   CUfunction function;
   unsigned int gridDimX, gridDimY, gridDimZ;

@@ -70,7 +70,7 @@ CUresult SyncContext(Context* ctx_or_null) {
       return CUDA_ERROR_INVALID_CONTEXT;
     }
     if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
-    *until = ContextLast(*ctx);
+    *until = ContextLast(d, *ctx);
     PoolsAtSync(d);
     return CUDA_SUCCESS;
   });

@@ -51,7 +51,7 @@ CUresult Transfer(Side dst_side, uint64_t dst, Side src_side, uint64_t src, size
       }
       return CUDA_SUCCESS;  // copy nodes take no device time: nothing to record
     }
-    if (sync) until = SyncPoint(*s);
+    if (sync) until = SyncPoint(d, *s);
     state = d.state;
   }
   WaitForKernel(*state, until);

@@ -112,9 +112,10 @@ CUresult LaunchGraph(CUgraphExec hExec, CUstream h, bool per_thread) {
     if (CUresult r = LaunchGraphMemory(d, *exec, s->ctx); r != CUDA_SUCCESS) return r;
     kernels = exec->kernels;
   }
-  for (const GraphKernel& k : kernels) {
-    CUresult r = LaunchOne(reinterpret_cast<CUfunction>(k.function), k.shape.grid, k.shape.block, h,
-                           per_thread);
+  for (GraphKernel& k : kernels) {
+    void* params[] = {&k.shape.units};  // the graph's copy of a `work_<N>ns` kernel's argument
+    CUresult r = LaunchOne(reinterpret_cast<CUfunction>(k.function), k.shape.grid, k.shape.block,
+                           KernelArgs{params, nullptr}, h, per_thread);
     if (r != CUDA_SUCCESS) return r;
   }
   return CUDA_SUCCESS;
@@ -125,7 +126,7 @@ CUresult LaunchGraph(CUgraphExec hExec, CUstream h, bool per_thread) {
 namespace simgpu {
 
 CUresult AddKernelNode(CUgraphNode* phNode, CUgraph hGraph, const CUgraphNode* deps, size_t numDeps,
-                       CUfunction func, const LaunchShape& shape) {
+                       CUfunction func, const LaunchShape& shape, const KernelArgs& args) {
   if (phNode == nullptr || (numDeps > 0 && deps == nullptr)) return CUDA_ERROR_INVALID_VALUE;
   Driver& d = TheDriver();
   std::lock_guard<std::mutex> guard(d.mu);
@@ -140,6 +141,9 @@ CUresult AddKernelNode(CUgraphNode* phNode, CUgraph hGraph, const CUgraphNode* d
   auto node = std::make_unique<KernelNode>();
   node->function = f;
   node->shape = shape;
+  if (f->timing.takes_units && !FirstArgumentU64(args, &node->shape.units)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   *phNode = reinterpret_cast<CUgraphNode>(node.get());
   d.nodes.insert(node.get());
   g->nodes.push_back(std::move(node));
@@ -177,7 +181,7 @@ CUresult cuGraphAddKernelNode_v2(CUgraphNode* phGraphNode, CUgraph hGraph,
                                  const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
   if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
   return AddKernelNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams->func,
-                       ShapeOf(*nodeParams));
+                       ShapeOf(*nodeParams), ArgsOf(*nodeParams));
 }
 
 // Checks a graph and the dependencies of a node to add to it. Needs mu.

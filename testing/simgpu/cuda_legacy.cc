@@ -58,7 +58,7 @@ CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                               const CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
   if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
   return simgpu::AddKernelNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams->func,
-                               simgpu::ShapeOf(*nodeParams));
+                               simgpu::ShapeOf(*nodeParams), simgpu::ArgsOf(*nodeParams));
 }
 
 CUresult cuStreamBeginCapture(CUstream hStream) {

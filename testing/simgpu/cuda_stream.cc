@@ -20,6 +20,7 @@ CUresult NewStream(CUstream* phStream, unsigned flags) {
   auto* s = new Stream();
   s->ctx = ctx;
   s->flags = flags;
+  s->lane = d.next_lane++;
   ctx->streams.insert(s);
   d.streams.insert(s);
   *phStream = reinterpret_cast<CUstream>(s);
@@ -37,7 +38,7 @@ CUresult SyncStream(CUstream h, bool per_thread) {
       return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
     if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
-    *until = SyncPoint(*s);
+    *until = SyncPoint(d, *s);
     PoolsAtSync(d);
     return CUDA_SUCCESS;
   });
@@ -52,7 +53,7 @@ CUresult QueryStream(CUstream h, bool per_thread) {
   if (s->capture == nullptr) {
     if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
   }
-  return WorkEnded(d, SyncPoint(*s)) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  return WorkEnded(d, SyncPoint(d, *s)) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 CUresult WaitEvent(CUstream h, CUevent e, unsigned flags, bool per_thread) {
@@ -64,10 +65,12 @@ CUresult WaitEvent(CUstream h, CUevent e, unsigned flags, bool per_thread) {
   if (CUresult r = CheckStreamUse(*s); r != CUDA_SUCCESS) return r;
   auto* ev = reinterpret_cast<Event*>(e);
   if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
-  // A context's own kernels run in launch order: only another context's work is waited for.
-  if (!ev->recorded || (ev->ctx == s->ctx && ev->blocked == nullptr) || EventCompleted(d, ev)) {
-    return CUDA_SUCCESS;
-  }
+  // On a device that runs a context's kernels in launch order, only another context's work is
+  // waited for; where its streams run together, its other streams' work too.
+  bool in_order =
+      ev->ctx == s->ctx && ev->blocked == nullptr &&
+      (ev->stream_lane == s->lane || !d.state->file().devices[s->ctx->device].streams_concurrent);
+  if (!ev->recorded || in_order || EventCompleted(d, ev)) return CUDA_SUCCESS;
   KernelRef work = ev->blocked != nullptr ? KernelRef{ev->ctx->device, kBlockedSeq} : ev->work;
   for (const KernelRef& w : s->waits) {
     if (w.device == work.device && w.seq == work.seq) return CUDA_SUCCESS;
@@ -119,8 +122,9 @@ CUresult RecordEvent(CUevent e, CUstream h, bool per_thread) {
   if (d.events.count(ev) == 0 || ev->ctx != s->ctx) return CUDA_ERROR_INVALID_HANDLE;
   if (s->capture != nullptr) return CUDA_SUCCESS;  // event nodes take no device time
   ev->recorded = true;
+  ev->stream_lane = s->lane;
   ev->recorded_ns = NowNs();
-  ev->work = SyncPoint(*s);
+  ev->work = StampPoint(d, *s);
   ev->time_ns = 0;
   ev->time_lost = false;
   ev->blocked = s->blocked_on != 0 ? s : nullptr;

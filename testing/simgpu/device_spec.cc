@@ -38,6 +38,47 @@ tessera::Status CheckModel(std::string_view model) {
   return tessera::Status::Ok();
 }
 
+// A duration item within [min_ns, max_ns]; `range` says that range in words.
+tessera::Result<uint64_t> ParseDurationIn(std::string_view key, std::string_view value,
+                                          uint64_t min_ns, uint64_t max_ns,
+                                          std::string_view range) {
+  auto ns = ParseDurationNs(value);
+  if (!ns.ok()) return ns.status().WithContext("SIMGPU_DEVICES: " + std::string(key));
+  if (*ns < min_ns || *ns > max_ns) {
+    return tessera::InvalidArgument("SIMGPU_DEVICES: " + std::string(key) + "=" +
+                                    std::string(value) + " is outside " + std::string(range));
+  }
+  return *ns;
+}
+
+// A percent item, "5" or "5%", from 0 to 50.
+tessera::Result<uint32_t> ParsePercent(std::string_view key, std::string_view value) {
+  std::string_view digits = value.ends_with('%') ? value.substr(0, value.size() - 1) : value;
+  auto v = ParseCount(key, digits, 0, 50);
+  if (!v.ok()) {
+    return tessera::InvalidArgument("SIMGPU_DEVICES: " + std::string(key) + "=" +
+                                    std::string(value) + " is not a whole percent from 0 to 50");
+  }
+  return *v;
+}
+
+// One of two words; `first` means true.
+tessera::Result<bool> ParseChoice(std::string_view key, std::string_view value,
+                                  std::string_view first, std::string_view second,
+                                  std::string_view meaning) {
+  std::string word = tessera::ToLower(value);
+  if (word != first && word != second) {
+    return tessera::InvalidArgument(
+        "SIMGPU_DEVICES: " + std::string(key) + "=" + std::string(value) + " is neither '" +
+        std::string(first) + "' nor '" + std::string(second) + "' (" + std::string(meaning) + ")");
+  }
+  return word == first;
+}
+
+constexpr const char* kKeys =
+    "count, memory, sms, model, gpu, ctxmem, sched, timeslice, jitter, drift, driftperiod, nvml, "
+    "nvmlperiod, switch, streams, events, profile";
+
 }  // namespace
 
 tessera::Result<uint64_t> ParseSize(std::string_view text) {
@@ -96,6 +137,15 @@ std::string DeviceSpec::Canonical() const {
   } else {
     out += ";sched=timeslice;timeslice=" + std::to_string(timeslice_ns) + "ns";
   }
+  const Imperfections& m = imperfections;
+  out += ";jitter=" + std::to_string(m.jitter_percent) +
+         ";drift=" + std::to_string(m.drift_percent) +
+         ";driftperiod=" + std::to_string(m.drift_period_ns) + "ns" +
+         ";nvml=" + (m.nvml_own_phase ? "own" : "aligned") +
+         ";nvmlperiod=" + std::to_string(m.nvml_period_ns) + "ns" +
+         ";switch=" + std::to_string(m.switch_ns) + "ns" +
+         ";streams=" + (m.streams_concurrent ? "concurrent" : "serial") +
+         ";events=" + (m.events_on_device ? "device" : "host");
   return out;
 }
 
@@ -112,8 +162,7 @@ tessera::Result<DeviceSpec> ParseDeviceSpec(std::string_view text) {
       size_t eq = item.find('=');
       if (eq == std::string_view::npos) {
         return tessera::InvalidArgument("SIMGPU_DEVICES: item '" + std::string(item) +
-                                        "' is not KEY=VALUE; keys: count, memory, sms, model, gpu, "
-                                        "ctxmem, sched, timeslice");
+                                        "' is not KEY=VALUE; keys: " + kKeys);
       }
       std::string key = tessera::ToLower(tessera::Trim(item.substr(0, eq)));
       std::string_view value = tessera::Trim(item.substr(eq + 1));
@@ -153,6 +202,42 @@ tessera::Result<DeviceSpec> ParseDeviceSpec(std::string_view text) {
         }
         spec.timeslice_ns = *ns;
         timeslice_given = true;
+      } else if (key == "jitter") {
+        ASSIGN_OR_RETURN(spec.imperfections.jitter_percent, ParsePercent(key, value));
+      } else if (key == "drift") {
+        ASSIGN_OR_RETURN(spec.imperfections.drift_percent, ParsePercent(key, value));
+      } else if (key == "driftperiod") {
+        ASSIGN_OR_RETURN(spec.imperfections.drift_period_ns,
+                         ParseDurationIn(key, value, 1'000'000'000, 3'600'000'000'000, "1s to 1h"));
+      } else if (key == "nvml") {
+        ASSIGN_OR_RETURN(spec.imperfections.nvml_own_phase,
+                         ParseChoice(key, value, "own", "aligned",
+                                     "each process sampled on its own phase, or all processes' "
+                                     "samples stamped with one period end"));
+      } else if (key == "nvmlperiod") {
+        ASSIGN_OR_RETURN(spec.imperfections.nvml_period_ns,
+                         ParseDurationIn(key, value, 10'000'000, 2'000'000'000, "10ms to 2s"));
+      } else if (key == "switch") {
+        ASSIGN_OR_RETURN(spec.imperfections.switch_ns,
+                         ParseDurationIn(key, value, 0, 10'000'000, "0 to 10ms"));
+      } else if (key == "streams") {
+        ASSIGN_OR_RETURN(spec.imperfections.streams_concurrent,
+                         ParseChoice(key, value, "concurrent", "serial",
+                                     "kernels of one context on different streams overlap, or "
+                                     "run one at a time"));
+      } else if (key == "events") {
+        ASSIGN_OR_RETURN(spec.imperfections.events_on_device,
+                         ParseChoice(key, value, "device", "host",
+                                     "an event on an idle stream stamped when the device runs the "
+                                     "context, or at the host's record call"));
+      } else if (key == "profile") {
+        if (tessera::ToLower(value) != "ideal") {
+          return tessera::InvalidArgument("SIMGPU_DEVICES: profile=" + std::string(value) +
+                                          " is not 'ideal' (the only profile: no jitter, drift, "
+                                          "switch cost or stream overlap, aligned NVML samples, "
+                                          "events stamped by the host)");
+        }
+        spec.imperfections = Imperfections::Ideal();
       } else if (key == "gpu") {
         std::vector<std::string> parts = tessera::Split(value, ':', false);
         if (parts.size() != 3) {
@@ -171,8 +256,7 @@ tessera::Result<DeviceSpec> ParseDeviceSpec(std::string_view text) {
         spec.devices.push_back(d);
       } else {
         return tessera::InvalidArgument("SIMGPU_DEVICES: unknown key '" + key +
-                                        "'; keys: count, memory, sms, model, gpu, ctxmem, sched, "
-                                        "timeslice");
+                                        "'; keys: " + kKeys);
       }
     }
   }

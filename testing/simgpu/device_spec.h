@@ -10,6 +10,22 @@
 // us, ms, s). Sizes take B, KiB, MiB, GiB, TiB (also K/M/G/T and KB/MB/GB/TB, all powers of 1024)
 // or plain bytes.
 //
+// A real GPU's imperfections (docs/simgpu.md, "Imperfections"), each a key whose default is the
+// realistic value:
+//   jitter=PERCENT       per-launch kernel-time variation, 0 to 50 (default 5; rare outliers too)
+//   drift=PERCENT        slow change of the device's speed (clocks), 0 to 50 (default 10)
+//   driftperiod=DURATION one cycle of that change, 1s to 1h (default 20s)
+//   nvml=own|aligned     NVML per-process samples: each process on its own sampling phase
+//                        (default) or all stamped with one shared period end
+//   nvmlperiod=DURATION  NVML's sample period, 10ms to 2s (default 1/6 s)
+//   switch=DURATION      a context switch's cost when time-sliced, 0 to 10ms (default 25us)
+//   streams=concurrent|serial  kernels of one context on different streams overlap (default) or
+//                        run one at a time
+//   events=device|host   an event recorded on an idle stream is stamped when the device next runs
+//                        the context (default) or at the host's record call
+// `profile=ideal` sets all of them to the idealised values simgpu had before (jitter=0, drift=0,
+// nvml=aligned, switch=0, streams=serial, events=host); keys given after it override it.
+//
 // Thread-compatible: plain values, no state.
 #pragma once
 
@@ -24,6 +40,23 @@
 namespace simgpu {
 
 inline constexpr uint64_t kDefaultTimesliceNs = 2'000'000;
+inline constexpr uint64_t kDefaultNvmlPeriodNs = 1'000'000'000 / 6;
+
+// How far a simulated device departs from an ideal one (DeviceState holds a copy).
+struct Imperfections {
+  uint32_t jitter_percent = 5;
+  uint32_t drift_percent = 10;
+  uint64_t drift_period_ns = 20'000'000'000;
+  bool nvml_own_phase = true;
+  uint64_t nvml_period_ns = kDefaultNvmlPeriodNs;
+  uint64_t switch_ns = 25'000;
+  bool streams_concurrent = true;
+  bool events_on_device = true;
+
+  static Imperfections Ideal() {
+    return Imperfections{0, 0, 20'000'000'000, false, kDefaultNvmlPeriodNs, 0, false, false};
+  }
+};
 
 struct DeviceModel {
   std::string model;
@@ -36,9 +69,11 @@ struct DeviceSpec {
   uint64_t ctx_memory_bytes = 0;
   SchedMode sched = SchedMode::kTimeSlice;
   uint64_t timeslice_ns = kDefaultTimesliceNs;
+  Imperfections imperfections;
 
-  // A normalised text that is equal for equal machines
-  // ("gpu=A:1024:8;ctxmem=0;sched=timeslice;timeslice=2000000ns").
+  // A normalised text that is equal for equal machines ("gpu=A:1024:8;ctxmem=0;sched=timeslice;
+  // timeslice=2000000ns;jitter=5;drift=10;driftperiod=20000000000ns;nvml=own;
+  // nvmlperiod=166666666ns;switch=25000ns;streams=concurrent;events=device").
   std::string Canonical() const;
 };
 

@@ -34,7 +34,8 @@ TEST(SimgpuDeviceSpec, MixedForm) {
   EXPECT_EQ(spec->ctx_memory_bytes, 1ull << 30);
   EXPECT_EQ(spec->Canonical(),
             "gpu=SimGPU-3090:25446842368:82;gpu=SimGPU-H200:151397597184:132;ctxmem=1073741824;"
-            "sched=timeslice;timeslice=2000000ns");
+            "sched=timeslice;timeslice=2000000ns;jitter=5;drift=10;driftperiod=20000000000ns;"
+            "nvml=own;nvmlperiod=166666666ns;switch=25000ns;streams=concurrent;events=device");
 }
 
 TEST(SimgpuDeviceSpec, EqualMachinesHaveEqualCanonicalText) {
@@ -80,13 +81,88 @@ TEST(SimgpuDeviceSpec, SchedulingDefaultsToTwoMillisecondSlices) {
   auto fifo = ParseDeviceSpec("count=1,sched=FIFO");
   ASSERT_TRUE(fifo.ok());
   EXPECT_EQ(fifo->sched, SchedMode::kFifo);
-  EXPECT_EQ(fifo->Canonical(), "gpu=SimGPU:17179869184:108;ctxmem=0;sched=fifo");
+  EXPECT_EQ(fifo->Canonical(),
+            "gpu=SimGPU:17179869184:108;ctxmem=0;sched=fifo;jitter=5;drift=10;"
+            "driftperiod=20000000000ns;nvml=own;nvmlperiod=166666666ns;switch=25000ns;"
+            "streams=concurrent;events=device");
   auto slice = ParseDeviceSpec("count=1;sched=timeslice;timeslice=500us");
   ASSERT_TRUE(slice.ok());
   EXPECT_EQ(slice->timeslice_ns, 500'000u);
   EXPECT_NE(slice->Canonical(), spec->Canonical());  // another machine: refused by a live state
   EXPECT_EQ(*ParseDurationNs("1s"), 1'000'000'000u);
   EXPECT_EQ(*ParseDurationNs("2000000ns"), 2'000'000u);
+}
+
+TEST(SimgpuDeviceSpec, ImperfectionsDefaultToARealGpu) {
+  auto spec = ParseDeviceSpec("count=1");
+  ASSERT_TRUE(spec.ok());
+  const Imperfections& m = spec->imperfections;
+  EXPECT_EQ(m.jitter_percent, 5u);
+  EXPECT_EQ(m.drift_percent, 10u);
+  EXPECT_EQ(m.drift_period_ns, 20'000'000'000u);
+  EXPECT_TRUE(m.nvml_own_phase);
+  EXPECT_EQ(m.nvml_period_ns, 1'000'000'000u / 6);
+  EXPECT_EQ(m.switch_ns, 25'000u);
+  EXPECT_TRUE(m.streams_concurrent);
+  EXPECT_TRUE(m.events_on_device);
+}
+
+TEST(SimgpuDeviceSpec, ImperfectionKeys) {
+  auto spec = ParseDeviceSpec(
+      "count=1,jitter=12%,drift=0,driftperiod=5s,nvml=ALIGNED,nvmlperiod=1s,switch=100us,"
+      "streams=serial,events=host");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  const Imperfections& m = spec->imperfections;
+  EXPECT_EQ(m.jitter_percent, 12u);
+  EXPECT_EQ(m.drift_percent, 0u);
+  EXPECT_EQ(m.drift_period_ns, 5'000'000'000u);
+  EXPECT_FALSE(m.nvml_own_phase);
+  EXPECT_EQ(m.nvml_period_ns, 1'000'000'000u);
+  EXPECT_EQ(m.switch_ns, 100'000u);
+  EXPECT_FALSE(m.streams_concurrent);
+  EXPECT_FALSE(m.events_on_device);
+}
+
+TEST(SimgpuDeviceSpec, IdealProfileThenOverrides) {
+  auto ideal = ParseDeviceSpec("profile=ideal");
+  ASSERT_TRUE(ideal.ok());
+  const Imperfections& m = ideal->imperfections;
+  EXPECT_EQ(m.jitter_percent, 0u);
+  EXPECT_EQ(m.drift_percent, 0u);
+  EXPECT_FALSE(m.nvml_own_phase);
+  EXPECT_EQ(m.switch_ns, 0u);
+  EXPECT_FALSE(m.streams_concurrent);
+  EXPECT_FALSE(m.events_on_device);
+  auto jittery = ParseDeviceSpec("profile=ideal,jitter=5");
+  ASSERT_TRUE(jittery.ok());
+  EXPECT_EQ(jittery->imperfections.jitter_percent, 5u);
+  EXPECT_FALSE(jittery->imperfections.nvml_own_phase);
+  EXPECT_NE(ideal->Canonical(), jittery->Canonical());
+}
+
+TEST(SimgpuDeviceSpec, BadImperfectionsSayWhatIsAllowed) {
+  struct Case {
+    const char* text;
+    const char* message_part;
+  };
+  const Case cases[] = {
+      {"jitter=51", "whole percent from 0 to 50"},
+      {"drift=-1", "whole percent from 0 to 50"},
+      {"driftperiod=10ms", "outside 1s to 1h"},
+      {"nvml=sometimes", "neither 'own' nor 'aligned'"},
+      {"nvmlperiod=5ms", "outside 10ms to 2s"},
+      {"switch=11ms", "outside 0 to 10ms"},
+      {"switch=5", "unit ns, us, ms or s"},
+      {"streams=parallel", "neither 'concurrent' nor 'serial'"},
+      {"events=gpu", "neither 'device' nor 'host'"},
+      {"profile=real", "is not 'ideal'"},
+  };
+  for (const Case& c : cases) {
+    auto spec = ParseDeviceSpec(c.text);
+    ASSERT_FALSE(spec.ok()) << c.text;
+    EXPECT_NE(spec.status().message().find(c.message_part), std::string::npos)
+        << c.text << ": " << spec.status().message();
+  }
 }
 
 TEST(SimgpuDeviceSpec, Sizes) {

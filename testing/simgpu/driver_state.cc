@@ -92,6 +92,7 @@ CUresult ResolveStream(Driver& d, CUstream handle, bool per_thread, Stream** out
       s = std::make_unique<Stream>();
       s->ctx = ctx;
       s->is_default = true;
+      s->lane = d.next_lane++;
     }
     *out = s.get();
     return CUDA_SUCCESS;

@@ -47,9 +47,12 @@ struct Stream {
   Context* ctx = nullptr;
   unsigned flags = 0;  // CU_STREAM_NON_BLOCKING = 1
   bool is_default = false;
+  // Its lane on the device timeline (timeline.h): 0 for the legacy stream (a barrier of its
+  // context), a number of its own for every other stream.
+  uint32_t lane = 0;
   // The last kernel queued on it (a seq on its context's device; 0: none; kBlockedSeq while a
   // `wait_<K>` kernel waits, and later launches wait on the host). When it has ended, the stream
-  // is done: a context's kernels run in launch order.
+  // is done: a stream's kernels run in launch order.
   uint64_t last_seq = 0;
   std::vector<KernelRef> waits;      // cuStreamWaitEvent: kernels of other contexts to wait for
   std::deque<uint64_t> pending;      // seqs of queued launches (bounded)
@@ -83,10 +86,12 @@ struct Function {
   Context* ctx = nullptr;
 };
 
-// A launch's shape: grid and block dimensions.
+// A launch's shape: grid and block dimensions, and the unit count of a `work_<N>ns` kernel (its
+// first argument, read when it was launched, captured or added to a graph; 0 for other kernels).
 struct LaunchShape {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
+  uint64_t units = 0;
   uint64_t Blocks() const { return uint64_t{grid[0]} * grid[1] * grid[2]; }
 };
 
@@ -116,6 +121,7 @@ struct Event {
   bool recorded = false;
   uint64_t recorded_ns = 0;   // when cuEventRecord was called
   KernelRef work;             // the last kernel before it on its stream (seq 0: none)
+  uint32_t stream_lane = 0;   // the lane of the stream it was recorded on
   uint64_t time_ns = 0;       // when it completed: 0 until known (EventTime, stream_ops.h)
   bool time_lost = false;     // its kernel ended too long ago for its end to be known
   Stream* blocked = nullptr;  // recorded behind a waiting kernel of this stream (work unknown)
@@ -232,6 +238,7 @@ struct Driver {
   AddressSpace address_space;
   std::map<int, int> pid_stat;            // physical device -> this process's PID table entry
   std::map<uint64_t, KernelRef> signals;  // `signal_<K>` kernels: K + 1 -> the first one
+  uint32_t next_lane = 1;                 // the lane of the next stream created
 };
 
 // The process's driver. After fork() the child starts with a fresh, uninitialised driver (as if it

@@ -1,13 +1,40 @@
 #include "launch.h"
 
+#include <cstring>
+
 #include "capture_rules.h"
 #include "driver_state.h"
 #include "stream_ops.h"
 
 namespace simgpu {
 
-CUresult LaunchOne(CUfunction f, const unsigned grid[3], const unsigned block[3], CUstream stream,
-                   bool per_thread) {
+bool FirstArgumentU64(const KernelArgs& args, uint64_t* value) {
+  if ((args.params == nullptr) == (args.extra == nullptr)) return false;
+  if (args.params != nullptr) {
+    if (args.params[0] == nullptr) return false;
+    std::memcpy(value, args.params[0], sizeof(*value));
+    return true;
+  }
+  const void* buffer = nullptr;
+  size_t size = sizeof(*value);  // assumed large enough when no size is given
+  // Key-value pairs up to CU_LAUNCH_PARAM_END (a bound, should the terminator be missing).
+  for (int i = 0; i < 64 && args.extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+    if (args.extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+      buffer = args.extra[i + 1];
+    } else if (args.extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) {
+      if (args.extra[i + 1] == nullptr) return false;
+      size = *static_cast<const size_t*>(args.extra[i + 1]);
+    } else {
+      return false;
+    }
+  }
+  if (buffer == nullptr || size < sizeof(*value)) return false;
+  std::memcpy(value, buffer, sizeof(*value));
+  return true;
+}
+
+CUresult LaunchOne(CUfunction f, const unsigned grid[3], const unsigned block[3],
+                   const KernelArgs& args, CUstream stream, bool per_thread) {
   for (int i = 0; i < 3; ++i) {
     if (grid[i] == 0 || block[i] == 0) return CUDA_ERROR_INVALID_VALUE;
   }
@@ -22,10 +49,13 @@ CUresult LaunchOne(CUfunction f, const unsigned grid[3], const unsigned block[3]
       if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
       auto* fn = reinterpret_cast<Function*>(f);
       if (d.functions.count(fn) == 0) return CUDA_ERROR_INVALID_HANDLE;
+      LaunchShape shape{{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}};
+      if (fn->timing.takes_units && !FirstArgumentU64(args, &shape.units)) {
+        return CUDA_ERROR_INVALID_VALUE;
+      }
       Stream* s = nullptr;
       if (CUresult r = ResolveStream(d, stream, per_thread, &s); r != CUDA_SUCCESS) return r;
       if (CUresult r = CheckStreamUse(*s); r != CUDA_SUCCESS) return r;
-      LaunchShape shape{{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}};
       if (CUresult r = QueueKernel(d, s, fn, shape, &retry_at); r != CUDA_SUCCESS) return r;
     }
     if (retry_at == 0) return CUDA_SUCCESS;

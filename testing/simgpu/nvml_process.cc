@@ -75,11 +75,12 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
   return Fill(device, infoCount, infos, true);
 }
 
-// As the real driver: the device is sampled every kPidBucketNs (1/6 s); each finished sample
-// period yields one sample per PID that used the device in it, smUtil being its percent of the
-// period, stamped with the period's end (CLOCK_REALTIME us, through the state file's one offset).
-// The periods still kept (16, about 2.7 s) whose stamp is after lastSeenTimeStamp are returned,
-// oldest first.
+// As the real driver: each process is sampled every nvml_period_ns (1/6 s by default), on a phase
+// of its own (nvml=own, the default: two processes' stamps never line up) or all on one
+// (nvml=aligned); each finished sample period in which the process used the device yields one
+// sample, smUtil being its whole percent of the period, stamped with the period's end
+// (CLOCK_REALTIME us, through the state file's one offset). The periods still kept (16 per
+// process) whose stamp is after lastSeenTimeStamp are returned, oldest first.
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
                                              nvmlProcessUtilizationSample_t* utilization,
                                              unsigned int* processSamplesCount,
@@ -95,25 +96,28 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
     int64_t offset_us = s->file().realtime_offset_us;
     DeviceState& d = s->file().devices[i];
     AdvanceDevice(s->file(), i, now);
-    uint64_t current = now / kPidBucketNs;  // the period in progress: not sampled yet
-    uint64_t first = current > kPidBuckets ? current - kPidBuckets : 0;
-    for (uint64_t epoch = first; epoch < current; ++epoch) {
-      uint64_t stamp = static_cast<uint64_t>(
-          static_cast<int64_t>((epoch + 1) * kPidBucketNs / 1000) + offset_us);
-      if (stamp <= lastSeenTimeStamp) continue;
-      for (int k = 0; k < kMaxPidStats; ++k) {
-        if (d.pids[k].pid == 0) continue;
+    uint64_t period = d.nvml_period_ns;
+    for (int k = 0; k < kMaxPidStats; ++k) {
+      if (d.pids[k].pid == 0) continue;
+      uint64_t current = PidPeriodAt(d, k, now);  // in progress: not sampled yet
+      uint64_t first = current > kPidBuckets ? current - kPidBuckets : 0;
+      for (uint64_t epoch = first; epoch < current; ++epoch) {
+        uint64_t stamp = static_cast<uint64_t>(
+            static_cast<int64_t>(PidPeriodEnd(d, k, epoch) / 1000) + offset_us);
+        if (stamp <= lastSeenTimeStamp) continue;
         uint64_t busy = PidBusyInBucket(d, k, epoch);
         if (busy == 0) continue;
         nvmlProcessUtilizationSample_t sample{};
         sample.pid = static_cast<unsigned>(d.pids[k].pid);
         sample.timeStamp = stamp;
-        sample.smUtil = static_cast<unsigned>(
-            std::min<uint64_t>(100, (busy * 100 + kPidBucketNs / 2) / kPidBucketNs));
+        sample.smUtil =
+            static_cast<unsigned>(std::min<uint64_t>(100, (busy * 100 + period / 2) / period));
         samples.push_back(sample);
       }
     }
   }
+  std::stable_sort(samples.begin(), samples.end(),
+                   [](const auto& a, const auto& b) { return a.timeStamp < b.timeStamp; });
   if (samples.empty()) return NVML_ERROR_NOT_FOUND;
   unsigned capacity = *processSamplesCount;
   *processSamplesCount = static_cast<unsigned>(samples.size());

@@ -96,6 +96,16 @@ tessera::Status CreateStateFile(const std::string& directory, const std::string&
   for (size_t i = 0; i < spec.devices.size(); ++i) {
     InitDevice(f->devices[i], spec.devices[i], static_cast<int>(i), directory + "|" + canonical);
     InitTimeline(f->devices[i], spec.sched, spec.timeslice_ns);
+    DeviceState& d = f->devices[i];
+    const Imperfections& m = spec.imperfections;
+    d.jitter_percent = m.jitter_percent;
+    d.drift_percent = m.drift_percent;
+    d.drift_period_ns = m.drift_period_ns;
+    d.nvml_period_ns = m.nvml_period_ns;
+    d.switch_ns = m.switch_ns;
+    d.nvml_own_phase = m.nvml_own_phase ? 1 : 0;
+    d.streams_concurrent = m.streams_concurrent ? 1 : 0;
+    d.events_on_device = m.events_on_device ? 1 : 0;
   }
   f->magic = kStateMagic;
   munmap(map, sizeof(StateFile));

@@ -15,7 +15,7 @@
 namespace simgpu {
 
 inline constexpr uint64_t kStateMagic = 0x31305550474d4953ull;  // "SIMGPU01"
-inline constexpr uint32_t kLayoutVersion = 3;
+inline constexpr uint32_t kLayoutVersion = 4;
 
 inline constexpr int kMaxDevices = 16;
 inline constexpr int kMaxProcesses = 1024;     // processes with a context or memory at once
@@ -24,10 +24,10 @@ inline constexpr int kSegmentCapacity = 4096;  // queued kernels per device
 inline constexpr int kEndCapacity = 16384;     // ends of the last finished kernels per device
 inline constexpr int kDeviceBuckets = 128;     // utilisation history, 10 ms each
 inline constexpr uint64_t kDeviceBucketNs = 10'000'000;
-// Per-PID utilisation history: one bucket per NVML process-sample period. Real drivers sample
-// every 1/6 s to 1 s depending on the product; simgpu uses the shortest, 1/6 s.
+// Per-PID utilisation history: one bucket per NVML process-sample period (the device's
+// `nvml_period_ns`, 1/6 s by default: real drivers sample every 1/6 s to 1 s depending on the
+// product), each PID's periods shifted by its own phase.
 inline constexpr int kPidBuckets = 16;
-inline constexpr uint64_t kPidBucketNs = 1'000'000'000 / 6;
 inline constexpr int kXidCapacity = 256;
 inline constexpr uint64_t kGranule = 2ull << 20;  // allocation granularity
 
@@ -44,8 +44,9 @@ enum class SchedMode : uint32_t {
   kFifo = 1,       // one kernel at a time in launch order across all contexts, each to its end
 };
 
-// One queued kernel. `seq` numbers a device's launches from 1; within a context kernels run in
-// that order.
+// One queued kernel. `seq` numbers a device's launches from 1. Within a context, a kernel of lane
+// L (its stream; see timeline.h) starts after the context's earlier kernels of lane L and of lane
+// 0; a kernel of lane 0 after all of the context's earlier kernels.
 struct Segment {
   uint64_t seq;
   uint64_t remaining_ns;  // device time it still needs
@@ -54,6 +55,8 @@ struct Segment {
   int32_t pid_stat;       // index into DeviceState::pids, or -1 when that table was full
   int32_t after_device;
   uint32_t done;  // finished (a hole until the ring's head passes it)
+  uint32_t lane;  // 0: a barrier of its context (the legacy stream, or every kernel when serial)
+  uint32_t join;  // a join point (no device time): ends as soon as its context's earlier kernels
 };
 
 // When kernel `seq` of a device ended (a ring indexed by seq % kEndCapacity).
@@ -66,6 +69,7 @@ struct KernelEnd {
 struct PidStat {
   int32_t pid;  // 0: free entry
   uint32_t reserved;
+  uint64_t phase_ns;  // its NVML sample periods end at phase_ns + k * nvml_period_ns
   uint64_t busy_ns;
   uint64_t last_launch_ns;
   Bucket buckets[kPidBuckets];
@@ -90,8 +94,22 @@ struct DeviceState {
   SchedMode sched_mode;
   uint32_t slice_ctx;  // the context holding the device (0: none)
   uint64_t timeslice_ns;
-  uint64_t sched_now_ns;   // the schedule has been worked out up to here
-  uint64_t slice_end_ns;   // when slice_ctx's slice ends
+  uint64_t sched_now_ns;    // the schedule has been worked out up to here
+  uint64_t slice_end_ns;    // when slice_ctx's slice ends
+  uint64_t slice_start_ns;  // when its kernels may run (after the context switch's cost)
+  uint32_t slice_yielded;   // slice_ctx's slice ended because its work ran out or waited
+  uint32_t reserved_slice;
+  uint64_t switched_ns;  // device time spent switching contexts so far (up to sched_now_ns)
+  // A real GPU's imperfections (device_spec.h, Imperfections): constant after creation.
+  uint32_t jitter_percent;
+  uint32_t drift_percent;
+  uint64_t drift_period_ns;
+  uint64_t nvml_period_ns;
+  uint64_t switch_ns;
+  uint32_t nvml_own_phase;
+  uint32_t streams_concurrent;
+  uint32_t events_on_device;
+  uint32_t reserved_imperfection;
   uint64_t next_seq;       // the next launch's seq
   uint32_t segment_head;   // ring of queued kernels in launch order (finished ones are holes)
   uint32_t segment_count;  // from the head to the newest, holes included

@@ -12,23 +12,54 @@ KernelRef StreamLast(const Stream& s) {
   return KernelRef{s.ctx->device, s.last_seq};
 }
 
-KernelRef LegacyLast(const Context& ctx) {
-  uint64_t seq = ctx.legacy.last_seq;
-  for (const Stream* s : ctx.streams) {
-    if ((s->flags & CU_STREAM_NON_BLOCKING) == 0) seq = std::max(seq, s->last_seq);
+namespace {
+
+// The point after which the work of every stream in `streams` has ended: the one stream with
+// unfinished work's last kernel, or, when several have some and the device runs a context's
+// streams together, a join point of the context (which waits for all of its earlier kernels,
+// those of streams not in `streams` too). Serial streams end in launch order: the latest kernel.
+KernelRef JoinOf(Driver& d, const Context& ctx, const std::vector<const Stream*>& streams) {
+  std::vector<uint64_t> seqs;
+  for (const Stream* s : streams) {
+    if (s->last_seq == kBlockedSeq) return KernelRef{ctx.device, kBlockedSeq};
+    if (s->last_seq != 0) seqs.push_back(s->last_seq);
   }
-  return KernelRef{ctx.device, seq};
+  uint64_t latest = seqs.empty() ? 0 : *std::max_element(seqs.begin(), seqs.end());
+  if (seqs.size() <= 1) return KernelRef{ctx.device, latest};
+  SharedState::Lock lock(*d.state);
+  StateFile& file = d.state->file();
+  DeviceState& dev = file.devices[ctx.device];
+  if (!dev.streams_concurrent) return KernelRef{ctx.device, latest};
+  uint64_t now = NowNs();
+  AdvanceDevice(file, ctx.device, now);
+  uint64_t end = 0;
+  std::erase_if(seqs, [&](uint64_t seq) { return KernelEnded(dev, seq, &end); });
+  if (seqs.size() <= 1) return KernelRef{ctx.device, seqs.empty() ? latest : seqs.front()};
+  uint64_t join = EnqueueJoin(dev, ctx.id, now);
+  // A full ring: the latest kernel, which may end before the others (a short wait, not a hang).
+  return KernelRef{ctx.device, join != 0 ? join : latest};
 }
 
-KernelRef ContextLast(const Context& ctx) {
-  uint64_t seq = LegacyLast(ctx).seq;
-  for (const Stream* s : ctx.streams) seq = std::max(seq, s->last_seq);
-  for (const auto& [tid, s] : ctx.per_thread) seq = std::max(seq, s->last_seq);
-  return KernelRef{ctx.device, seq};
+}  // namespace
+
+KernelRef LegacyLast(Driver& d, const Context& ctx) {
+  std::vector<const Stream*> streams{&ctx.legacy};
+  for (const Stream* s : ctx.streams) {
+    if ((s->flags & CU_STREAM_NON_BLOCKING) == 0) streams.push_back(s);
+  }
+  for (const auto& [tid, s] : ctx.per_thread) streams.push_back(s.get());
+  return JoinOf(d, ctx, streams);
 }
 
-KernelRef SyncPoint(const Stream& s) {
-  return &s == &s.ctx->legacy ? LegacyLast(*s.ctx) : StreamLast(s);
+KernelRef ContextLast(Driver& d, const Context& ctx) {
+  std::vector<const Stream*> streams{&ctx.legacy};
+  for (const Stream* s : ctx.streams) streams.push_back(s);
+  for (const auto& [tid, s] : ctx.per_thread) streams.push_back(s.get());
+  return JoinOf(d, ctx, streams);
+}
+
+KernelRef SyncPoint(Driver& d, const Stream& s) {
+  return &s == &s.ctx->legacy ? LegacyLast(d, *s.ctx) : StreamLast(s);
 }
 
 namespace {
@@ -64,8 +95,8 @@ void ReleaseWaits(Driver& d, const SharedState::Lock& lock, uint64_t signal, Ker
     int device = s->ctx->device;
     DeviceState& dev = d.state->file().devices[device];
     AdvanceDevice(d.state->file(), device, now);
-    uint64_t seq =
-        Enqueue(dev, s->ctx->id, PidStatOf(d, lock, dev, device), by, kDefaultKernelNs, now);
+    uint64_t seq = Enqueue(dev, s->ctx->id, PidStatOf(d, lock, dev, device), by, kDefaultKernelNs,
+                           now, s->lane);
     // A full ring leaves the waiting kernel's own 10 us out: the stream is done with the signal.
     KernelRef done = seq != 0 ? KernelRef{device, seq} : by;
     s->last_seq = done.device == device ? done.seq : 0;
@@ -85,6 +116,23 @@ void ReleaseWaits(Driver& d, const SharedState::Lock& lock, uint64_t signal, Ker
 }
 
 }  // namespace
+
+KernelRef StampPoint(Driver& d, Stream& s) {
+  KernelRef work = SyncPoint(d, s);
+  if (work.seq == kBlockedSeq) return work;
+  SharedState::Lock lock(*d.state);
+  StateFile& file = d.state->file();
+  int device = s.ctx->device;
+  DeviceState& dev = file.devices[device];
+  uint64_t now = NowNs();
+  AdvanceDevice(file, device, now);
+  uint64_t end = 0;
+  if (!dev.events_on_device || (work.seq != 0 && !Ended(file, work, &end))) return work;
+  // Nothing unfinished on the stream: the stamp is written when the device processes the
+  // context's work, which a time-sliced device does only in the context's slice.
+  uint64_t marker = Enqueue(dev, s.ctx->id, -1, KernelRef{}, 0, now, s.lane);
+  return marker != 0 ? KernelRef{device, marker} : KernelRef{};
+}
 
 bool WorkEnded(Driver& d, KernelRef work) {
   if (work.seq == 0) return true;
@@ -149,8 +197,8 @@ CUresult QueueKernel(Driver& d, Stream* s, Function* f, const LaunchShape& shape
     *retry_at = EarliestEnd(dev, s->pending.front());
     return CUDA_SUCCESS;
   }
-  // What it waits for that has not ended: kernels of other contexts from cuStreamWaitEvent (its
-  // own context's run in launch order) and the signal of a `wait_<K>` kernel. A segment holds one;
+  // What it waits for that has not ended: kernels of other contexts or streams from
+  // cuStreamWaitEvent and the signal of a `wait_<K>` kernel. A segment holds one;
   // with more, the launch waits on the host until one is left.
   auto ended = [&](const KernelRef& w) {
     if (w.device != device) AdvanceDevice(file, w.device, now);
@@ -164,8 +212,12 @@ CUresult QueueKernel(Driver& d, Stream* s, Function* f, const LaunchShape& shape
     return CUDA_SUCCESS;
   }
   KernelRef after = waits.empty() ? KernelRef{} : waits.front();
-  uint64_t duration = KernelDurationNs(timing, shape.Blocks(), dev.sms);
-  uint64_t seq = Enqueue(dev, s->ctx->id, PidStatOf(d, lock, dev, device), after, duration, now);
+  uint64_t duration = VariedDurationNs(
+      KernelDurationNs(timing, shape.Blocks(), dev.sms, shape.units),
+      Variation{dev.jitter_percent, dev.drift_percent, dev.drift_period_ns, DeviceSeed(dev.uuid)},
+      dev.next_seq, now);
+  uint64_t seq =
+      Enqueue(dev, s->ctx->id, PidStatOf(d, lock, dev, device), after, duration, now, s->lane);
   if (seq == 0) {
     *retry_at = EarliestRoom(dev, now);
     return CUDA_SUCCESS;

@@ -10,18 +10,25 @@
 namespace simgpu {
 
 // The kernel after whose end all work queued on `s` so far is done (seq 0: none; kBlockedSeq
-// while a `wait_<K>` kernel waits). A context's kernels end in launch order, so the latest seq
-// of several of its streams is the one to wait for.
+// while a `wait_<K>` kernel waits). A stream's kernels end in launch order.
 KernelRef StreamLast(const Stream& s);
 
-// The legacy default stream also waits for the context's blocking streams.
-KernelRef LegacyLast(const Context& ctx);
+// The legacy default stream also waits for the context's blocking streams. When several streams
+// have unfinished work on a device that runs a context's streams together, this queues a join
+// point (timeline.h) and returns it; takes the state lock then.
+KernelRef LegacyLast(Driver& d, const Context& ctx);
 
-// Every stream of the context.
-KernelRef ContextLast(const Context& ctx);
+// Every stream of the context (as LegacyLast).
+KernelRef ContextLast(Driver& d, const Context& ctx);
 
 // What synchronising `s` waits for: LegacyLast for the legacy stream, else StreamLast.
-KernelRef SyncPoint(const Stream& s);
+KernelRef SyncPoint(Driver& d, const Stream& s);
+
+// What an event recorded on `s` now completes after: SyncPoint, or, when the stream has no
+// unfinished work, a marker that takes no device time queued in the stream's lane: a real GPU
+// writes an event's stamp as it processes the context's work, and a time-sliced device does
+// that only in the context's slice (at once when the device is free). Takes the state lock.
+KernelRef StampPoint(Driver& d, Stream& s);
 
 // Whether `work` has ended by now (seq 0: yes; kBlockedSeq: no). Takes the state lock.
 bool WorkEnded(Driver& d, KernelRef work);

@@ -68,26 +68,95 @@ uint32_t LowerBound(const DeviceState& dev, uint64_t seq) {
   return lo;
 }
 
-// Gives kernel `s` the device over [from, to) and settles that time; ends it when it needs no
-// more. Returns whether it ended.
-bool Run(DeviceState& dev, Segment& s, uint64_t from, uint64_t to) {
-  uint64_t len = to - from;
-  dev.settled_busy_ns += len;
+// What handing the device to another context costs: `switch_ns` when the holder's slice ended
+// with its work still running (its state is saved: compute preemption), a tenth of it when the
+// holder had run out of work or waited (nothing to save but the switch itself).
+uint64_t SwitchCost(const DeviceState& dev, bool yielded) {
+  return yielded ? dev.switch_ns / 10 : dev.switch_ns;
+}
+
+// Settles device time [from, to) as busy, for the device and for PID table entry `pid_stat`.
+void SettleBusy(DeviceState& dev, int pid_stat, uint64_t from, uint64_t to) {
+  if (pid_stat < 0) return;
+  PidStat& p = dev.pids[pid_stat];
+  p.busy_ns += to - from;
+  // Shifted by the PID's phase, its sample periods are the buckets [e, e + 1) x period.
+  uint64_t shift = dev.nvml_period_ns - p.phase_ns;
+  AddToBuckets(p.buckets, kPidBuckets, dev.nvml_period_ns, from + shift, to + shift);
+}
+
+void SettleDevice(DeviceState& dev, uint64_t from, uint64_t to) {
+  dev.settled_busy_ns += to - from;
   AddToBuckets(dev.buckets, kDeviceBuckets, kDeviceBucketNs, from, to);
-  if (s.pid_stat >= 0) {
-    PidStat& p = dev.pids[s.pid_stat];
-    p.busy_ns += len;
-    AddToBuckets(p.buckets, kPidBuckets, kPidBucketNs, from, to);
-  }
-  s.remaining_ns -= len;
-  if (s.remaining_ns > 0) return false;
+}
+
+// Ends kernel `s` at `at` and moves the ring's head past finished kernels.
+void Finish(DeviceState& dev, Segment& s, uint64_t at) {
+  s.remaining_ns = 0;
   s.done = 1;
-  dev.ends[s.seq % kEndCapacity] = KernelEnd{s.seq, to};
+  dev.ends[s.seq % kEndCapacity] = KernelEnd{s.seq, at};
   while (dev.segment_count > 0 && At(dev, 0).done) {
     dev.segment_head = (dev.segment_head + 1) % kSegmentCapacity;
     --dev.segment_count;
   }
+}
+
+// Gives kernel `s` the device alone over [from, to) and settles that time; ends it when it needs
+// no more. Returns whether it ended.
+bool Run(DeviceState& dev, Segment& s, uint64_t from, uint64_t to) {
+  SettleDevice(dev, from, to);
+  SettleBusy(dev, s.pid_stat, from, to);
+  s.remaining_ns -= to - from;
+  if (s.remaining_ns > 0) return false;
+  Finish(dev, s, to);
   return true;
+}
+
+// Calls fn(position, segment) for every unfinished kernel, oldest first, that no earlier
+// unfinished kernel of its own context holds back: one of its lane or of lane 0 holds it, and any
+// one holds a kernel of lane 0. One pass over the ring.
+template <typename Fn>
+void ForEachUnheld(DeviceState& dev, Fn fn) {
+  struct Seen {
+    uint32_t ctx;
+    bool barrier;                 // an unfinished kernel of lane 0
+    std::vector<uint32_t> lanes;  // lanes with an unfinished kernel
+  };
+  std::vector<Seen> seen;
+  for (uint32_t k = 0; k < dev.segment_count; ++k) {
+    Segment& s = At(dev, k);
+    if (s.done) continue;
+    auto it =
+        std::find_if(seen.begin(), seen.end(), [&](const Seen& e) { return e.ctx == s.ctx_id; });
+    bool held = false;
+    if (it == seen.end()) {
+      seen.push_back(Seen{s.ctx_id, false, {}});
+      it = seen.end() - 1;
+    } else {
+      held = it->barrier || s.lane == 0 ||
+             std::find(it->lanes.begin(), it->lanes.end(), s.lane) != it->lanes.end();
+    }
+    if (s.join) {
+      // holds nothing back
+    } else if (s.lane == 0) {
+      it->barrier = true;
+    } else if (std::find(it->lanes.begin(), it->lanes.end(), s.lane) == it->lanes.end()) {
+      it->lanes.push_back(s.lane);
+    }
+    if (!held) fn(k, s);
+  }
+}
+
+// Ends, at `at`, every join point whose context has no earlier unfinished kernel.
+void EndJoins(DeviceState& dev, uint64_t at) {
+  while (true) {
+    uint64_t seq = 0;
+    ForEachUnheld(dev, [&](uint32_t, Segment& s) {
+      if (s.join && seq == 0) seq = s.seq;
+    });
+    if (seq == 0) return;
+    Finish(dev, At(dev, LowerBound(dev, seq)), at);
+  }
 }
 
 // The schedule of one device over one Advance() call.
@@ -122,82 +191,115 @@ class Scheduler {
   // before `now`.
   uint64_t StepFifo(uint64_t t, uint64_t now) {
     Segment& s = At(dev_, 0);
+    if (s.join) {
+      Finish(dev_, s, t);
+      return t;
+    }
     uint64_t ready = ReadyAt(s);
     if (ready > t) return ready < now ? ready : kNever;
     uint64_t to = std::min(now, t + s.remaining_ns);
-    Run(dev_, s, t, to);
+    if (Run(dev_, s, t, to)) EndJoins(dev_, to);
     return to;
   }
 
-  // The position of context `ctx`'s oldest kernel at or after position `from`, or -1.
-  int64_t OldestOf(uint32_t ctx, uint32_t from) const {
-    for (uint32_t k = from; k < dev_.segment_count; ++k) {
-      const Segment& s = At(dev_, k);
-      if (!s.done && s.ctx_id == ctx) return k;
-    }
-    return -1;
+  // The positions of context `ctx`'s kernels that may run at t: not held by an earlier kernel of
+  // their context (lanes) and not waiting for another kernel.
+  std::vector<uint32_t> Runnable(uint32_t ctx, uint64_t t) const {
+    std::vector<uint32_t> out;
+    ForEachUnheld(dev_, [&](uint32_t k, const Segment& s) {
+      if (!s.join && s.ctx_id == ctx && ReadyAt(s) <= t) out.push_back(k);
+    });
+    return out;
   }
 
-  // Hands the device to the next context in round-robin order whose oldest kernel may start at
-  // t (the holder again when it is the only one), for a new slice. Returns its kernel's position,
-  // or -1 with *wake set to when a waiting kernel may start (kNever: not known yet).
-  int64_t NextSlice(uint64_t t, uint64_t* wake) {
+  // Hands the device to the next context in round-robin order that has a kernel that may start
+  // at t (the holder again when it is the only one), for a new slice; a different context than
+  // the last holder first costs the context switch. Returns whether one was found; otherwise
+  // *wake is when a waiting kernel may start (kNever: not known yet).
+  bool NextSlice(uint64_t t, uint64_t* wake) {
     std::vector<uint32_t> seen;
-    int64_t after = -1, lowest = -1;
+    bool found_after = false, found_any = false;
     uint32_t after_ctx = 0, lowest_ctx = 0;
     *wake = kNever;
-    for (uint32_t k = 0; k < dev_.segment_count; ++k) {
-      const Segment& s = At(dev_, k);
-      if (s.done || std::find(seen.begin(), seen.end(), s.ctx_id) != seen.end()) continue;
-      seen.push_back(s.ctx_id);
+    bool holder_has_work = false;
+    ForEachUnheld(dev_, [&](uint32_t, const Segment& s) {
+      if (s.ctx_id == dev_.slice_ctx && !s.join) holder_has_work = true;
+      if (s.join || std::find(seen.begin(), seen.end(), s.ctx_id) != seen.end()) return;
       uint64_t ready = ReadyAt(s);
       if (ready > t) {
         *wake = std::min(*wake, ready);
-        continue;
+        return;
       }
-      if (s.ctx_id > dev_.slice_ctx && (after < 0 || s.ctx_id < after_ctx)) {
-        after = k;
+      seen.push_back(s.ctx_id);
+      if (s.ctx_id > dev_.slice_ctx && (!found_after || s.ctx_id < after_ctx)) {
+        found_after = true;
         after_ctx = s.ctx_id;
       }
-      if (lowest < 0 || s.ctx_id < lowest_ctx) {
-        lowest = k;
+      if (!found_any || s.ctx_id < lowest_ctx) {
+        found_any = true;
         lowest_ctx = s.ctx_id;
       }
-    }
-    int64_t pick = after >= 0 ? after : lowest;
-    if (pick >= 0) {
-      dev_.slice_ctx = At(dev_, static_cast<uint32_t>(pick)).ctx_id;
-      dev_.slice_end_ns = t + dev_.timeslice_ns;
-    }
-    return pick;
+    });
+    if (!found_any) return false;
+    uint32_t pick = found_after ? after_ctx : lowest_ctx;
+    uint64_t cost = dev_.slice_ctx != 0 && pick != dev_.slice_ctx
+                        ? SwitchCost(dev_, dev_.slice_yielded != 0 || !holder_has_work)
+                        : 0;
+    dev_.slice_yielded = 0;
+    dev_.slice_ctx = pick;
+    dev_.slice_start_ns = t + cost;
+    dev_.slice_end_ns = t + cost + dev_.timeslice_ns;
+    return true;
   }
 
+  // Runs the slice holder's runnable kernels together from t (each gets an equal part of the
+  // device: they share its SMs) until its slice ends, its work runs out or waits, or now.
   uint64_t StepSliced(uint64_t t, uint64_t now) {
-    int64_t k = -1;
-    if (dev_.slice_ctx != 0 && t < dev_.slice_end_ns) {
-      k = OldestOf(dev_.slice_ctx, 0);
-      if (k >= 0 && ReadyAt(At(dev_, static_cast<uint32_t>(k))) > t) k = -1;
-      if (k < 0) dev_.slice_end_ns = t;
+    bool holding = dev_.slice_ctx != 0 && t < dev_.slice_end_ns;
+    std::vector<uint32_t> run;
+    if (holding) {
+      run = Runnable(dev_.slice_ctx, std::max(t, dev_.slice_start_ns));
+      if (run.empty()) {  // its work ran out or waits: the slice is over
+        dev_.slice_end_ns = t;
+        dev_.slice_yielded = 1;
+      }
     }
-    if (k < 0) {
+    if (run.empty()) {
       uint64_t wake = kNever;
-      k = NextSlice(t, &wake);
-      if (k < 0) return wake < now ? wake : kNever;
+      if (!NextSlice(t, &wake)) return wake < now ? wake : kNever;
+      run = Runnable(dev_.slice_ctx, dev_.slice_start_ns);
     }
-    // Runs the holder's kernels back to back until its slice ends, its work runs out, or now.
-    while (true) {
-      Segment& s = At(dev_, static_cast<uint32_t>(k));
-      uint64_t to = std::min({now, dev_.slice_end_ns, t + s.remaining_ns});
-      uint32_t ctx = s.ctx_id;
-      uint64_t seq = s.seq;
-      bool ended = Run(dev_, s, t, to);
-      t = to;
-      if (!ended || t >= now || t >= dev_.slice_end_ns) return t;
-      k = OldestOf(ctx, LowerBound(dev_, seq + 1));
-      if (k < 0 || ReadyAt(At(dev_, static_cast<uint32_t>(k))) > t) break;
+    if (t < dev_.slice_start_ns) {  // switching
+      uint64_t to = std::min(now, dev_.slice_start_ns);
+      dev_.switched_ns += to - t;
+      return to;
     }
-    dev_.slice_end_ns = t;  // its work ran out or waits: the slice is over
-    return t;
+    uint64_t n = run.size();
+    uint64_t first_end = kNever;
+    for (uint32_t k : run) first_end = std::min(first_end, At(dev_, k).remaining_ns * n);
+    uint64_t to = std::min({now, dev_.slice_end_ns, t + first_end});
+    uint64_t share = (to - t) / n;
+    SettleDevice(dev_, t, to);
+    std::vector<int> pids;
+    std::vector<uint64_t> seqs;
+    for (uint32_t k : run) {
+      Segment& s = At(dev_, k);
+      if (std::find(pids.begin(), pids.end(), s.pid_stat) == pids.end()) {
+        pids.push_back(s.pid_stat);
+        SettleBusy(dev_, s.pid_stat, t, to);
+      }
+      s.remaining_ns -= std::min(s.remaining_ns, share);
+      if (s.remaining_ns == 0) seqs.push_back(s.seq);
+    }
+    // Finishing moves the ring: find the ended kernels by seq.
+    for (uint64_t seq : seqs) {
+      uint32_t k = LowerBound(dev_, seq);
+      if (k < dev_.segment_count && At(dev_, k).seq == seq && !At(dev_, k).done) {
+        Finish(dev_, At(dev_, k), to);
+      }
+    }
+    if (!seqs.empty()) EndJoins(dev_, to);
+    return to;
   }
 
   DeviceState& dev_;
@@ -211,6 +313,7 @@ void InitTimeline(DeviceState& dev, SchedMode mode, uint64_t timeslice_ns) {
   dev.sched_mode = mode;
   dev.timeslice_ns = timeslice_ns;
   dev.next_seq = 1;
+  dev.nvml_period_ns = 1'000'000'000 / 6;
 }
 
 void Advance(DeviceState& dev, int device, uint64_t now, const EndOnOtherDevice& other) {
@@ -240,7 +343,7 @@ void AdvanceDevice(StateFile& file, int device, uint64_t now) {
 }
 
 uint64_t Enqueue(DeviceState& dev, uint32_t ctx_id, int pid_stat, KernelRef after,
-                 uint64_t duration_ns, uint64_t now) {
+                 uint64_t duration_ns, uint64_t now, uint32_t lane) {
   if (dev.segment_count == kSegmentCapacity) return 0;
   uint64_t seq = dev.next_seq++;
   Segment s{};
@@ -250,6 +353,7 @@ uint64_t Enqueue(DeviceState& dev, uint32_t ctx_id, int pid_stat, KernelRef afte
   s.after_device = after.device;
   s.ctx_id = ctx_id;
   s.pid_stat = pid_stat;
+  s.lane = dev.streams_concurrent ? lane : 0;
   if (duration_ns == 0 && after.seq == 0 && dev.segment_count == 0) {
     // Takes no device time and waits for nothing: it has ended already.
     s.done = 1;
@@ -259,6 +363,20 @@ uint64_t Enqueue(DeviceState& dev, uint32_t ctx_id, int pid_stat, KernelRef afte
     ++dev.segment_count;
   }
   if (pid_stat >= 0) dev.pids[pid_stat].last_launch_ns = now;
+  return seq;
+}
+
+uint64_t EnqueueJoin(DeviceState& dev, uint32_t ctx_id, uint64_t now) {
+  if (dev.segment_count == kSegmentCapacity) return 0;
+  uint64_t seq = dev.next_seq++;
+  Segment s{};
+  s.seq = seq;
+  s.ctx_id = ctx_id;
+  s.pid_stat = -1;
+  s.join = 1;
+  At(dev, dev.segment_count) = s;
+  ++dev.segment_count;
+  EndJoins(dev, std::max(now, dev.sched_now_ns));
   return seq;
 }
 
@@ -283,15 +401,23 @@ uint64_t EarliestEnd(const DeviceState& dev, uint64_t seq) {
     return t;
   }
   // Time-sliced: the round robin played forward over each context's queued work as it stands
-  // (the target's up to it), ignoring waits for other kernels.
-  uint32_t target = At(dev, last).ctx_id;
+  // (the target's up to it: of its lane and lane 0 only, a lower bound when its context's streams
+  // overlap), ignoring waits for other kernels.
+  const Segment& goal = At(dev, last);
+  uint32_t target = goal.ctx_id;
   std::map<uint32_t, uint64_t> work;
   for (uint32_t k = 0; k < dev.segment_count; ++k) {
     const Segment& s = At(dev, k);
-    if (!s.done && (s.ctx_id != target || k <= last)) work[s.ctx_id] += s.remaining_ns;
+    if (s.done) continue;
+    if (s.ctx_id != target) {
+      work[s.ctx_id] += s.remaining_ns;
+    } else if (k <= last && (goal.lane == 0 || s.lane == 0 || s.lane == goal.lane)) {
+      work[s.ctx_id] += s.remaining_ns;
+    }
   }
   if (work[target] == 0) return t;  // takes no device time: it ends when its turn comes
   uint32_t holder = dev.slice_ctx;
+  if (dev.slice_start_ns > t && dev.slice_end_ns > t) t = dev.slice_start_ns;
   uint64_t slice_left = dev.slice_end_ns > t ? dev.slice_end_ns - t : 0;
   while (true) {
     auto it = work.find(holder);
@@ -308,6 +434,10 @@ uint64_t EarliestEnd(const DeviceState& dev, uint64_t seq) {
       next = work.begin();
       while (next != work.end() && next->second == 0) ++next;
     }
+    if (next->first != holder) {
+      auto held = work.find(holder);
+      t += SwitchCost(dev, held == work.end() || held->second == 0);
+    }
     holder = next->first;
     slice_left = dev.timeslice_ns;
   }
@@ -322,6 +452,10 @@ uint64_t BusyNs(const DeviceState& dev) {
   return dev.settled_busy_ns;
 }
 
+uint64_t SwitchedNs(const DeviceState& dev) {
+  return dev.switched_ns;
+}
+
 uint64_t PidBusyNs(const DeviceState& dev, int pid_stat) {
   return dev.pids[pid_stat].busy_ns;
 }
@@ -331,7 +465,17 @@ uint64_t BusyInWindow(const DeviceState& dev, uint64_t now, uint64_t window_ns) 
 }
 
 uint64_t PidBusyInWindow(const DeviceState& dev, int pid_stat, uint64_t now, uint64_t window_ns) {
-  return SumBuckets(dev.pids[pid_stat].buckets, kPidBuckets, kPidBucketNs, now, window_ns);
+  uint64_t shift = dev.nvml_period_ns - dev.pids[pid_stat].phase_ns;
+  return SumBuckets(dev.pids[pid_stat].buckets, kPidBuckets, dev.nvml_period_ns, now + shift,
+                    window_ns);
+}
+
+uint64_t PidPeriodAt(const DeviceState& dev, int pid_stat, uint64_t t) {
+  return (t + dev.nvml_period_ns - dev.pids[pid_stat].phase_ns) / dev.nvml_period_ns;
+}
+
+uint64_t PidPeriodEnd(const DeviceState& dev, int pid_stat, uint64_t epoch) {
+  return epoch * dev.nvml_period_ns + dev.pids[pid_stat].phase_ns;
 }
 
 uint64_t PidBusyInBucket(const DeviceState& dev, int pid_stat, uint64_t epoch) {
@@ -368,6 +512,13 @@ int PidStatIndex(DeviceState& dev, int pid, const std::function<bool(int)>& aliv
   }
   dev.pids[free_index] = PidStat{};
   dev.pids[free_index].pid = pid;
+  if (dev.nvml_own_phase) {
+    // A phase of its own, the same for the PID whichever process asks (splitmix64 of the PID).
+    uint64_t z = static_cast<uint64_t>(pid) + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    dev.pids[free_index].phase_ns = (z ^ (z >> 31)) % dev.nvml_period_ns;
+  }
   return free_index;
 }
 

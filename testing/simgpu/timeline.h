@@ -8,9 +8,15 @@
 //   context for `timeslice_ns`, then the next context with work, round robin in context-id order;
 //   a kernel still running when its context's slice ends is preempted and resumes, with the time
 //   it still needs, in that context's next slice. A context whose work runs out, or whose next
-//   kernel waits for another kernel, gives up the rest of its slice. A context's own kernels run
-//   one at a time in launch order.
-// - FIFO: one kernel at a time in launch order across all contexts, each to its end.
+//   kernel waits for another kernel, gives up the rest of its slice. Handing the device to another
+//   context first costs `switch_ns` of idle device time. Within a context, kernels of different
+//   lanes (its streams) run together, sharing the device equally (each gets 1/n of it, as kernels
+//   that fill the SMs do); a kernel of lane 0 (the legacy stream, or every kernel when the
+//   device's `streams_concurrent` is 0) starts after all of its context's earlier kernels and
+//   before any of its later ones. A join point (EnqueueJoin) ends as soon as its context's
+//   earlier kernels have.
+// - FIFO: one kernel at a time in launch order across all contexts, each to its end (lanes and
+//   switch cost do not apply).
 // A kernel may wait for another one (cuStreamWaitEvent, `wait_<K>` kernels): it does not start
 // before that one has ended; a context's later kernels wait behind it.
 //
@@ -38,7 +44,9 @@ struct KernelRef {
 // while it has not. Advance() asks it (SharedState advances that device first).
 using EndOnOtherDevice = std::function<uint64_t(int device, uint64_t seq)>;
 
-// Sets up an empty timeline in `mode` with slices of `timeslice_ns`.
+// Sets up an empty timeline in `mode` with slices of `timeslice_ns`, the idealised device otherwise
+// (no switch cost, serial streams, NVML periods of 1/6 s aligned for every PID); the caller sets
+// the imperfections' fields after.
 void InitTimeline(DeviceState& dev, SchedMode mode, uint64_t timeslice_ns);
 
 // Runs the schedule up to `now` (a `now` already passed changes nothing): kernels run, are
@@ -51,12 +59,17 @@ void Advance(DeviceState& dev, int device, uint64_t now, const EndOnOtherDevice&
 // its queued kernels wait for (a device already being advanced on the way answers as it stands).
 void AdvanceDevice(StateFile& file, int device, uint64_t now);
 
-// Queues a kernel of `duration_ns` for context `ctx_id` and PID table entry `pid_stat` (-1: none),
-// to start no earlier than kernel `after` has ended (seq 0: nothing). Call Advance(now) first.
-// Returns its seq, or 0 (changing nothing) when the ring is full: the caller waits until
-// EarliestRoom() and retries.
+// Queues a kernel of `duration_ns` for context `ctx_id`, lane `lane` (its stream; 0: a barrier
+// of the context) and PID table entry `pid_stat` (-1: none), to start no earlier than kernel
+// `after` has ended (seq 0: nothing). Call Advance(now) first. Returns its seq, or 0 (changing
+// nothing) when the ring is full: the caller waits until EarliestRoom() and retries.
 uint64_t Enqueue(DeviceState& dev, uint32_t ctx_id, int pid_stat, KernelRef after,
-                 uint64_t duration_ns, uint64_t now);
+                 uint64_t duration_ns, uint64_t now, uint32_t lane = 0);
+
+// Queues a join point of context `ctx_id`: a seq that ends when every kernel the context queued
+// before it has ended (at once when none is unfinished), taking no device time and holding back
+// no later kernel. Call Advance(now) first. Returns 0 when the ring is full.
+uint64_t EnqueueJoin(DeviceState& dev, uint32_t ctx_id, uint64_t now);
 
 // Whether kernel `seq` has ended by the schedule's time (Advance first). When it has, *end_ns is
 // its end, or 0 when it ended more than kEndCapacity kernels ago and its end is forgotten.
@@ -73,15 +86,21 @@ uint64_t EarliestRoom(const DeviceState& dev, uint64_t now);
 
 // Device time given so far, all PIDs / one PID table entry. Call Advance(now) first.
 uint64_t BusyNs(const DeviceState& dev);
+// Device time spent switching between contexts so far (idle for everybody). Advance first.
+uint64_t SwitchedNs(const DeviceState& dev);
 uint64_t PidBusyNs(const DeviceState& dev, int pid_stat);
 
 // Device time given within (now - window_ns, now], all PIDs / one PID table entry. The window is
-// resolved to 10 ms (device) or 1/6 s (PID) buckets. Call Advance(now) first.
+// resolved to 10 ms (device) or the PID's sample periods. Call Advance(now) first.
 uint64_t BusyInWindow(const DeviceState& dev, uint64_t now, uint64_t window_ns);
 uint64_t PidBusyInWindow(const DeviceState& dev, int pid_stat, uint64_t now, uint64_t window_ns);
 
-// Device time PID table entry `pid_stat` was given in PID bucket `epoch` ([epoch, epoch + 1)
-// times kPidBucketNs); 0 when the bucket is no longer kept. Call Advance(now) first.
+// NVML sample periods of PID table entry `pid_stat`: period `epoch` ends at PidPeriodEnd() (its
+// phase plus epoch times the device's nvml_period_ns) and began one period earlier; PidPeriodAt(t)
+// is the period in progress at t. PidBusyInBucket() is the device time the PID was given in a
+// period, 0 when the period is no longer kept (kPidBuckets are). Call Advance(now) first.
+uint64_t PidPeriodAt(const DeviceState& dev, int pid_stat, uint64_t t);
+uint64_t PidPeriodEnd(const DeviceState& dev, int pid_stat, uint64_t epoch);
 uint64_t PidBusyInBucket(const DeviceState& dev, int pid_stat, uint64_t epoch);
 
 // Whether kill(pid, 0) finds the process.

@@ -23,6 +23,12 @@ class SimgpuTimelineUnit : public ::testing::Test {
     return Enqueue(dev(), ctx, static_cast<int>(ctx) - 1, after, duration, now);
   }
 
+  // Queues a kernel of `ctx` on stream lane `lane` at `now`.
+  uint64_t LaunchOn(uint32_t ctx, uint32_t lane, uint64_t duration, uint64_t now) {
+    Advance(dev(), 0, now);
+    return Enqueue(dev(), ctx, static_cast<int>(ctx) - 1, {}, duration, now, lane);
+  }
+
   // When kernel `seq` ends: advances far enough to see it.
   uint64_t EndOf(uint64_t seq) {
     Advance(dev(), 0, dev().sched_now_ns + 100'000 * kMs);
@@ -223,6 +229,107 @@ TEST_F(SimgpuTimelineUnit, PidTableReusesDeadPidsWhenFull) {
   ASSERT_GE(reused, 0);
   EXPECT_EQ(dev().pids[reused].pid, 9'000'000);
   EXPECT_EQ(dev().pids[reused].busy_ns, 0u);
+}
+
+TEST_F(SimgpuTimelineUnit, StreamsOfOneContextShareTheDevice) {
+  Init(SchedMode::kTimeSlice);
+  dev().streams_concurrent = 1;
+  uint64_t a = LaunchOn(1, 1, 1 * kMs, kT0);
+  uint64_t b = LaunchOn(1, 2, 1 * kMs, kT0);
+  // Together, each at half the device: both end after 2 ms, and the PID was busy 2 ms, not 4.
+  EXPECT_EQ(EndOf(a), kT0 + 2 * kMs);
+  EXPECT_EQ(EndOf(b), kT0 + 2 * kMs);
+  EXPECT_EQ(PidBusyNs(dev(), 0), 2 * kMs);
+}
+
+TEST_F(SimgpuTimelineUnit, AStreamKeepsItsOrderAndTheLegacyLaneIsABarrier) {
+  Init(SchedMode::kTimeSlice);
+  dev().streams_concurrent = 1;
+  uint64_t a1 = LaunchOn(1, 1, 1 * kMs, kT0);
+  uint64_t a2 = LaunchOn(1, 1, 1 * kMs, kT0);
+  uint64_t b = LaunchOn(1, 2, 2 * kMs, kT0);
+  uint64_t legacy = LaunchOn(1, 0, 1 * kMs, kT0);
+  uint64_t after = LaunchOn(1, 2, 1 * kMs, kT0);
+  // a1 and b share until a1 ends (2 ms), then a2 and b, with 1 ms left each, until 4 ms.
+  EXPECT_EQ(EndOf(a1), kT0 + 2 * kMs);
+  EXPECT_EQ(EndOf(a2), kT0 + 4 * kMs);
+  EXPECT_EQ(EndOf(b), kT0 + 4 * kMs);
+  EXPECT_EQ(EndOf(legacy), kT0 + 5 * kMs);  // after all of them, alone
+  EXPECT_EQ(EndOf(after), kT0 + 6 * kMs);   // after the barrier
+}
+
+TEST_F(SimgpuTimelineUnit, SerialStreamsRunInLaunchOrder) {
+  Init(SchedMode::kTimeSlice);  // streams_concurrent 0: the idealised device
+  uint64_t a = LaunchOn(1, 1, 1 * kMs, kT0);
+  uint64_t b = LaunchOn(1, 2, 1 * kMs, kT0);
+  EXPECT_EQ(EndOf(a), kT0 + 1 * kMs);
+  EXPECT_EQ(EndOf(b), kT0 + 2 * kMs);
+}
+
+TEST_F(SimgpuTimelineUnit, AJoinEndsWhenItsContextsEarlierKernelsHave) {
+  Init(SchedMode::kTimeSlice);
+  dev().streams_concurrent = 1;
+  uint64_t a = LaunchOn(1, 1, 1 * kMs, kT0);
+  uint64_t b = LaunchOn(1, 2, 3 * kMs, kT0);
+  uint64_t other = LaunchOn(2, 1, 10 * kMs, kT0);
+  uint64_t join = EnqueueJoin(dev(), 1, kT0);
+  uint64_t later = LaunchOn(1, 1, 1 * kMs, kT0);  // a join holds nothing back
+  // Slices of 2 ms: a and b share [0, 2) (a ends), context 2 runs [2, 4), later and b share
+  // [4, 6) (later ends), context 2 runs [6, 8), b ends at 9 ms.
+  EXPECT_EQ(EndOf(a), kT0 + 2 * kMs);
+  EXPECT_EQ(EndOf(later), kT0 + 6 * kMs);
+  uint64_t b_end = EndOf(b);
+  EXPECT_EQ(EndOf(join), b_end);
+  EXPECT_GT(EndOf(other), b_end);
+  // With nothing unfinished, a join has ended at once.
+  uint64_t idle = EnqueueJoin(dev(), 1, dev().sched_now_ns);
+  uint64_t end = 0;
+  EXPECT_TRUE(KernelEnded(dev(), idle, &end));
+}
+
+TEST_F(SimgpuTimelineUnit, HandingTheDeviceToAnotherContextCostsTheSwitch) {
+  Init(SchedMode::kTimeSlice);
+  dev().switch_ns = 100'000;
+  // Context 1's work runs out within its slice: the switch to context 2 saves nothing, a tenth.
+  uint64_t a = Launch(1, 1 * kMs, kT0);
+  uint64_t b = Launch(2, 1 * kMs, kT0);
+  uint64_t c = Launch(1, 1 * kMs, kT0 + 10 * kMs);
+  EXPECT_EQ(EarliestEnd(dev(), b), kT0 + 2 * kMs + 10'000);
+  EXPECT_EQ(EndOf(a), kT0 + 1 * kMs);  // the first context on an idle device: no switch
+  EXPECT_EQ(EndOf(b), kT0 + 2 * kMs + 10'000);
+  EXPECT_EQ(EndOf(c), kT0 + 11 * kMs + 10'000);  // back to context 1: another switch
+  EXPECT_EQ(BusyNs(dev()), 3 * kMs);             // a switch is not busy time
+}
+
+TEST_F(SimgpuTimelineUnit, PreemptingARunningKernelCostsTheWholeSwitch) {
+  Init(SchedMode::kTimeSlice);
+  dev().switch_ns = 100'000;
+  uint64_t a = Launch(1, 3 * kMs, kT0);  // longer than its 2 ms slice: preempted
+  uint64_t b = Launch(2, 1 * kMs, kT0);
+  EXPECT_EQ(EndOf(b), kT0 + 3 * kMs + 100'000);
+  // Back to context 1 after b ran out of work: a tenth.
+  EXPECT_EQ(EndOf(a), kT0 + 4 * kMs + 110'000);
+  EXPECT_EQ(SwitchedNs(dev()), 110'000u);
+}
+
+TEST_F(SimgpuTimelineUnit, EachPidIsSampledOnItsOwnPhase) {
+  Init(SchedMode::kTimeSlice);
+  dev().nvml_own_phase = 1;
+  const uint64_t period = dev().nvml_period_ns;
+  int p = PidStatIndex(dev(), 4242, [](int) { return true; });
+  int q = PidStatIndex(dev(), 4243, [](int) { return true; });
+  uint64_t phase_p = dev().pids[p].phase_ns;
+  EXPECT_LT(phase_p, period);
+  EXPECT_NE(phase_p, dev().pids[q].phase_ns);
+  // A kernel within one of p's periods lands in that period's bucket whole.
+  uint64_t epoch = PidPeriodAt(dev(), p, kT0) + 2;
+  uint64_t start = PidPeriodEnd(dev(), p, epoch) - period + 10 * kMs;
+  Advance(dev(), 0, start);
+  ASSERT_NE(Enqueue(dev(), 1, p, {}, 5 * kMs, start), 0u);
+  Advance(dev(), 0, start + 20 * kMs);
+  EXPECT_EQ(PidBusyInBucket(dev(), p, epoch), 5 * kMs);
+  EXPECT_EQ(PidPeriodAt(dev(), p, PidPeriodEnd(dev(), p, epoch)), epoch + 1);
+  EXPECT_EQ(PidPeriodAt(dev(), p, PidPeriodEnd(dev(), p, epoch) - 1), epoch);
 }
 
 }  // namespace

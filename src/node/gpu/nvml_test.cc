@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -103,44 +104,91 @@ TEST_F(NvmlTest, XidAndRemovalReachTheBoardWithinOneSecond) {
   monitor.Stop();
 }
 
-TEST_F(NvmlTest, ProcessSharesNameTheProcessThatKeepsTheGpuBusy) {
-  auto gpus = NvmlGpuSource(*nvml_).Discover();
-  ASSERT_TRUE(gpus.ok());
-  // No limit (no library): 2 ms kernels back to back keep GPU 0 busy for 3 s.
-  auto start_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
-  std::string program = BuildDir() + "/tests/compute_load";
+// Starts compute_load keeping GPU `gpu` busy with 2 ms kernels back to back for 3 s from
+// `start_ms`, synchronising every `sync_every` launches (no limit: no library); its PID, or -1.
+pid_t StartLoad(const std::string& build_dir, int64_t start_ms, int gpu, const char* sync_every) {
+  std::string program = build_dir + "/tests/compute_load";
   std::string start = std::to_string(start_ms);
   std::vector<char*> args = {program.data(),
                              const_cast<char*>("kernel"),
                              const_cast<char*>("2000"),
-                             const_cast<char*>("4"),
+                             const_cast<char*>(sync_every),
                              start.data(),
                              const_cast<char*>("3"),
                              nullptr};
   // The program is linked against simgpu's libcuda.so.1.
-  std::string library_path = "LD_LIBRARY_PATH=" + BuildDir() + "/lib/simgpu";
-  std::vector<char*> env = {library_path.data()};
+  std::string library_path = "LD_LIBRARY_PATH=" + build_dir + "/lib/simgpu";
+  std::string visible = "CUDA_VISIBLE_DEVICES=" + std::to_string(gpu);  // first: getenv's pick
+  std::vector<char*> env = {library_path.data(), visible.data()};
   for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
   env.push_back(nullptr);
   pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, program.c_str(), nullptr, nullptr, args.data(), env.data()), 0)
-      << program;
-  std::this_thread::sleep_for(std::chrono::milliseconds(1800));
-  ProcessShares shares = NvmlProcessShares(*nvml_, *gpus);
+  if (posix_spawn(&pid, program.c_str(), nullptr, nullptr, args.data(), env.data()) != 0) return -1;
+  return pid;
+}
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void Stop(pid_t pid) {
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
+}
+
+TEST_F(NvmlTest, ProcessSharesNameTheProcessThatKeepsTheGpuBusy) {
+  auto gpus = NvmlGpuSource(*nvml_).Discover();
+  ASSERT_TRUE(gpus.ok());
+  pid_t pid = StartLoad(BuildDir(), WallMs(), 0, "4");
+  ASSERT_GT(pid, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1800));
+  ProcessShares shares = NvmlProcessShares(*nvml_, *gpus);
+  Stop(pid);
 
   ASSERT_EQ(shares.count((*gpus)[0].uuid), 1u);
   const auto& busy = shares[(*gpus)[0].uuid];
   ASSERT_EQ(busy.count(static_cast<uint32_t>(pid)), 1u);
   // Only that the samples reach us: the machine may be loaded, so no tight bound.
-  EXPECT_GE(busy.at(static_cast<uint32_t>(pid)), 50u);
-  EXPECT_LE(busy.at(static_cast<uint32_t>(pid)), 100u);
-  // GPU 1 answers, and no process used it.
+  EXPECT_GE(busy.at(static_cast<uint32_t>(pid)), 50.0);
+  EXPECT_LE(busy.at(static_cast<uint32_t>(pid)), 100.0);
+  // GPU 1 answers, and the process did not use it.
   ASSERT_EQ(shares.count((*gpus)[1].uuid), 1u);
-  EXPECT_TRUE(shares[(*gpus)[1].uuid].empty());
+  EXPECT_EQ(shares[(*gpus)[1].uuid].count(static_cast<uint32_t>(pid)), 0u);
+}
+
+// simgpu samples each process on a phase of its own, as the driver does (nvml=own): shares of
+// two processes taking turns on the GPU add up to its whole time. (Grouping samples by equal
+// stamps read each as a quarter.)
+TEST_F(NvmlTest, SharesOfProcessesOnTheirOwnPhasesAddUpToTheBusyGpu) {
+  auto gpus = NvmlGpuSource(*nvml_).Discover();
+  ASSERT_TRUE(gpus.ok());
+  int64_t start_ms = WallMs() + 200;
+  // On GPU 1, which the other tests leave alone. Batches of 64 launches (128 ms of work) ahead:
+  // busy even when the host is slow to wake.
+  pid_t a = StartLoad(BuildDir(), start_ms, 1, "64");
+  pid_t b = StartLoad(BuildDir(), start_ms, 1, "64");
+  ASSERT_GT(a, 0);
+  ASSERT_GT(b, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  ProcessShares shares = NvmlProcessShares(*nvml_, *gpus);
+  Stop(a);
+  Stop(b);
+
+  const auto& gpu = shares[(*gpus)[1].uuid];
+  ASSERT_EQ(gpu.count(static_cast<uint32_t>(a)), 1u);
+  ASSERT_EQ(gpu.count(static_cast<uint32_t>(b)), 1u);
+  double sa = gpu.at(static_cast<uint32_t>(a)), sb = gpu.at(static_cast<uint32_t>(b));
+  // Time-sliced, both always with work: near half each. Loose bounds for a loaded machine.
+  EXPECT_GE(sa, 25.0);
+  EXPECT_GE(sb, 25.0);
+  EXPECT_GE(sa + sb, 80.0);
+  EXPECT_LE(sa + sb, 101.0);
+  EXPECT_EQ(
+      ContainerShare(shares, (*gpus)[1].uuid, {static_cast<uint32_t>(a), static_cast<uint32_t>(b)})
+          .value_or(0),
+      static_cast<unsigned>(std::lround(std::min(sa + sb, 100.0))));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -63,20 +64,19 @@ std::vector<uint64_t> RegionUsed(const std::string& path) {
   return used;
 }
 
-// What the processes `pids` used of GPU `uuid`, or nullopt when `shares` does not know the GPU.
+}  // namespace
+
 std::optional<unsigned> ContainerShare(const ProcessShares& shares, const std::string& uuid,
                                        const std::vector<uint32_t>& pids) {
   auto gpu = shares.find(uuid);
   if (gpu == shares.end()) return std::nullopt;
-  unsigned sum = 0;
+  double sum = 0;
   for (uint32_t pid : pids) {
     auto it = gpu->second.find(pid);
     if (it != gpu->second.end()) sum += it->second;
   }
-  return std::min(sum, 100u);
+  return static_cast<unsigned>(std::lround(std::clamp(sum, 0.0, 100.0)));
 }
-
-}  // namespace
 
 std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInfo>& gpus,
                           const ProcessShares& shares) {
@@ -123,7 +123,7 @@ std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInf
   family(true, "tessera_claim_compute_limit_percent",
          "The DRA claim's cores, percent of the GPU's time (0 or 100 = none).", cores);
   out << "# HELP tessera_container_compute_share_percent Percent of the GPU's time the container's "
-         "processes used in NVML's latest samples.\n"
+         "processes used over the last 5 s of NVML's samples.\n"
          "# TYPE tessera_container_compute_share_percent gauge\n";
   for (const Row& r : rows) {
     if (r.share) {

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,14 @@
 
 namespace tessera::node {
 
-// Per GPU UUID: each host PID's recent share of the GPU's time, in percent (0 to 100).
-using ProcessShares = std::map<std::string, std::map<uint32_t, unsigned>>;
+// Per GPU UUID: each host PID's recent share of the GPU's time, in percent (0 to 100, not rounded:
+// a container's sum is rounded once).
+using ProcessShares = std::map<std::string, std::map<uint32_t, double>>;
+
+// The compute share of the processes `pids` on GPU `uuid`: the sum of their `shares`, at most 100,
+// rounded to a whole percent; nullopt when `shares` does not know the GPU.
+std::optional<unsigned> ContainerShare(const ProcessShares& shares, const std::string& uuid,
+                                       const std::vector<uint32_t>& pids);
 
 std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInfo>& gpus,
                           const ProcessShares& shares = {});

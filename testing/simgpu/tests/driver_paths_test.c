@@ -756,7 +756,8 @@ static void TestCaptureRules(void) {
 }
 
 int main(void) {
-  UsePrivateState("count=2,memory=4GiB,sms=40,model=SimGPU-T,ctxmem=64MiB");
+  /* Exact kernel times: no jitter or drift (kernel_timing.h). */
+  UsePrivateState("count=2,memory=4GiB,sms=40,model=SimGPU-T,ctxmem=64MiB,jitter=0,drift=0");
   TestInitAndDevices();
   TestContexts();
   TestAllocations();

@@ -26,7 +26,9 @@ int Cli(const std::string& args) {
 
 class SimgpuNvmlTest : public ::testing::Test {
  protected:
-  SimgpuNvmlTest() : state_("gpu=SimGPU-A:8GiB:80;gpu=SimGPU-B:16GiB:132;ctxmem=32MiB") {}
+  // Exact kernel times (no jitter or drift): the utilisation checks count the device time.
+  SimgpuNvmlTest()
+      : state_("gpu=SimGPU-A:8GiB:80;gpu=SimGPU-B:16GiB:132;ctxmem=32MiB;jitter=0;drift=0") {}
   void SetUp() override { ASSERT_EQ(nvmlInit_v2(), NVML_SUCCESS); }
   void TearDown() override { EXPECT_EQ(nvmlShutdown(), NVML_SUCCESS); }
 

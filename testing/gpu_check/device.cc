@@ -1,0 +1,271 @@
+#include "device.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+
+namespace tessera::gpu_check {
+
+// Register use: %rd1 the argument (ns or iterations), %rd2 the stamps pointer, %r1 the index,
+// %rd3 the start and %rd5 the end %globaltimer. The index is scaled by 16 bytes (two u64) with
+// mul.wide.u32. arith keeps its result alive with a store no thread makes (the value is never
+// negative), so the JIT cannot drop the loop.
+const char kKernelsPtx[] = R"PTX(
+.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry spin(
+	.param .u64 spin_param_ns,
+	.param .u64 spin_param_stamps,
+	.param .u32 spin_param_index
+)
+{
+	.reg .pred 	%p<3>;
+	.reg .b32 	%r<5>;
+	.reg .b64 	%rd<9>;
+
+	ld.param.u64 	%rd1, [spin_param_ns];
+	ld.param.u64 	%rd2, [spin_param_stamps];
+	ld.param.u32 	%r1, [spin_param_index];
+	mov.u64 	%rd3, %globaltimer;
+	add.s64 	%rd4, %rd3, %rd1;
+$L_spin_loop:
+	mov.u64 	%rd5, %globaltimer;
+	setp.lt.u64 	%p1, %rd5, %rd4;
+	@%p1 bra 	$L_spin_loop;
+	mov.u32 	%r2, %tid.x;
+	mov.u32 	%r3, %ctaid.x;
+	or.b32 	%r4, %r2, %r3;
+	setp.ne.s32 	%p2, %r4, 0;
+	@%p2 bra 	$L_spin_exit;
+	cvta.to.global.u64 	%rd6, %rd2;
+	mul.wide.u32 	%rd7, %r1, 16;
+	add.s64 	%rd8, %rd6, %rd7;
+	st.global.u64 	[%rd8], %rd3;
+	st.global.u64 	[%rd8+8], %rd5;
+$L_spin_exit:
+	ret;
+}
+
+.visible .entry arith(
+	.param .u64 arith_param_iterations,
+	.param .u64 arith_param_stamps,
+	.param .u32 arith_param_index
+)
+{
+	.reg .pred 	%p<4>;
+	.reg .b32 	%r<5>;
+	.reg .f32 	%f<6>;
+	.reg .b64 	%rd<9>;
+
+	ld.param.u64 	%rd1, [arith_param_iterations];
+	ld.param.u64 	%rd2, [arith_param_stamps];
+	ld.param.u32 	%r1, [arith_param_index];
+	mov.u64 	%rd3, %globaltimer;
+	mov.u32 	%r2, %tid.x;
+	cvt.rn.f32.u32 	%f1, %r2;
+	mov.f32 	%f2, 0f3F800000;
+	mov.f32 	%f3, 0f3F7FFFEF;
+	mov.f32 	%f4, 0f3F800000;
+	mov.f32 	%f5, 0f00000000;
+	mov.u64 	%rd4, 0;
+	setp.eq.u64 	%p1, %rd1, 0;
+	@%p1 bra 	$L_arith_after_loop;
+$L_arith_loop:
+	fma.rn.f32 	%f1, %f1, %f3, %f2;
+	fma.rn.f32 	%f2, %f2, %f3, %f4;
+	add.s64 	%rd4, %rd4, 1;
+	setp.lt.u64 	%p1, %rd4, %rd1;
+	@%p1 bra 	$L_arith_loop;
+$L_arith_after_loop:
+	mov.u64 	%rd5, %globaltimer;
+	cvta.to.global.u64 	%rd6, %rd2;
+	mul.wide.u32 	%rd7, %r1, 16;
+	add.s64 	%rd8, %rd6, %rd7;
+	setp.lt.f32 	%p2, %f1, %f5;
+	@%p2 st.global.f32 	[%rd8], %f1;
+	mov.u32 	%r3, %ctaid.x;
+	or.b32 	%r4, %r2, %r3;
+	setp.ne.s32 	%p3, %r4, 0;
+	@%p3 bra 	$L_arith_exit;
+	st.global.u64 	[%rd8], %rd3;
+	st.global.u64 	[%rd8+8], %rd5;
+$L_arith_exit:
+	ret;
+}
+)PTX";
+
+namespace {
+
+// CUjit_option values of cuda.h (the project's header declares only CU_JIT_MAX_REGISTERS).
+constexpr int kJitErrorLogBuffer = 5;
+constexpr int kJitErrorLogBufferSizeBytes = 6;
+
+Result<CUmodule> LoadModule(const Cuda& cuda) {
+  CUmodule module = nullptr;
+  CUresult rc = cuda.cuModuleLoadData(&module, kKernelsPtx);
+  if (rc == CUDA_SUCCESS) return module;
+  // Again with the JIT's error log, to say what is wrong with the PTX.
+  char log[4096] = {};
+  CUjit_option options[] = {static_cast<CUjit_option>(kJitErrorLogBuffer),
+                            static_cast<CUjit_option>(kJitErrorLogBufferSizeBytes)};
+  void* values[] = {log, reinterpret_cast<void*>(uintptr_t{sizeof(log)})};
+  CUresult again = cuda.cuModuleLoadDataEx(&module, kKernelsPtx, 2, options, values);
+  if (again == CUDA_SUCCESS) return module;  // a transient failure
+  log[sizeof(log) - 1] = '\0';
+  return Internal("cuModuleLoadData(gpu_check's PTX): " + cuda.Describe(rc) +
+                  (log[0] != '\0' ? std::string("; JIT log: ") + log : std::string()));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Device>> Device::Open(const Cuda& cuda, int ordinal, size_t capacity) {
+  std::unique_ptr<Device> d(new Device(cuda));
+  CU_RETURN_IF_ERROR(cuda, cuda.cuInit(0));
+  CUdevice dev = 0;
+  CU_RETURN_IF_ERROR(cuda, cuda.cuDeviceGet(&dev, ordinal));
+  CU_RETURN_IF_ERROR(
+      cuda, cuda.cuDeviceGetAttribute(&d->sms_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+  d->sms_ = std::max(d->sms_, 1);
+  CU_RETURN_IF_ERROR(cuda, cuda.cuDevicePrimaryCtxRetain(&d->ctx_, dev));
+  CU_RETURN_IF_ERROR(cuda, cuda.cuCtxSetCurrent(d->ctx_));
+  ASSIGN_OR_RETURN(CUmodule module, LoadModule(cuda));
+  CU_RETURN_IF_ERROR(cuda, cuda.cuModuleGetFunction(&d->spin_, module, "spin"));
+  CU_RETURN_IF_ERROR(cuda, cuda.cuModuleGetFunction(&d->arith_, module, "arith"));
+  CU_RETURN_IF_ERROR(cuda, cuda.cuStreamCreate(&d->own_stream_, CU_STREAM_NON_BLOCKING));
+  if (capacity > 0) {
+    size_t bytes = capacity * 2 * sizeof(uint64_t);
+    CU_RETURN_IF_ERROR(cuda, cuda.cuMemAlloc_v2(&d->stamps_, bytes));
+    CU_RETURN_IF_ERROR(cuda, cuda.cuMemsetD8_v2(d->stamps_, 0, bytes));
+    // The memset runs on the legacy stream, which non-blocking streams do not wait for.
+    CU_RETURN_IF_ERROR(cuda, cuda.cuCtxSynchronize());
+    d->capacity_ = capacity;
+    d->tags_.reserve(capacity);
+  }
+  return d;
+}
+
+Status Device::Launch(CUstream stream, Kernel k, int tag) {
+  if (tags_.size() >= capacity_) {
+    return ResourceExhausted("the stamps buffer is full (" + std::to_string(capacity_) +
+                             " launches)");
+  }
+  uint64_t arg = k.arg;
+  CUdeviceptr stamps = stamps_;
+  uint32_t index = static_cast<uint32_t>(tags_.size());
+  void* params[] = {&arg, &stamps, &index};
+  bool spin = k.kind == Kernel::kSpin;
+  unsigned grid = spin ? 1 : static_cast<unsigned>(sms_);
+  unsigned block = spin ? 32 : 128;
+  CU_RETURN_IF_ERROR(cuda_, cuda_.cuLaunchKernel(spin ? spin_ : arith_, grid, 1, 1, block, 1, 1, 0,
+                                                 stream, params, nullptr));
+  tags_.push_back(tag);
+  return Status::Ok();
+}
+
+Result<uint64_t> Device::StampOf(size_t index, int which) {
+  uint64_t value = 0;
+  CU_RETURN_IF_ERROR(cuda_, cuda_.cuMemcpyDtoH_v2(&value, stamps_ + (2 * index + which) * 8, 8));
+  return value;
+}
+
+Result<ClockProbe> Device::Probe() {
+  ClockProbe p;
+  p.host_before_ns = RealtimeNs();
+  RETURN_IF_ERROR(Launch(own_stream_, Kernel::Spin(0), -1));
+  CU_RETURN_IF_ERROR(cuda_, cuda_.cuStreamSynchronize(own_stream_));
+  p.host_after_ns = RealtimeNs();
+  ASSIGN_OR_RETURN(uint64_t start, StampOf(launches() - 1, 0));
+  p.device_ns = static_cast<int64_t>(start);
+  return p;
+}
+
+Result<std::vector<ClockProbe>> Device::Probes(int count) {
+  std::vector<ClockProbe> out;
+  for (int k = 0; k < count; ++k) {
+    ASSIGN_OR_RETURN(ClockProbe p, Probe());
+    out.push_back(p);
+  }
+  return out;
+}
+
+Result<uint64_t> Device::ArithIterationsFor(double target_us) {
+  uint64_t base = 1 << 14;
+  for (int attempt = 0; attempt < 4; ++attempt, base *= 16) {
+    std::vector<double> spans;
+    for (int k = 0; k < 3; ++k) {
+      RETURN_IF_ERROR(Launch(own_stream_, Kernel::Arith(base), -1));
+      CU_RETURN_IF_ERROR(cuda_, cuda_.cuStreamSynchronize(own_stream_));
+      ASSIGN_OR_RETURN(uint64_t start, StampOf(launches() - 1, 0));
+      ASSIGN_OR_RETURN(uint64_t end, StampOf(launches() - 1, 1));
+      if (start == 0 || end < start) return Internal("arith wrote no stamps while calibrating");
+      spans.push_back(static_cast<double>(end - start));
+    }
+    std::sort(spans.begin(), spans.end());
+    double median_ns = spans[1];
+    if (median_ns < 20000 && attempt < 3) continue;  // too short to scale from: longer
+    double iterations = static_cast<double>(base) * target_us * 1e3 / std::max(median_ns, 1.0);
+    return static_cast<uint64_t>(std::clamp(iterations, 1.0, 1e12));
+  }
+  return Internal("arith calibration did not converge");
+}
+
+Status Device::ReadStamps() {
+  CU_RETURN_IF_ERROR(cuda_, cuda_.cuCtxSynchronize());
+  copied_.assign(2 * tags_.size(), 0);
+  if (!tags_.empty()) {
+    CU_RETURN_IF_ERROR(
+        cuda_, cuda_.cuMemcpyDtoH_v2(copied_.data(), stamps_, copied_.size() * sizeof(uint64_t)));
+  }
+  return Status::Ok();
+}
+
+std::vector<Interval> Device::Intervals(int tag, size_t* missing) const {
+  std::vector<uint64_t> chosen;
+  size_t n = std::min(tags_.size(), copied_.size() / 2);
+  for (size_t k = 0; k < n; ++k) {
+    if (tag == kAnyLoad ? tags_[k] >= 0 : tags_[k] == tag) {
+      chosen.push_back(copied_[2 * k]);
+      chosen.push_back(copied_[2 * k + 1]);
+    }
+  }
+  return IntervalsFromStamps(chosen, chosen.size() / 2, missing);
+}
+
+std::optional<Interval> Device::IntervalAt(size_t index) const {
+  size_t missing = 0;
+  if (2 * index + 1 >= copied_.size()) return std::nullopt;
+  std::vector<Interval> one =
+      IntervalsFromStamps({copied_[2 * index], copied_[2 * index + 1]}, 1, &missing);
+  if (one.empty()) return std::nullopt;
+  return one[0];
+}
+
+namespace {
+
+int64_t Now(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+int64_t RealtimeNs() {
+  return Now(CLOCK_REALTIME);
+}
+int64_t MonotonicNs() {
+  return Now(CLOCK_MONOTONIC);
+}
+
+void SleepNs(int64_t ns) {
+  if (ns <= 0) return;
+  timespec left = {static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+  while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+  }
+}
+
+}  // namespace tessera::gpu_check
