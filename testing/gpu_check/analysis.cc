@@ -119,24 +119,65 @@ std::vector<double> Durations(const std::vector<Interval>& intervals, double uni
   return out;
 }
 
+namespace {
+
+// Whether launch k's record is inside `stamps` and has a valid span.
+bool ValidRecord(const std::vector<uint64_t>& stamps, size_t k) {
+  if (kStampsPerLaunch * (k + 1) > stamps.size()) return false;
+  uint64_t start = stamps[kStampsPerLaunch * k], end = stamps[kStampsPerLaunch * k + 1];
+  return start != 0 && end != 0 && end >= start;
+}
+
+}  // namespace
+
 std::vector<Interval> IntervalsFromStamps(const std::vector<uint64_t>& stamps, size_t launches,
                                           size_t* missing) {
   std::vector<Interval> out;
   size_t lost = 0;
   for (size_t k = 0; k < launches; ++k) {
-    if (2 * k + 1 >= stamps.size()) {
-      lost += launches - k;
-      break;
-    }
-    uint64_t start = stamps[2 * k], end = stamps[2 * k + 1];
-    if (start == 0 || end == 0 || end < start) {
+    if (!ValidRecord(stamps, k)) {
       ++lost;
       continue;
     }
-    out.push_back({static_cast<int64_t>(start), static_cast<int64_t>(end)});
+    const uint64_t* r = &stamps[kStampsPerLaunch * k];
+    out.push_back({static_cast<int64_t>(r[0]), static_cast<int64_t>(r[1])});
   }
   if (missing != nullptr) *missing = lost;
   return out;
+}
+
+std::vector<Interval> GapsFromStamps(const std::vector<uint64_t>& stamps, size_t launches) {
+  std::vector<Interval> out;
+  for (size_t k = 0; k < launches; ++k) {
+    if (!ValidRecord(stamps, k)) continue;
+    const uint64_t* r = &stamps[kStampsPerLaunch * k];
+    for (size_t g = 0; g < kGapSlots; ++g) {
+      uint64_t from = r[2 + 2 * g], to = r[3 + 2 * g];
+      if (from == 0 || to <= from) break;
+      // Clipped to the span: a gap is the kernel's own, never outside it.
+      Interval gap{std::max(static_cast<int64_t>(from), static_cast<int64_t>(r[0])),
+                   std::min(static_cast<int64_t>(to), static_cast<int64_t>(r[1]))};
+      if (gap.end_ns > gap.start_ns) out.push_back(gap);
+    }
+  }
+  return out;
+}
+
+std::vector<Interval> Running(const std::vector<Interval>& spans,
+                              const std::vector<Interval>& gaps) {
+  return Subtract(Union(spans), Union(gaps));
+}
+
+size_t CountPreempted(const std::vector<Interval>& spans, const std::vector<Interval>& gaps) {
+  std::vector<Interval> g = Union(gaps);
+  size_t count = 0;
+  for (const Interval& s : spans) {
+    // The first gap ending after the span starts: preempted when it starts before the span ends.
+    auto it = std::upper_bound(g.begin(), g.end(), s.start_ns,
+                               [](int64_t t, const Interval& i) { return t < i.end_ns; });
+    if (it != g.end() && it->start_ns < s.end_ns) ++count;
+  }
+  return count;
 }
 
 SliceEstimate EstimateSlices(const std::vector<Interval>& a, const std::vector<Interval>& b,

@@ -72,10 +72,28 @@ Summary Summarize(std::vector<double> values);
 // Durations (end - start) of the intervals, in the unit given by dividing nanoseconds by `unit_ns`.
 std::vector<double> Durations(const std::vector<Interval>& intervals, double unit_ns);
 
-// Turns a stamps buffer (2 values per launch: start, end) of `launches` launches into intervals.
-// A launch whose stamps are missing (0) or reversed is skipped and counted in `*missing`.
+// A stamps buffer holds one record of kStampsPerLaunch values per launch: its start and end,
+// then up to kGapSlots gaps (from, to) in which the kernel was switched out for another context,
+// as seen by a thread reading %globaltimer in a loop; unused gap slots are 0. A launch with more
+// gaps than slots has end 0.
+constexpr size_t kStampsPerLaunch = 16;
+constexpr size_t kGapSlots = (kStampsPerLaunch - 2) / 2;
+
+// The launches' spans (start to end). A launch whose stamps are missing (0) or reversed is
+// skipped and counted in `*missing`.
 std::vector<Interval> IntervalsFromStamps(const std::vector<uint64_t>& stamps, size_t launches,
                                           size_t* missing);
+
+// The gaps of the launches IntervalsFromStamps keeps, each inside its launch's span.
+std::vector<Interval> GapsFromStamps(const std::vector<uint64_t>& stamps, size_t launches);
+
+// The time the kernels really ran: the union of `spans` less the union of `gaps` (a context is
+// switched out whole, so no kernel of the process runs in another one's gap).
+std::vector<Interval> Running(const std::vector<Interval>& spans,
+                              const std::vector<Interval>& gaps);
+
+// How many of `spans` hold at least one of `gaps` (kernels that were preempted).
+size_t CountPreempted(const std::vector<Interval>& spans, const std::vector<Interval>& gaps);
 
 // Time slicing seen from two processes, A (owner 0) and B (owner 1), each keeping the device
 // busy with short kernels. Without MPS their kernels never run at once, so the merged timeline

@@ -162,6 +162,17 @@ TEST(DurationsTest, InTheUnitAsked) {
   EXPECT_EQ(Durations({{0, 1500}, {10, 10}}, 1000), (std::vector<double>{1.5, 0}));
 }
 
+// A stamps buffer from per-launch (start, end, gaps...) lists, each padded to its record.
+std::vector<uint64_t> Records(const std::vector<std::vector<uint64_t>>& launches) {
+  std::vector<uint64_t> out;
+  for (const std::vector<uint64_t>& l : launches) {
+    std::vector<uint64_t> record = l;
+    record.resize(kStampsPerLaunch, 0);
+    out.insert(out.end(), record.begin(), record.end());
+  }
+  return out;
+}
+
 TEST(IntervalsFromStampsTest, Table) {
   struct Case {
     std::string name;
@@ -171,16 +182,56 @@ TEST(IntervalsFromStampsTest, Table) {
     size_t missing;
   } cases[] = {
       {"none", {}, 0, {}, 0},
-      {"two", {10, 20, 30, 45}, 2, {{10, 20}, {30, 45}}, 0},
-      {"fewer launches than room", {10, 20, 30, 45}, 1, {{10, 20}}, 0},
-      {"unwritten (zero) and reversed skipped", {0, 0, 50, 40, 60, 70, 80, 0}, 4, {{60, 70}}, 3},
-      {"launches past the buffer are missing", {10, 20}, 3, {{10, 20}}, 2},
+      {"two", Records({{10, 20}, {30, 45}}), 2, {{10, 20}, {30, 45}}, 0},
+      {"fewer launches than room", Records({{10, 20}, {30, 45}}), 1, {{10, 20}}, 0},
+      {"gaps do not change the span", Records({{10, 90, 20, 60}}), 1, {{10, 90}}, 0},
+      {"unwritten (zero), reversed and too many gaps (end 0) skipped",
+       Records({{0, 0}, {50, 40}, {60, 70}, {80, 0, 81, 82}}),
+       4,
+       {{60, 70}},
+       3},
+      {"launches past the buffer are missing", Records({{10, 20}}), 3, {{10, 20}}, 2},
+      {"a record cut short is missing", {10, 20, 0}, 1, {}, 1},
   };
   for (const Case& c : cases) {
     size_t missing = 99;
     EXPECT_EQ(IntervalsFromStamps(c.stamps, c.launches, &missing), c.want) << c.name;
     EXPECT_EQ(missing, c.missing) << c.name;
   }
+}
+
+TEST(GapsFromStampsTest, EachLaunchsGapsInsideItsSpan) {
+  std::vector<uint64_t> stamps = Records({
+      {100, 1000, 200, 400, 600, 700},  // two gaps
+      {1000, 1100},                     // none
+      {0, 0, 5, 6},                     // unwritten launch: its slots are not read
+      {2000, 2500, 1900, 2100},         // a gap reaching before the start is clipped
+      {3000, 3100, 3050, 3040},         // a reversed slot ends the list
+  });
+  EXPECT_EQ(GapsFromStamps(stamps, 5), (Intervals{{200, 400}, {600, 700}, {2000, 2100}}));
+  // Every slot used.
+  std::vector<uint64_t> full = {0, 100};
+  for (uint64_t g = 0; g < kGapSlots; ++g) {
+    full.push_back(10 * g + 1);
+    full.push_back(10 * g + 5);
+  }
+  full[0] = 1;
+  EXPECT_EQ(GapsFromStamps(full, 1).size(), kGapSlots);
+}
+
+TEST(RunningTest, SpansLessTheirGaps) {
+  // Two kernels back to back, the first switched out for 300 ns of another context's slice.
+  Intervals spans = {{0, 1000}, {1000, 1500}};
+  EXPECT_EQ(Running(spans, {{200, 500}}), (Intervals{{0, 200}, {500, 1500}}));
+  EXPECT_EQ(Length(Running(spans, {{200, 500}})), 1200);
+  EXPECT_EQ(Running(spans, {}), (Intervals{{0, 1500}}));
+}
+
+TEST(CountPreemptedTest, SpansHoldingAGap) {
+  Intervals spans = {{0, 100}, {100, 200}, {300, 400}, {500, 600}};
+  EXPECT_EQ(CountPreempted(spans, {{150, 160}, {350, 360}, {370, 380}}), 2u);
+  EXPECT_EQ(CountPreempted(spans, {}), 0u);
+  EXPECT_EQ(CountPreempted(spans, {{200, 300}}), 0u) << "a gap between kernels is no one's";
 }
 
 // Two time-sliced processes: A has the device for `slice` ns, then after `gap` ns B has it, and

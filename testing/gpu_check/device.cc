@@ -9,9 +9,18 @@
 namespace tessera::gpu_check {
 
 // Register use: %rd1 the argument (ns or iterations), %rd2 the stamps pointer, %r1 the index,
-// %rd3 the start and %rd5 the end %globaltimer. The index is scaled by 16 bytes (two u64) with
-// mul.wide.u32. arith keeps its result alive with a store no thread makes (the value is never
-// negative), so the JIT cannot drop the loop.
+// %rd8 the launch's record (the index scaled by 128 bytes, 16 u64, with mul.wide.u32), %rd3 the
+// start and %rd5 the latest %globaltimer, %rd9 the reading before it, %rd10 the next gap slot
+// and %rd11 the record's end; %p2 is true in the recording thread (thread 0 of block 0).
+//
+// Preemption: without MPS the processes' contexts are time-sliced and a kernel running when its
+// context's slice ends is switched out and resumed later, so its start-to-end span holds the
+// other process's time. The recording thread reads %globaltimer over and over (spin: every
+// iteration; arith: every 64 iterations, a few hundred nanoseconds), and a step of more than
+// 10 us between two readings is a time it did not run: it records the step as a gap (up to
+// kGapSlots), and with more gaps than slots writes end 0, so the launch counts as missing
+// rather than as time it did not have. arith keeps its result alive with a store no thread
+// makes (the value is never negative), so the JIT cannot drop the loop.
 const char kKernelsPtx[] = R"PTX(
 .version 7.0
 .target sm_70
@@ -23,29 +32,43 @@ const char kKernelsPtx[] = R"PTX(
 	.param .u32 spin_param_index
 )
 {
-	.reg .pred 	%p<3>;
+	.reg .pred 	%p<6>;
 	.reg .b32 	%r<5>;
-	.reg .b64 	%rd<9>;
+	.reg .b64 	%rd<14>;
 
 	ld.param.u64 	%rd1, [spin_param_ns];
 	ld.param.u64 	%rd2, [spin_param_stamps];
 	ld.param.u32 	%r1, [spin_param_index];
-	mov.u64 	%rd3, %globaltimer;
-	add.s64 	%rd4, %rd3, %rd1;
-$L_spin_loop:
-	mov.u64 	%rd5, %globaltimer;
-	setp.lt.u64 	%p1, %rd5, %rd4;
-	@%p1 bra 	$L_spin_loop;
 	mov.u32 	%r2, %tid.x;
 	mov.u32 	%r3, %ctaid.x;
 	or.b32 	%r4, %r2, %r3;
-	setp.ne.s32 	%p2, %r4, 0;
-	@%p2 bra 	$L_spin_exit;
+	setp.eq.s32 	%p2, %r4, 0;
 	cvta.to.global.u64 	%rd6, %rd2;
-	mul.wide.u32 	%rd7, %r1, 16;
+	mul.wide.u32 	%rd7, %r1, 128;
 	add.s64 	%rd8, %rd6, %rd7;
+	add.s64 	%rd10, %rd8, 16;
+	add.s64 	%rd11, %rd8, 128;
+	mov.u64 	%rd3, %globaltimer;
+	mov.u64 	%rd9, %rd3;
+	add.s64 	%rd4, %rd3, %rd1;
+$L_spin_loop:
+	mov.u64 	%rd5, %globaltimer;
+	sub.s64 	%rd12, %rd5, %rd9;
+	setp.gt.u64 	%p3, %rd12, 10000;
+	and.pred 	%p3, %p3, %p2;
+	setp.lt.u64 	%p4, %rd10, %rd11;
+	and.pred 	%p4, %p4, %p3;
+	@%p4 st.global.u64 	[%rd10], %rd9;
+	@%p4 st.global.u64 	[%rd10+8], %rd5;
+	@%p3 add.s64 	%rd10, %rd10, 16;
+	mov.u64 	%rd9, %rd5;
+	setp.lt.u64 	%p1, %rd5, %rd4;
+	@%p1 bra 	$L_spin_loop;
+	@!%p2 bra 	$L_spin_exit;
 	st.global.u64 	[%rd8], %rd3;
-	st.global.u64 	[%rd8+8], %rd5;
+	setp.gt.u64 	%p5, %rd10, %rd11;
+	selp.b64 	%rd13, 0, %rd5, %p5;
+	st.global.u64 	[%rd8+8], %rd13;
 $L_spin_exit:
 	ret;
 }
@@ -56,16 +79,25 @@ $L_spin_exit:
 	.param .u32 arith_param_index
 )
 {
-	.reg .pred 	%p<4>;
+	.reg .pred 	%p<8>;
 	.reg .b32 	%r<5>;
 	.reg .f32 	%f<6>;
-	.reg .b64 	%rd<9>;
+	.reg .b64 	%rd<15>;
 
 	ld.param.u64 	%rd1, [arith_param_iterations];
 	ld.param.u64 	%rd2, [arith_param_stamps];
 	ld.param.u32 	%r1, [arith_param_index];
-	mov.u64 	%rd3, %globaltimer;
 	mov.u32 	%r2, %tid.x;
+	mov.u32 	%r3, %ctaid.x;
+	or.b32 	%r4, %r2, %r3;
+	setp.eq.s32 	%p2, %r4, 0;
+	cvta.to.global.u64 	%rd6, %rd2;
+	mul.wide.u32 	%rd7, %r1, 128;
+	add.s64 	%rd8, %rd6, %rd7;
+	add.s64 	%rd10, %rd8, 16;
+	add.s64 	%rd11, %rd8, 128;
+	mov.u64 	%rd3, %globaltimer;
+	mov.u64 	%rd9, %rd3;
 	cvt.rn.f32.u32 	%f1, %r2;
 	mov.f32 	%f2, 0f3F800000;
 	mov.f32 	%f3, 0f3F7FFFEF;
@@ -78,21 +110,39 @@ $L_arith_loop:
 	fma.rn.f32 	%f1, %f1, %f3, %f2;
 	fma.rn.f32 	%f2, %f2, %f3, %f4;
 	add.s64 	%rd4, %rd4, 1;
+	and.b64 	%rd14, %rd4, 63;
+	setp.eq.u64 	%p6, %rd14, 0;
+	and.pred 	%p6, %p6, %p2;
+	@!%p6 bra 	$L_arith_next;
+	mov.u64 	%rd5, %globaltimer;
+	sub.s64 	%rd12, %rd5, %rd9;
+	setp.gt.u64 	%p3, %rd12, 10000;
+	setp.lt.u64 	%p4, %rd10, %rd11;
+	and.pred 	%p4, %p4, %p3;
+	@%p4 st.global.u64 	[%rd10], %rd9;
+	@%p4 st.global.u64 	[%rd10+8], %rd5;
+	@%p3 add.s64 	%rd10, %rd10, 16;
+	mov.u64 	%rd9, %rd5;
+$L_arith_next:
 	setp.lt.u64 	%p1, %rd4, %rd1;
 	@%p1 bra 	$L_arith_loop;
 $L_arith_after_loop:
 	mov.u64 	%rd5, %globaltimer;
-	cvta.to.global.u64 	%rd6, %rd2;
-	mul.wide.u32 	%rd7, %r1, 16;
-	add.s64 	%rd8, %rd6, %rd7;
-	setp.lt.f32 	%p2, %f1, %f5;
-	@%p2 st.global.f32 	[%rd8], %f1;
-	mov.u32 	%r3, %ctaid.x;
-	or.b32 	%r4, %r2, %r3;
-	setp.ne.s32 	%p3, %r4, 0;
-	@%p3 bra 	$L_arith_exit;
+	sub.s64 	%rd12, %rd5, %rd9;
+	setp.gt.u64 	%p3, %rd12, 10000;
+	and.pred 	%p3, %p3, %p2;
+	setp.lt.u64 	%p4, %rd10, %rd11;
+	and.pred 	%p4, %p4, %p3;
+	@%p4 st.global.u64 	[%rd10], %rd9;
+	@%p4 st.global.u64 	[%rd10+8], %rd5;
+	@%p3 add.s64 	%rd10, %rd10, 16;
+	setp.lt.f32 	%p5, %f1, %f5;
+	@%p5 st.global.f32 	[%rd8], %f1;
+	@!%p2 bra 	$L_arith_exit;
 	st.global.u64 	[%rd8], %rd3;
-	st.global.u64 	[%rd8+8], %rd5;
+	setp.gt.u64 	%p7, %rd10, %rd11;
+	selp.b64 	%rd13, 0, %rd5, %p7;
+	st.global.u64 	[%rd8+8], %rd13;
 $L_arith_exit:
 	ret;
 }
@@ -137,7 +187,7 @@ Result<std::unique_ptr<Device>> Device::Open(const Cuda& cuda, int ordinal, size
   CU_RETURN_IF_ERROR(cuda, cuda.cuModuleGetFunction(&d->arith_, module, "arith"));
   CU_RETURN_IF_ERROR(cuda, cuda.cuStreamCreate(&d->own_stream_, CU_STREAM_NON_BLOCKING));
   if (capacity > 0) {
-    size_t bytes = capacity * 2 * sizeof(uint64_t);
+    size_t bytes = capacity * kStampsPerLaunch * sizeof(uint64_t);
     CU_RETURN_IF_ERROR(cuda, cuda.cuMemAlloc_v2(&d->stamps_, bytes));
     CU_RETURN_IF_ERROR(cuda, cuda.cuMemsetD8_v2(d->stamps_, 0, bytes));
     // The memset runs on the legacy stream, which non-blocking streams do not wait for.
@@ -168,7 +218,8 @@ Status Device::Launch(CUstream stream, Kernel k, int tag) {
 
 Result<uint64_t> Device::StampOf(size_t index, int which) {
   uint64_t value = 0;
-  CU_RETURN_IF_ERROR(cuda_, cuda_.cuMemcpyDtoH_v2(&value, stamps_ + (2 * index + which) * 8, 8));
+  CU_RETURN_IF_ERROR(
+      cuda_, cuda_.cuMemcpyDtoH_v2(&value, stamps_ + (kStampsPerLaunch * index + which) * 8, 8));
   return value;
 }
 
@@ -215,7 +266,7 @@ Result<uint64_t> Device::ArithIterationsFor(double target_us) {
 
 Status Device::ReadStamps() {
   CU_RETURN_IF_ERROR(cuda_, cuda_.cuCtxSynchronize());
-  copied_.assign(2 * tags_.size(), 0);
+  copied_.assign(kStampsPerLaunch * tags_.size(), 0);
   if (!tags_.empty()) {
     CU_RETURN_IF_ERROR(
         cuda_, cuda_.cuMemcpyDtoH_v2(copied_.data(), stamps_, copied_.size() * sizeof(uint64_t)));
@@ -223,23 +274,33 @@ Status Device::ReadStamps() {
   return Status::Ok();
 }
 
-std::vector<Interval> Device::Intervals(int tag, size_t* missing) const {
+std::vector<uint64_t> Device::Chosen(int tag) const {
   std::vector<uint64_t> chosen;
-  size_t n = std::min(tags_.size(), copied_.size() / 2);
+  size_t n = std::min(tags_.size(), copied_.size() / kStampsPerLaunch);
   for (size_t k = 0; k < n; ++k) {
     if (tag == kAnyLoad ? tags_[k] >= 0 : tags_[k] == tag) {
-      chosen.push_back(copied_[2 * k]);
-      chosen.push_back(copied_[2 * k + 1]);
+      auto record = copied_.begin() + static_cast<ptrdiff_t>(kStampsPerLaunch * k);
+      chosen.insert(chosen.end(), record, record + kStampsPerLaunch);
     }
   }
-  return IntervalsFromStamps(chosen, chosen.size() / 2, missing);
+  return chosen;
+}
+
+std::vector<Interval> Device::Intervals(int tag, size_t* missing) const {
+  std::vector<uint64_t> chosen = Chosen(tag);
+  return IntervalsFromStamps(chosen, chosen.size() / kStampsPerLaunch, missing);
+}
+
+std::vector<Interval> Device::Gaps(int tag) const {
+  std::vector<uint64_t> chosen = Chosen(tag);
+  return GapsFromStamps(chosen, chosen.size() / kStampsPerLaunch);
 }
 
 std::optional<Interval> Device::IntervalAt(size_t index) const {
   size_t missing = 0;
-  if (2 * index + 1 >= copied_.size()) return std::nullopt;
-  std::vector<Interval> one =
-      IntervalsFromStamps({copied_[2 * index], copied_[2 * index + 1]}, 1, &missing);
+  if (kStampsPerLaunch * (index + 1) > copied_.size()) return std::nullopt;
+  auto record = copied_.begin() + static_cast<ptrdiff_t>(kStampsPerLaunch * index);
+  std::vector<Interval> one = IntervalsFromStamps({record, record + kStampsPerLaunch}, 1, &missing);
   if (one.empty()) return std::nullopt;
   return one[0];
 }

@@ -6,9 +6,11 @@
 //   arith(u64 iterations, u64* stamps, u32 index) a chain of fused multiply-adds per thread, so
 //                                                 its time follows the SM clock;
 //
-// and in both, thread 0 of block 0 (1-D launches) writes its start and end %globaltimer into
-// stamps[2 * index] and stamps[2 * index + 1]. Every launch takes the next index, so after
-// ReadStamps every kernel's busy interval is known on the device's own clock.
+// and in both, thread 0 of block 0 (1-D launches) writes its launch's record of kStampsPerLaunch
+// values at stamps[kStampsPerLaunch * index]: its start and end %globaltimer, then the gaps in
+// which it was switched out (analysis.h). Every launch takes the next index, so after ReadStamps
+// every kernel's span, and the time within it that it really ran, is known on the device's own
+// clock.
 //
 //   ASSIGN_OR_RETURN(std::unique_ptr<Device> d, Device::Open(cuda, 0, 100000));
 //   RETURN_IF_ERROR(d->Launch(stream, Kernel::Spin(200000), /*tag=*/0));
@@ -70,6 +72,8 @@ class Device {
   // copy; launches whose stamps are missing are counted in *missing.
   static constexpr int kAnyLoad = -2;
   std::vector<Interval> Intervals(int tag, size_t* missing) const;
+  // The gaps (switched out) within the spans of the launches Intervals(tag) gives.
+  std::vector<Interval> Gaps(int tag) const;
   // The interval of launch `index` from ReadStamps' copy; nullopt when its stamps are missing.
   std::optional<Interval> IntervalAt(size_t index) const;
 
@@ -78,6 +82,8 @@ class Device {
  private:
   explicit Device(const Cuda& cuda) : cuda_(cuda) {}
   Result<uint64_t> StampOf(size_t index, int which);
+  // The records of the launches tagged `tag` (as Intervals), concatenated.
+  std::vector<uint64_t> Chosen(int tag) const;
 
   const Cuda& cuda_;
   CUcontext ctx_ = nullptr;

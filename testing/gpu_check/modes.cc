@@ -271,30 +271,37 @@ Status ShareBody(const Options& o, Device& d, Reporter& r) {
   own.before = before;
   own.after = after;
   own.intervals = d.Intervals(Device::kAnyLoad, &own.missing);
+  own.gaps = d.Gaps(Device::kAnyLoad);
   if (!o.intervals_out.empty()) {
     RETURN_IF_ERROR(WriteAtomically(o.intervals_out, FormatWorkerOutput(own)));
   }
   ClockOffset offset_before = EstimateOffset(before), offset_after = EstimateOffset(after);
   ClockMap map(offset_before, offset_after);
   if (!map.valid()) return Internal("no clock probe came back with a stamp");
-  std::vector<Interval> own_host, others_host;
-  for (const Interval& i : own.intervals) own_host.push_back(map.ToHost(i));
+  // The truth is the time the kernels ran, not their spans: a span preempted for the
+  // neighbour's slice holds the neighbour's time.
+  std::vector<Interval> own_host, others_host, own_spans_host, own_gaps_host;
+  for (const Interval& i : Running(own.intervals, own.gaps)) own_host.push_back(map.ToHost(i));
+  for (const Interval& i : own.intervals) own_spans_host.push_back(map.ToHost(i));
+  for (const Interval& g : own.gaps) own_gaps_host.push_back(map.ToHost(g));
   size_t neighbour_kernels = 0;
   if (!o.neighbour_intervals.empty()) {
     ASSIGN_OR_RETURN(std::string text, ReadWhenThere(o.neighbour_intervals, 60 * kS));
     Result<WorkerOutput> n = ParseWorkerOutput(text);
     if (!n.ok()) return n.status().WithContext(o.neighbour_intervals);
     // The same device, so the same %globaltimer: this process's clock map serves.
-    for (const Interval& i : n->intervals) others_host.push_back(map.ToHost(i));
+    for (const Interval& i : Running(n->intervals, n->gaps)) others_host.push_back(map.ToHost(i));
     neighbour_kernels = n->intervals.size();
   }
   Share share = ShareOf(own_host, others_host, window);
   double spans_in_window = 0;
   size_t in_window = 0;
-  for (const Interval& i : Clip(own_host, window)) {
+  for (const Interval& i : own_spans_host) {
+    if (i.start_ns < window.start_ns || i.end_ns > window.end_ns) continue;
     spans_in_window += static_cast<double>(i.length());
     ++in_window;
   }
+  int64_t preempted_ns = Length(Clip(Union(own_gaps_host), window));
 
   Verdict v = Verdict::kInfo;
   if (o.expect) v = Within(share.percent, *o.expect, tolerance) ? Verdict::kPass : Verdict::kFail;
@@ -311,6 +318,8 @@ Status ShareBody(const Options& o, Device& d, Reporter& r) {
       .Add("kernels_in_window", in_window)
       .Add("mean_kernel_us", in_window > 0 ? spans_in_window / in_window / 1e3 : 0)
       .Add("spans_over_busy", share.busy_ns > 0 ? spans_in_window / share.busy_ns : 0)
+      .Add("preempted_kernels", CountPreempted(own.intervals, own.gaps))
+      .Add("preempted_ms", preempted_ns / 1e6)
       .Add("streams", o.streams)
       .Add("kernels_mix", o.variable ? "variable" : "spin")
       .Add("neighbour_kernels", neighbour_kernels)

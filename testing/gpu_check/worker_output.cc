@@ -23,6 +23,10 @@ std::string FormatWorkerOutput(const WorkerOutput& w) {
     std::snprintf(line, sizeof(line), "i %" PRId64 " %" PRId64 "\n", i.start_ns, i.end_ns);
     out += line;
   }
+  for (const Interval& g : w.gaps) {
+    std::snprintf(line, sizeof(line), "g %" PRId64 " %" PRId64 "\n", g.start_ns, g.end_ns);
+    out += line;
+  }
   out += "missing " + std::to_string(w.missing) + "\ndone\n";
   return out;
 }
@@ -66,15 +70,15 @@ Result<WorkerOutput> ParseWorkerOutput(std::string_view text) {
       w.pid = static_cast<int>(v[1]);
     } else if ((key == "clock0" || key == "clock1") && f.size() == 4) {
       (key == "clock0" ? w.before : w.after).push_back({v[1], v[2], v[3]});
-    } else if (key == "i" && f.size() == 3) {
+    } else if ((key == "i" || key == "g") && f.size() == 3) {
       if (v[2] < v[1]) return bad("ends before it starts");
-      w.intervals.push_back({v[1], v[2]});
+      (key == "i" ? w.intervals : w.gaps).push_back({v[1], v[2]});
     } else if (key == "missing" && f.size() == 2 && v[1] >= 0) {
       w.missing = static_cast<size_t>(v[1]);
     } else if (key == "done" && f.size() == 1) {
       done = true;
     } else {
-      return bad("unknown line (want pid, clock0, clock1, i, missing or done)");
+      return bad("unknown line (want pid, clock0, clock1, i, g, missing or done)");
     }
   }
   if (!done) {

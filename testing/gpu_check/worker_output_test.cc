@@ -11,6 +11,7 @@ TEST(WorkerOutputTest, RoundTrip) {
   w.before = {{1000, 1700000000000000000, 2000}, {3000, 1700000000000002500, 3900}};
   w.after = {{9000, 1700000000000008500, 9100}};
   w.intervals = {{1700000000000003000, 1700000000000003050}, {-5, 7}};
+  w.gaps = {{1700000000000003010, 1700000000000003020}};
   w.missing = 2;
   std::string text = FormatWorkerOutput(w);
   EXPECT_EQ(text.substr(0, 9), "pid 4242\n");
@@ -22,6 +23,7 @@ TEST(WorkerOutputTest, RoundTrip) {
   EXPECT_EQ(back->before[1].host_after_ns, 3900);
   ASSERT_EQ(back->after.size(), 1u);
   EXPECT_EQ(back->intervals, w.intervals);
+  EXPECT_EQ(back->gaps, w.gaps);
   EXPECT_EQ(back->missing, 2u);
 }
 
@@ -34,6 +36,7 @@ TEST(WorkerOutputTest, Refused) {
       {"pid 1\ni 1 2\n", "no \"done\""},
       {"pid 1\ni 1\ndone\n", "line 2 \"i 1\": unknown line"},
       {"pid 1\ni 5 2\ndone\n", "ends before it starts"},
+      {"pid 1\ng 5 2\ndone\n", "ends before it starts"},
       {"pid x\ndone\n", "line 1 \"pid x\": not a whole number"},
       {"pid 1\nclock2 1 2 3\ndone\n", "unknown line"},
       {"done\ni 1 2\n", "text after \"done\""},
