@@ -268,6 +268,24 @@ Status NvmlBody(const Options& o, const Nvml& nvml, Reporter& r) {
                .Add("abs_error_p50_last_166ms", sixth.abs_error_points.p50)
                .Add("abs_error_p50_last_1s", second.abs_error_points.p50)
                .Add("periods", sixth.periods));
+
+    // Every sample, to model NVML from: "<ms after go>:<smUtil>:<truth since the previous one>".
+    std::string listed;
+    uint64_t previous_us = 0;
+    for (const NvmlSample& s : samples) {
+      if (s.pid != pids[k]) continue;
+      int64_t at_ns = static_cast<int64_t>(s.ts_us) * 1000;
+      double truth = previous_us == 0 ? -1
+                                      : ShareOf(host[k], host[1 - k],
+                                                {static_cast<int64_t>(previous_us) * 1000, at_ns})
+                                            .percent;
+      char item[64];
+      std::snprintf(item, sizeof(item), "%s%.0f:%u:%.1f", listed.empty() ? "" : " ",
+                    static_cast<double>(at_ns - window.start_ns) / 1e6, s.sm_util, truth);
+      listed += item;
+      previous_us = s.ts_us;
+    }
+    r.Emit(Check(std::string("nvml.samples.") + label[k], Verdict::kInfo).Add("samples", listed));
   }
   Summary align = AlignmentMs(samples, pids[0], pids[1]);
   Check ac("nvml.alignment", Verdict::kInfo);
