@@ -2,7 +2,8 @@
 // every scenario runs the same way through both routes a program can take to the driver:
 //   direct:  symbols linked from libcuda.so.1 / libnvidia-ml.so.1 (symbol interposition);
 //   runtime: dlopen + dlsym("cuGetProcAddress_v2") + cuGetProcAddress_v2(name, version, flags),
-//            the way the CUDA 13 runtime does, optionally with the per-thread-stream flag.
+//            the way the CUDA 13 runtime does, optionally with the per-thread-stream flag (then
+//            at version 7000 or later, as a runtime asks: the variants came with CUDA 7.0).
 // Thread-safety: the table is filled once, before use, and read-only afterwards.
 #ifndef TESSERA_HOOK_TESTS_PROBE_API_H_
 #define TESSERA_HOOK_TESTS_PROBE_API_H_
@@ -77,7 +78,8 @@ struct Api {
 };
 
 // Fills `api` for `route` ("direct", "runtime" or "runtime-ptds"). Returns an empty string, or
-// what could not be resolved.
+// what could not be resolved ("not resolved: cuX (rc R, status S) ...", with cuGetProcAddress_v2's
+// result and status for each name).
 std::string LoadApi(const std::string& route, Api* api);
 
 }  // namespace tessera::hooktest
