@@ -20,6 +20,7 @@ namespace tessera::hooktest {
   X(Init, cuInit, "cuInit", 2000)                                                           \
   X(DeviceGet, cuDeviceGet, "cuDeviceGet", 2000)                                            \
   X(DeviceTotalMem, cuDeviceTotalMem_v2, "cuDeviceTotalMem", 3020)                          \
+  X(DeviceGetUuid, cuDeviceGetUuid_v2, "cuDeviceGetUuid", 11040)                            \
   X(DeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", 11020) \
   X(PrimaryCtxRetain, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 7000)           \
   X(PrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, "cuDevicePrimaryCtxRelease", 11000)    \
@@ -67,8 +68,11 @@ namespace tessera::hooktest {
 #define PROBE_NVML_API(X)                                                              \
   X(NvmlInit, nvmlInit_v2, "nvmlInit_v2")                                              \
   X(NvmlHandleByIndex, nvmlDeviceGetHandleByIndex_v2, "nvmlDeviceGetHandleByIndex_v2") \
+  X(NvmlHandleByUuid, nvmlDeviceGetHandleByUUID, "nvmlDeviceGetHandleByUUID")          \
   X(NvmlMemoryInfo, nvmlDeviceGetMemoryInfo, "nvmlDeviceGetMemoryInfo")                \
-  X(NvmlMemoryInfoV2, nvmlDeviceGetMemoryInfo_v2, "nvmlDeviceGetMemoryInfo_v2")
+  X(NvmlMemoryInfoV2, nvmlDeviceGetMemoryInfo_v2, "nvmlDeviceGetMemoryInfo_v2")        \
+  X(NvmlProcesses, nvmlDeviceGetComputeRunningProcesses_v3,                            \
+    "nvmlDeviceGetComputeRunningProcesses_v3")
 
 struct Api {
 #define PROBE_FIELD(field, symbol, ...) decltype(&symbol) field = nullptr;
