@@ -2,9 +2,12 @@
 // base symbol ("cuMemAlloc") and the CUDA version it was built for; the answer is the function
 // that version means (cuMemAlloc at >= 3020 is cuMemAlloc_v2). With
 // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM the per-thread-default-stream variant (_ptsz /
-// _ptds) is returned where one exists. Suffixed names ("cuMemAlloc_v2") are not base names and are
-// not found, as with the real driver. The ABI of memory calls before CUDA 3.2 (32-bit device
-// pointers) is not simulated: such requests answer VERSION_NOT_SUFFICIENT.
+// _ptds) is returned where one exists; such a name asked for with the flag at a version before
+// CUDA 7.0, which introduced the variants, is not resolved (VERSION_NOT_SUFFICIENT), as a real
+// driver 580 did for cuStreamSynchronize at 2000, while names without a variant resolve at any
+// version with the flag. Suffixed names ("cuMemAlloc_v2") are not base names and are not found, as
+// with the real driver. The ABI of memory calls before CUDA 3.2 (32-bit device pointers) is not
+// simulated: such requests answer VERSION_NOT_SUFFICIENT.
 #include <cstring>
 
 #include "legacy_abi.h"
@@ -174,7 +177,7 @@ const ProcEntry kProcs[] = {
 
 #undef F
 
-constexpr int kPerThreadMinVersion = 7000;
+constexpr int kPerThreadMinVersion = 7000;  // CUDA 7.0 brought the per-thread default stream
 
 CUresult Lookup(const char* symbol, void** pfn, int cudaVersion, unsigned long long flags,
                 CUdriverProcAddressQueryResult* status) {
@@ -188,8 +191,12 @@ CUresult Lookup(const char* symbol, void** pfn, int cudaVersion, unsigned long l
     if (strcmp(e.name, symbol) != 0) continue;
     known = true;
     if (cudaVersion < e.version) continue;
-    bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0 &&
-                      e.per_thread != nullptr && cudaVersion >= kPerThreadMinVersion;
+    bool per_thread =
+        (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0 && e.per_thread != nullptr;
+    // Observed on a real driver (580.159.04): the per-thread variant asked for at a version that
+    // has none is not resolved, rather than answered with the plain function. Which code and
+    // status it returns was not recorded; simgpu answers as for other too-old versions.
+    if (per_thread && cudaVersion < kPerThreadMinVersion) break;
     *pfn = per_thread ? e.per_thread : e.fn;
     if (status != nullptr) *status = CU_GET_PROC_ADDRESS_SUCCESS;
     return CUDA_SUCCESS;

@@ -448,7 +448,8 @@ INSTANTIATE_TEST_SUITE_P(Paths, LaunchPath,
 // governed, with no start-up probing that could serialise them. What they add to their start-up
 // (issue 4: at most 5 ms each) is a speed figure, measured by bench_hook ("64 starts at once").
 TEST_F(ComputeTest, SixtyFourProcessesStartingAtOnceAllRun) {
-  Env limited = hook.ProbeEnv();
+  // An H200's memory: 64 contexts of 518 MiB (kDevices' cost) would not fit kDevices' 16 GiB.
+  Env limited = hook.ProbeEnv("count=1,memory=141GiB,ctxmem=518MiB");
   limited["CUDA_DEVICE_SM_LIMIT"] = "50";
   std::vector<RunResult> results(64);
   std::vector<std::thread> threads;

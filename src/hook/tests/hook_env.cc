@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 
 namespace tessera::hooktest {
@@ -29,6 +31,30 @@ HookEnv::~HookEnv() {
 bool HookEnv::RealDriver() {
   const char* real = std::getenv("TESSERA_HOOK_REAL_DRIVER");
   return real != nullptr && std::string(real) == "1";
+}
+
+uint64_t HookEnv::ContextCost(const std::string& devices) {
+  static std::mutex mu;
+  static std::map<std::string, uint64_t> measured;  // by machine ("" for the real GPU)
+  const std::string machine = RealDriver() ? "" : devices;
+  std::lock_guard<std::mutex> guard(mu);
+  if (auto it = measured.find(machine); it != measured.end()) return it->second;
+  HookEnv scratch;  // a simgpu state of its own
+  Env env = scratch.ProbeEnv(devices);
+  env.erase("LD_PRELOAD");
+  RunResult r =
+      RunProgram({scratch.probe(), "direct", "context-cost"}, env, std::chrono::seconds(60));
+  const std::string key = "context_bytes=";
+  auto at = r.out.find(key);
+  if (r.exit_code != 0 || at == std::string::npos) {
+    throw std::runtime_error("cannot measure what a context costs: " + r.Describe());
+  }
+  uint64_t cost = std::stoull(r.out.substr(at + key.size()));
+  if (RealDriver() && cost == 0) {
+    throw std::runtime_error("a context on the GPU measured as costing nothing: " + r.Describe());
+  }
+  measured[machine] = cost;
+  return cost;
 }
 
 Env HookEnv::ProbeEnv(const std::string& devices) const {

@@ -17,6 +17,13 @@ namespace tessera::hooktest {
 constexpr uint64_t kMiB = 1ull << 20;
 constexpr uint64_t kGiB = 1ull << 30;
 
+// simgpu's machines for the hook's tests. Their contexts cost what one cost on a real GPU: 518 MiB
+// (543162368 bytes by NVML's count of the process), measured on an NVIDIA H200 with driver
+// 580.159.04 by scripts/gpu-check. Every limit must then hold the contexts of the test's processes
+// beside what they allocate, on simgpu as on a GPU; tests size limits with HookEnv::ContextCost.
+constexpr char kDevices[] = "count=1,memory=16GiB,ctxmem=518MiB";
+constexpr char kTwoDevices[] = "count=2,memory=16GiB,ctxmem=518MiB";
+
 class HookEnv {
  public:
   HookEnv();   // creates the temporary directory
@@ -33,9 +40,15 @@ class HookEnv {
   // tests that need simgpu's devices or its `stat` skip themselves.
   static bool RealDriver();
 
+  // What one context costs in device memory on device 0 of simgpu's `devices` (of the real GPU
+  // when RealDriver()): measured once per machine and program by hook_probe's context-cost, without
+  // the library, as the library measures it (NVML's memory of the process, else the device's free
+  // memory). Throws std::runtime_error when it cannot be measured.
+  static uint64_t ContextCost(const std::string& devices = kDevices);
+
   // The environment of a probe: simgpu with `devices` (or the real driver), the library
   // preloaded, the region in the temporary directory, nothing inherited but PATH.
-  Env ProbeEnv(const std::string& devices = "count=1,memory=16GiB") const;
+  Env ProbeEnv(const std::string& devices = kDevices) const;
 
   // Writes a file in the temporary directory; returns its path.
   std::string WriteFile(const std::string& name, const std::string& text) const;
@@ -45,7 +58,7 @@ class HookEnv {
   std::string WriteLimits(const std::string& name, const std::string& body) const;
 
   // `simgpu stat` for the state of this test's probes.
-  nlohmann::json Stat(const std::string& devices = "count=1,memory=16GiB") const;
+  nlohmann::json Stat(const std::string& devices = kDevices) const;
 
   // Maps the shared region read-only (nullptr when it does not exist yet).
   const tessera_region* MapRegion();

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -33,6 +34,12 @@ std::string Bytes(uint64_t n) {
   return std::to_string(n);
 }
 
+// What one context costs on the tests' machine (kDevices, or the real GPU): every limit below
+// holds the contexts of the test's processes beside what the test allocates.
+uint64_t ContextBytes() {
+  return HookEnv::ContextCost();
+}
+
 // The scenarios that run through each route a program can take to the driver.
 class RouteTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -46,28 +53,33 @@ class RouteTest : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(RouteTest, LastGranuleFitsAndTheNextByteDoesNot) {
+  const uint64_t limit = ContextBytes() + 256 * kMiB;
   Env env = hook.ProbeEnv();
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "256m";
-  RunResult r = Probe({"boundary", Bytes(256 * kMiB)}, env);
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(limit);
+  RunResult r = Probe({"boundary", Bytes(limit)}, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
   EXPECT_EQ(r.err, "") << "the library must be silent at the default log level";
 }
 
 TEST_P(RouteTest, EveryAllocationPathIsChargedReleasedAndRefused) {
-  Env env = hook.ProbeEnv("count=1,memory=16GiB,ctxmem=6MiB");
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "256Mi";
-  // On a real driver a context costs what it costs: the probe then only checks that it is charged.
+  // The primary context and the one the probe creates, beside its allocations.
+  const uint64_t limit = 2 * ContextBytes() + 256 * kMiB;
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(limit);
+  // On a real driver a created context need not cost what the primary one did: the probe then only
+  // checks that each is charged.
   RunResult r =
-      Probe({"paths", Bytes(256 * kMiB), HookEnv::RealDriver() ? "any" : Bytes(6 * kMiB)}, env);
+      Probe({"paths", Bytes(limit), HookEnv::RealDriver() ? "any" : Bytes(ContextBytes())}, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
 // Regression (issue 15): cuMemRelease of a mapped handle released its charge, while the driver
 // holds the memory until the last mapping is gone.
 TEST_P(RouteTest, VmmMemoryStaysChargedWhileMapped) {
+  const uint64_t limit = ContextBytes() + 256 * kMiB;
   Env env = hook.ProbeEnv();
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "256m";
-  RunResult r = Probe({"vmm", Bytes(256 * kMiB)}, env);
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(limit);
+  RunResult r = Probe({"vmm", Bytes(limit)}, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
@@ -75,9 +87,10 @@ TEST_P(RouteTest, VmmMemoryStaysChargedWhileMapped) {
 // small ones made a false out-of-memory), memory a pool keeps above its release threshold was not
 // charged, and a host pool was charged as device memory.
 TEST_P(RouteTest, PoolsAreChargedWhatTheyHold) {
+  const uint64_t limit = ContextBytes() + 256 * kMiB;
   Env env = hook.ProbeEnv();
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "256m";
-  RunResult r = Probe({"pools", Bytes(256 * kMiB)}, env);
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(limit);
+  RunResult r = Probe({"pools", Bytes(limit)}, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
@@ -86,98 +99,108 @@ TEST_P(RouteTest, PoolsAreChargedWhatTheyHold) {
 // the capture was invalidated.
 TEST_P(RouteTest, PoolAllocationUndoneBesideACaptureLeavesItValid) {
   if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's pool chunks";
+  const uint64_t limit = ContextBytes() + 256 * kMiB;
   Env env = hook.ProbeEnv();
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "256m";
-  RunResult r = Probe({"pool-refused-beside-capture", Bytes(256 * kMiB)}, env);
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(limit);
+  RunResult r = Probe({"pool-refused-beside-capture", Bytes(limit)}, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
 // Regression (issue 15): the device heap set by cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE) was not
 // charged.
 TEST_P(RouteTest, DeviceHeapIsCharged) {
+  const uint64_t limit = 2 * ContextBytes() + 256 * kMiB;  // the probe creates a second context
   Env env = hook.ProbeEnv();
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "256m";
-  RunResult r = Probe({"heap", Bytes(256 * kMiB)}, env);
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(limit);
+  RunResult r = Probe({"heap", Bytes(limit)}, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
 // Regression (issue 15): graph memory nodes (cuGraphAddMemAllocNode, allocations captured into a
 // graph) were not charged at all.
 TEST_P(RouteTest, GraphMemoryIsCharged) {
+  const uint64_t limit = ContextBytes() + 256 * kMiB;
   Env env = hook.ProbeEnv();
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "256m";
-  RunResult r = Probe({"graphs", Bytes(256 * kMiB)}, env);
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(limit);
+  RunResult r = Probe({"graphs", Bytes(limit)}, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
 TEST_P(RouteTest, InfoReportsTheLimit) {
+  const uint64_t limit = ContextBytes() + kGiB;
   Env env = hook.ProbeEnv();
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
-  RunResult r = Probe({"info", Bytes(kGiB), Bytes(kGiB)}, env);
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(limit);
+  RunResult r = Probe({"info", Bytes(limit), Bytes(limit)}, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
 TEST_P(RouteTest, InfoClampsALimitAboveTheDevice) {
   if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's devices";
-  Env env = hook.ProbeEnv("count=1,memory=8GiB");
+  Env env = hook.ProbeEnv("count=1,memory=8GiB,ctxmem=518MiB");  // kDevices' contexts, 8 GiB
   env["CUDA_DEVICE_MEMORY_LIMIT"] = "32g";
   RunResult r = Probe({"info", Bytes(32 * kGiB), Bytes(8 * kGiB)}, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
 TEST_P(RouteTest, ForkedChildrenNeitherInheritNorReleaseTheParentsCharge) {
+  const uint64_t limit = ContextBytes() + kGiB;
   Env env = hook.ProbeEnv();
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
-  RunResult r = Probe({"fork", Bytes(kGiB)}, env);
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(limit);
+  RunResult r = Probe({"fork", Bytes(limit)}, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
 TEST_P(RouteTest, TwoDevicesHaveTheirOwnLimits) {
   if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's devices";
-  Env env = hook.ProbeEnv("count=2,memory=16GiB");
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
-  env["CUDA_DEVICE_MEMORY_LIMIT_1"] = "512m";
-  RunResult r = Probe({"devices", Bytes(kGiB), Bytes(512 * kMiB)}, env);
+  const uint64_t limit0 = ContextBytes() + kGiB, limit1 = ContextBytes() + 512 * kMiB;
+  Env env = hook.ProbeEnv(kTwoDevices);
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(limit0);
+  env["CUDA_DEVICE_MEMORY_LIMIT_1"] = Bytes(limit1);
+  RunResult r = Probe({"devices", Bytes(limit0), Bytes(limit1)}, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
 TEST_P(RouteTest, ContextsRetainedBeforeUseKeepEachLimitOnItsDevice) {
   if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's devices";
-  Env env = hook.ProbeEnv("count=2,memory=16GiB");
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
-  env["CUDA_DEVICE_MEMORY_LIMIT_1"] = "512m";
-  RunResult r = Probe({"devices-retained-first", Bytes(kGiB), Bytes(512 * kMiB)}, env);
+  const uint64_t limit0 = ContextBytes() + kGiB, limit1 = ContextBytes() + 512 * kMiB;
+  Env env = hook.ProbeEnv(kTwoDevices);
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(limit0);
+  env["CUDA_DEVICE_MEMORY_LIMIT_1"] = Bytes(limit1);
+  RunResult r = Probe({"devices-retained-first", Bytes(limit0), Bytes(limit1)}, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
 TEST_P(RouteTest, VisibleDevicesReorderingKeepsEachLimitOnItsDevice) {
   if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's devices";
-  Env env = hook.ProbeEnv("count=2,memory=16GiB");
-  env["CUDA_DEVICE_MEMORY_LIMIT_0"] = "256m";
-  env["CUDA_DEVICE_MEMORY_LIMIT_1"] = "512m";
+  const uint64_t limit0 = ContextBytes() + 256 * kMiB, limit1 = ContextBytes() + 512 * kMiB;
+  Env env = hook.ProbeEnv(kTwoDevices);
+  env["CUDA_DEVICE_MEMORY_LIMIT_0"] = Bytes(limit0);
+  env["CUDA_DEVICE_MEMORY_LIMIT_1"] = Bytes(limit1);
   env["CUDA_VISIBLE_DEVICES"] = "1,0";
-  RunResult r = Probe({"devices", Bytes(512 * kMiB), Bytes(256 * kMiB)}, env);
+  RunResult r = Probe({"devices", Bytes(limit1), Bytes(limit0)}, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
 TEST_P(RouteTest, LimitsFileMapsDevicesByUuid) {
   if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's devices";
-  nlohmann::json stat = hook.Stat("count=2,memory=16GiB");
+  nlohmann::json stat = hook.Stat(kTwoDevices);
   std::string u0 = stat["devices"][0]["uuid"], u1 = stat["devices"][1]["uuid"];
-  Env env = hook.ProbeEnv("count=2,memory=16GiB");
+  const uint64_t limit0 = ContextBytes() + 256 * kMiB, limit1 = ContextBytes() + 512 * kMiB;
+  Env env = hook.ProbeEnv(kTwoDevices);
   env["TESSERA_LIMITS_FILE"] = hook.WriteLimits(
       "limits", "version=2\nmode=hard\ndevices=2\nuuid.0=" + u0 + "\nuuid.1=" + u1 +
-                    "\nmemory.0=268435456\nmemory.1=512Mi\ncores.0=0\ncores.1=0\nregion=" +
-                    hook.region_path() + "\n");
+                    "\nmemory.0=" + Bytes(limit0) + "\nmemory.1=" + Bytes(limit1) +
+                    "\ncores.0=0\ncores.1=0\nregion=" + hook.region_path() + "\n");
   env["CUDA_VISIBLE_DEVICES"] = "1,0";
   env["CUDA_DEVICE_MEMORY_LIMIT"] = "8g";  // ignored: the file wins
-  RunResult r = Probe({"devices", Bytes(512 * kMiB), Bytes(256 * kMiB)}, env);
+  RunResult r = Probe({"devices", Bytes(limit1), Bytes(limit0)}, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
 TEST_P(RouteTest, ContextDestroyAndResetReleaseTheirAllocations) {
-  Env env = hook.ProbeEnv("count=1,memory=16GiB,ctxmem=4MiB");
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  Env env = hook.ProbeEnv();
+  // The primary context and one created beside it, with up to 64 MiB allocated.
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(2 * ContextBytes() + 256 * kMiB);
   RunResult r = Probe({"contexts"}, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
@@ -201,15 +224,22 @@ class HookTest : public ::testing::Test {
 };
 
 TEST_F(HookTest, EightProcessesNeverExceedTheLimitTogether) {
+  // Eight contexts and 2 GiB beside them. The processes open their contexts before any allocates
+  // (one refused its context because the others had taken the whole limit would be the limit at
+  // work, not a failure), and each frees everything, its context too, before it exits.
+  const uint64_t limit = 8 * ContextBytes() + 2 * kGiB;
   Env env = hook.ProbeEnv();
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "2g";
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(limit);
+  const std::string opened = hook.dir() + "/opened";
+  ASSERT_TRUE(std::filesystem::create_directory(opened));
   std::vector<std::thread> threads;
   std::vector<RunResult> results(8);
   for (int i = 0; i < 8; ++i) {
     threads.emplace_back([&, i] {
-      std::vector<std::string> argv = {hook.probe(),    i % 2 ? "runtime" : "direct",
-                                       "stress",        "10",
-                                       Bytes(2 * kGiB), std::to_string(1234 + i)};
+      std::vector<std::string> argv = {hook.probe(), i % 2 ? "runtime" : "direct",
+                                       "stress",     "10",
+                                       Bytes(limit), Bytes(1234 + i),
+                                       opened,       "8"};
       results[i] = RunProgram(argv, env, seconds(90));
     });
   }
@@ -224,14 +254,14 @@ TEST_F(HookTest, EightProcessesNeverExceedTheLimitTogether) {
   if (!HookEnv::RealDriver()) {  // the device's own view of its usage
     nlohmann::json stat = hook.Stat();
     uint64_t peak = stat["devices"][0]["peak_used_bytes"];
-    EXPECT_LE(peak, 2 * kGiB);
-    EXPECT_GT(peak, kGiB) << "the processes should have come close to the limit";
+    EXPECT_LE(peak, limit);
+    EXPECT_GT(peak, limit - kGiB) << "the processes should have come close to the limit";
     EXPECT_EQ(uint64_t(stat["devices"][0]["used_bytes"]), 0u);
   }
   const tessera_region* region = hook.MapRegion();
   ASSERT_NE(region, nullptr);
   EXPECT_EQ(region->devices[0].used_bytes, 0u);
-  EXPECT_LE(region->devices[0].peak_bytes, 2 * kGiB);
+  EXPECT_LE(region->devices[0].peak_bytes, limit);
 }
 
 // Runs `churn` (a context-churn probe) while `others` allocate and free; all must pass.
@@ -253,8 +283,8 @@ void RunBeside(const std::vector<std::string>& churn, const Env& churn_env,
 // creates contexts: each context is charged its own cost, never the neighbour's memory.
 TEST_F(HookTest, ContextCostIgnoresANeighbourContainersAllocations) {
   if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's context cost";
-  Env env = hook.ProbeEnv("count=1,memory=16GiB,ctxmem=4MiB");
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(2 * ContextBytes() + 256 * kMiB);  // primary + created
   Env neighbour = env;
   neighbour.erase("CUDA_DEVICE_MEMORY_LIMIT");
   neighbour["CUDA_DEVICE_MEMORY_SHARED_CACHE"] = hook.dir() + "/neighbour-region";
@@ -262,7 +292,7 @@ TEST_F(HookTest, ContextCostIgnoresANeighbourContainersAllocations) {
   for (int i = 0; i < 2; ++i) {
     others.push_back({hook.probe(), "direct", "juggle", "3", Bytes(4 * kGiB)});
   }
-  RunBeside({hook.probe(), "direct", "context-churn", "300", Bytes(4 * kMiB)}, env, others,
+  RunBeside({hook.probe(), "direct", "context-churn", "300", Bytes(ContextBytes())}, env, others,
             neighbour);
 }
 
@@ -270,34 +300,37 @@ TEST_F(HookTest, ContextCostIgnoresANeighbourContainersAllocations) {
 // is not this process), the cost is measured through the device's free memory.
 TEST_F(HookTest, ContextCostWithoutTheHostPidComesFromTheDevicesFreeMemory) {
   if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's context cost";
-  Env env = hook.ProbeEnv("count=1,memory=16GiB,ctxmem=4MiB");
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(2 * ContextBytes() + 256 * kMiB);  // primary + created
   env["TESSERA_PIDS_FILE"] = hook.dir() + "/pids";
   env["TESSERA_LOG_LEVEL"] = "debug";
   // Host PID 1 (init) never has a context: NVML does not list this process under it.
-  RunResult r = Probe({"direct", "context-churn", "20", Bytes(4 * kMiB), "1"}, env);
+  RunResult r = Probe({"direct", "context-churn", "20", Bytes(ContextBytes()), "1"}, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
-  EXPECT_NE(r.err.find("4194304 bytes by the device's free memory"), std::string::npos)
+  EXPECT_NE(r.err.find(Bytes(ContextBytes()) + " bytes by the device's free memory"),
+            std::string::npos)
       << r.Describe();
   EXPECT_EQ(r.err.find("by NVML's count"), std::string::npos) << r.Describe();
 }
 
 TEST_F(HookTest, KilledProcessChargeIsFreeForTheNextAllocationAtOnce) {
+  const uint64_t limit = 2 * ContextBytes() + 2 * kGiB;  // two processes' contexts and 2 GiB
   Env env = hook.ProbeEnv();
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "2g";
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(limit);
   Child holder({hook.probe(), "direct", "hold", Bytes(1536 * kMiB)}, env);
   ASSERT_TRUE(holder.WaitForLine("held", seconds(30)));
   // The second process is initialised before the kill, so that only the allocation is timed
   // (driver start-up is not the library's to bound).
   std::string go = hook.dir() + "/go";
-  Child next({hook.probe(), "direct", "alloc-when", Bytes(2 * kGiB), go}, env);
+  Child next({hook.probe(), "direct", "alloc-when", Bytes(limit - ContextBytes()), go}, env);
   ASSERT_TRUE(next.WaitForLine("ready", seconds(30)));
   holder.KillAndReap(SIGKILL);
   auto killed = std::chrono::steady_clock::now();
   hook.WriteFile("go", "");
   int code = next.Wait(seconds(30));
   auto took = std::chrono::steady_clock::now() - killed;
-  EXPECT_EQ(code, 0) << "the whole limit must be free once the holder is dead";
+  EXPECT_EQ(code, 0)
+      << "the whole limit (less its own context) must be free once the holder is dead";
   EXPECT_LT(took, seconds(1));
 }
 
@@ -314,19 +347,20 @@ std::chrono::steady_clock::duration WaitForUsage(const tessera_region* region, u
 }
 
 TEST_F(HookTest, KilledProcessChargeIsReleasedWithinOneSecondWithoutNewAllocations) {
+  const uint64_t ctx = ContextBytes();
   Env env = hook.ProbeEnv();
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "2g";
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(2 * ctx + 2 * kGiB);
   Child idle({hook.probe(), "direct", "hold", Bytes(256 * kMiB)}, env);
   ASSERT_TRUE(idle.WaitForLine("held", seconds(30)));
   Child victim({hook.probe(), "runtime", "hold", Bytes(kGiB)}, env);
   ASSERT_TRUE(victim.WaitForLine("held", seconds(30)));
   const tessera_region* region = hook.MapRegion();
   ASSERT_NE(region, nullptr);
-  EXPECT_EQ(region->devices[0].used_bytes, kGiB + 256 * kMiB);
+  EXPECT_EQ(region->devices[0].used_bytes, 2 * ctx + kGiB + 256 * kMiB);
   // Not reaped on purpose: a zombie is as dead as a reaped process.
   kill(victim.pid(), SIGKILL);
-  auto took = WaitForUsage(region, 256 * kMiB, seconds(5));
-  EXPECT_EQ(region->devices[0].used_bytes, 256 * kMiB);
+  auto took = WaitForUsage(region, ctx + 256 * kMiB, seconds(5));
+  EXPECT_EQ(region->devices[0].used_bytes, ctx + 256 * kMiB);
   EXPECT_LT(took, seconds(1));
 }
 
@@ -338,8 +372,9 @@ TEST_F(HookTest, ProcessesInTwoPidNamespacesShareOneLimit) {
   if (geteuid() != 0 || access("/usr/bin/unshare", X_OK) != 0) {
     GTEST_SKIP() << "needs root and unshare(1) for PID namespaces";
   }
+  const uint64_t ctx = ContextBytes();
   Env env = hook.ProbeEnv();
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "4g";
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(2 * ctx + 4 * kGiB);  // two processes' contexts and 4 GiB
   auto in_own_namespace = [&](std::vector<std::string> args) {
     std::vector<std::string> argv = {"/usr/bin/unshare", "--pid", "--mount-proc", "--kill-child",
                                      hook.probe()};
@@ -354,7 +389,7 @@ TEST_F(HookTest, ProcessesInTwoPidNamespacesShareOneLimit) {
   EXPECT_EQ(fits.exit_code, 0) << fits.Describe();
   const tessera_region* region = hook.MapRegion();
   ASSERT_NE(region, nullptr);
-  EXPECT_GE(region->devices[0].used_bytes, 3 * kGiB) << "the holder's charge must stay";
+  EXPECT_GE(region->devices[0].used_bytes, ctx + 3 * kGiB) << "the holder's charge must stay";
 
   std::string go = hook.dir() + "/go";
   Child next(in_own_namespace({"direct", "alloc-when", Bytes(3 * kGiB), go}), env);
@@ -397,8 +432,9 @@ void ChangeRegion(const std::string& path, Change change) {
 }
 
 TEST_F(HookTest, ProcessDyingInsideTheRegionLockLeavesItUsable) {
+  const uint64_t ctx = ContextBytes();
   Env env = hook.ProbeEnv();
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(2 * ctx + kGiB);  // two processes' contexts and 1 GiB
   Child holder({hook.probe(), "direct", "hold", Bytes(256 * kMiB)}, env);
   ASSERT_TRUE(holder.WaitForLine("held", seconds(30)));
   // A process takes the region's lock (as when it claims or frees a slot) and dies holding it.
@@ -417,16 +453,17 @@ TEST_F(HookTest, ProcessDyingInsideTheRegionLockLeavesItUsable) {
   // lock too) finds it dead (issue 28).
   const tessera_region* region = hook.MapRegion();
   ASSERT_NE(region, nullptr);
-  WaitForUsage(region, 256 * kMiB, seconds(5));
-  EXPECT_EQ(region->devices[0].used_bytes, 256 * kMiB);
+  WaitForUsage(region, ctx + 256 * kMiB, seconds(5));
+  EXPECT_EQ(region->devices[0].used_bytes, ctx + 256 * kMiB);
 }
 
 // A process killed between its charge's two steps (the device total, then its slot) leaves the
 // total above what the live processes hold: never below (nothing is over-allocated), and given
 // back once the container has no process, so that the limit is whole again for the next one.
 TEST_F(HookTest, ChargeLeftByAProcessKilledMidUpdateIsGivenBackWhenNoProcessIsLeft) {
+  const uint64_t ctx = ContextBytes(), limit = 2 * ctx + kGiB;  // two processes' contexts and 1 GiB
   Env env = hook.ProbeEnv();
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(limit);
   RunResult r = Probe({"direct", "alloc", Bytes(2 * kMiB)}, env, seconds(30));  // makes the region
   ASSERT_EQ(r.exit_code, 0) << r.Describe();
   {
@@ -441,9 +478,10 @@ TEST_F(HookTest, ChargeLeftByAProcessKilledMidUpdateIsGivenBackWhenNoProcessIsLe
     EXPECT_EQ(r.exit_code, 3) << r.Describe();
     holder.KillAndReap(SIGTERM);
   }
-  // No process left: the next one to take a slot gives the orphaned charge back.
+  // No process left: the next one to take a slot gives the orphaned charge back, and has the whole
+  // limit but its context.
   env["TESSERA_LOG_LEVEL"] = "debug";
-  r = Probe({"direct", "alloc", Bytes(kGiB)}, env, seconds(30));
+  r = Probe({"direct", "alloc", Bytes(limit - ctx)}, env, seconds(30));
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
   EXPECT_THAT(r.err, HasSubstr("with no process left to hold them")) << r.Describe();
 }
@@ -453,8 +491,9 @@ TEST_F(HookTest, ChargeLeftByAProcessKilledMidUpdateIsGivenBackWhenNoProcessIsLe
 // a new process by about a second, which is then refused: nothing is allocated past the
 // accounting meanwhile.
 TEST_F(HookTest, StoppedLockHolderDelaysOnlyNewProcessesBoundedlyAndNothingIsOverAllocated) {
+  const uint64_t ctx = ContextBytes();
   Env env = hook.ProbeEnv();
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(2 * ctx + kGiB);  // two processes' contexts and 1 GiB
   std::string go = hook.dir() + "/go", again = hook.dir() + "/again";
   Child holder({hook.probe(), "direct", "free-later", Bytes(256 * kMiB), go, again}, env);
   ASSERT_TRUE(holder.WaitForLine("held", seconds(30)));
@@ -478,18 +517,20 @@ TEST_F(HookTest, StoppedLockHolderDelaysOnlyNewProcessesBoundedlyAndNothingIsOve
   EXPECT_LT(took, seconds(5));
   EXPECT_THAT(r.err, HasSubstr("lock has been held for over 1 s")) << r.Describe();
   // The device holds only what is charged.
-  EXPECT_EQ(uint64_t(hook.Stat()["devices"][0]["used_bytes"]), 256 * kMiB);
+  if (!HookEnv::RealDriver()) {
+    EXPECT_EQ(uint64_t(hook.Stat()["devices"][0]["used_bytes"]), ctx + 256 * kMiB);
+  }
   // The running process frees and allocates during the stall, at once, and the region follows.
   const tessera_region* region = hook.MapRegion();
   ASSERT_NE(region, nullptr);
   start = std::chrono::steady_clock::now();
   hook.WriteFile("go", "");
   ASSERT_TRUE(holder.WaitForLine("freed", seconds(10)));
-  EXPECT_EQ(region->devices[0].used_bytes, 0u);
+  EXPECT_EQ(region->devices[0].used_bytes, ctx);
   hook.WriteFile("again", "");
   ASSERT_TRUE(holder.WaitForLine("done", seconds(10)));
   EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(1));
-  EXPECT_EQ(region->devices[0].used_bytes, 2 * kMiB);
+  EXPECT_EQ(region->devices[0].used_bytes, ctx + 2 * kMiB);
   kill(locker, SIGCONT);
   ASSERT_EQ(waitpid(locker, &status, 0), locker);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -519,8 +560,9 @@ constexpr uint64_t kHourNs = 3600ull * 1000000000ull;
 // the previous boot left, a device-time clock an uptime ahead and a slot whose PID is taken again,
 // must neither make launches sleep nor keep memory charged.
 TEST_F(HookTest, RegionOfAnEarlierBootStartsOver) {
+  const uint64_t limit = ContextBytes() + kGiB;
   Env env = hook.ProbeEnv();
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(limit);
   env["CUDA_DEVICE_SM_LIMIT"] = "30";
   env["TESSERA_LOG_LEVEL"] = "info";
   RunResult r = Probe({"direct", "alloc", Bytes(2 * kMiB)}, env, seconds(30));  // makes the region
@@ -533,14 +575,17 @@ TEST_F(HookTest, RegionOfAnEarlierBootStartsOver) {
     region->slots[7].used_bytes[0] = 900 * kMiB;
     region->devices[0].used_bytes = 900 * kMiB;
   });
-  ExpectQuickLaunch(hook, env, "before the machine rebooted");
-  r = Probe({"direct", "alloc", Bytes(kGiB)}, env, seconds(30));
+  if (!HookEnv::RealDriver()) {  // compute_load launches simgpu's kernels
+    ExpectQuickLaunch(hook, env, "before the machine rebooted");
+  }
+  r = Probe({"direct", "alloc", Bytes(limit - ContextBytes())}, env, seconds(30));
   EXPECT_EQ(r.exit_code, 0) << "the previous boot's 900 MiB must be gone: " << r.Describe();
 }
 
 // Whatever wrote the clock (a region whose boot was not recorded, a process that writes the
 // region), no launch waits longer than any share can make it wait.
 TEST_F(HookTest, DeviceTimeClockFarAheadIsRestartedInsteadOfSleptOn) {
+  if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's kernels (compute_load)";
   Env env = hook.ProbeEnv();
   env["CUDA_DEVICE_SM_LIMIT"] = "30";
   RunResult r = Probe({"direct", "alloc", Bytes(2 * kMiB)}, env, seconds(30));
@@ -553,7 +598,7 @@ TEST_F(HookTest, DeviceTimeClockFarAheadIsRestartedInsteadOfSleptOn) {
 
 TEST_F(HookTest, LogLevelMakesItTalk) {
   Env env = hook.ProbeEnv();
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "256m";
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(ContextBytes() + 256 * kMiB);
   env["TESSERA_LOG_LEVEL"] = "debug";
   RunResult r = Probe({"direct", "alloc", Bytes(512 * kMiB)}, env);
   EXPECT_EQ(r.exit_code, 3) << r.Describe();
@@ -582,14 +627,15 @@ TEST_F(HookTest, NoLimitPassesEverythingThroughWithoutARegion) {
 // context's device.
 TEST_F(HookTest, PoolAllocationIsChargedToThePoolsDevice) {
   if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's devices";
-  Env env = hook.ProbeEnv("count=2,memory=16GiB");
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  const uint64_t ctx = ContextBytes();
+  Env env = hook.ProbeEnv(kTwoDevices);
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(ctx + kGiB);
   Child holder({hook.probe(), "direct", "pool-device-hold", Bytes(64 * kMiB)}, env);
   ASSERT_TRUE(holder.WaitForLine("held", seconds(30)));
   const tessera_region* region = hook.MapRegion();
   ASSERT_NE(region, nullptr);
-  EXPECT_EQ(region->devices[0].used_bytes, 0u);
-  EXPECT_EQ(region->devices[1].used_bytes, 64 * kMiB);
+  EXPECT_EQ(region->devices[0].used_bytes, ctx);  // the probe opens both devices
+  EXPECT_EQ(region->devices[1].used_bytes, ctx + 64 * kMiB);
 }
 
 // Regression (issue 15): with no limit on a device, a saturated size used to wrap its usage, so
@@ -601,16 +647,16 @@ TEST_F(HookTest, AllocationWithoutALimitNeverWrapsTheUsage) {
   ASSERT_TRUE(holder.WaitForLine("held", seconds(30)));
   const tessera_region* region = hook.MapRegion();
   ASSERT_NE(region, nullptr);
-  EXPECT_EQ(region->devices[0].used_bytes, 2 * kMiB);
+  EXPECT_EQ(region->devices[0].used_bytes, ContextBytes() + 2 * kMiB);
 }
 
 // Regression (issue 15): threads retaining the primary context first at once each recorded it,
 // and one charge was lost in the table (charged for good).
 TEST_F(HookTest, ConcurrentFirstRetainsChargeThePrimaryContextOnce) {
-  Env env = hook.ProbeEnv("count=1,memory=16GiB,ctxmem=4MiB");
-  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1g";
+  Env env = hook.ProbeEnv();
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = Bytes(ContextBytes() + kGiB);  // a second charge would fit
   for (int round = 0; round < 20; ++round) {  // the race is lost in about 1 run of 10
-    RunResult r = Probe({"direct", "retain-race", "8", Bytes(4 * kMiB)}, env);
+    RunResult r = Probe({"direct", "retain-race", "8", Bytes(ContextBytes())}, env);
     ASSERT_EQ(r.exit_code, 0) << "round " << round << "\n" << r.Describe();
   }
 }
@@ -620,19 +666,21 @@ TEST_F(HookTest, ConcurrentFirstRetainsChargeThePrimaryContextOnce) {
 TEST_F(HookTest, LimitsFileNamingAMigUuidMapsItsDevice) {
   if (HookEnv::RealDriver()) GTEST_SKIP() << "needs simgpu's devices";
   std::string uuid = hook.Stat()["devices"][0]["uuid"];
+  const uint64_t limit = ContextBytes() + 256 * kMiB;
   Env env = hook.ProbeEnv();
-  env["TESSERA_LIMITS_FILE"] = hook.WriteLimits(
-      "limits", "version=2\ndevices=1\nuuid.0=MIG-" + uuid.substr(4) +
-                    "\nmemory.0=256Mi\ncores.0=0\nregion=" + hook.region_path() + "\n");
-  RunResult r = Probe({"direct", "devices", Bytes(256 * kMiB)}, env);
+  env["TESSERA_LIMITS_FILE"] =
+      hook.WriteLimits("limits", "version=2\ndevices=1\nuuid.0=MIG-" + uuid.substr(4) +
+                                     "\nmemory.0=" + Bytes(limit) +
+                                     "\ncores.0=0\nregion=" + hook.region_path() + "\n");
+  RunResult r = Probe({"direct", "devices", Bytes(limit)}, env);
   EXPECT_EQ(r.exit_code, 0) << r.Describe();
 }
 
 TEST_F(HookTest, EnvironmentNeverRaisesTheLimitsFilesLimit) {
   Env env = hook.ProbeEnv();
   env["TESSERA_LIMITS_FILE"] = hook.WriteLimits(
-      "limits",
-      "version=2\ndevices=1\nmemory.0=256Mi\ncores.0=0\nregion=" + hook.region_path() + "\n");
+      "limits", "version=2\ndevices=1\nmemory.0=" + Bytes(ContextBytes() + 256 * kMiB) +
+                    "\ncores.0=0\nregion=" + hook.region_path() + "\n");
   env["CUDA_DEVICE_MEMORY_LIMIT"] = "8g";
   env["CUDA_DEVICE_MEMORY_LIMIT_0"] = "8g";
   RunResult r = Probe({"direct", "alloc", Bytes(512 * kMiB)}, env);

@@ -16,6 +16,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <iterator>
 #include <random>
 #include <string>
 #include <thread>
@@ -327,9 +329,32 @@ int AllocWhen(uint64_t bytes, const char* path) {
   return rc == CUDA_SUCCESS ? 0 : rc == CUDA_ERROR_OUT_OF_MEMORY ? 3 : 1;
 }
 
-// stress <seconds> <limit> <seed>: random allocations and frees; prints counts.
-int Stress(uint64_t seconds, uint64_t limit, uint64_t seed) {
+// Adds this process to the folder `dir` (a file named by its PID), then waits (up to 60 s) until
+// `count` processes are there; false when they never were.
+bool MeetAt(const char* dir, uint64_t count) {
+  std::string mine = std::string(dir) + "/" + std::to_string(getpid());
+  FILE* f = std::fopen(mine.c_str(), "w");
+  if (f == nullptr) return false;
+  std::fclose(f);
+  for (int i = 0; i < 60000; ++i) {
+    std::error_code error;
+    auto entries = std::filesystem::directory_iterator(dir, error);
+    if (!error && uint64_t(std::distance(begin(entries), end(entries))) >= count) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
+// stress <seconds> <limit> <seed> [<dir> <processes>]: random allocations and frees, then frees
+// everything and releases its context; prints counts. With <dir>, its context open, it first
+// waits for <processes> processes (itself included) to be there (MeetAt).
+int Stress(uint64_t seconds, uint64_t limit, uint64_t seed, const char* dir, uint64_t processes) {
   Open();
+  if (dir != nullptr && !MeetAt(dir, processes)) {
+    std::fprintf(stderr, "probe: stress: the %llu processes never all opened their contexts\n",
+                 (unsigned long long)processes);
+    return 1;
+  }
   std::mt19937_64 random(seed);
   std::vector<std::pair<CUdeviceptr, uint64_t>> held;
   uint64_t ok = 0, refused = 0;
@@ -355,23 +380,29 @@ int Stress(uint64_t seconds, uint64_t limit, uint64_t seed) {
     CHECK_THAT(Used() <= limit, "usage %llu above the limit", (unsigned long long)Used());
   }
   for (auto& [p, bytes] : held) api.MemFree(p);
+  CUdevice dev = 0;
+  api.DeviceGet(&dev, 0);
+  CHECK_RC(api.PrimaryCtxRelease(dev), CUDA_SUCCESS);  // the last release: the context goes
   std::printf("allocations=%llu refused=%llu\n", (unsigned long long)ok,
               (unsigned long long)refused);
   return failures ? 1 : 0;
 }
 
 // fork <limit>: a forked child neither inherits nor releases the parent's charge; a child that
-// uses CUDA again gets its own.
+// uses CUDA again gets its own. The parent holds half of the room its context leaves.
 int Fork(uint64_t limit) {
   Open();
   uint64_t base = Used();
+  const uint64_t half = RoundUp((limit - base) / 2);
   CUdeviceptr p = 0;
-  CHECK_RC(api.MemAlloc(&p, limit / 2), CUDA_SUCCESS);
+  CHECK_RC(api.MemAlloc(&p, half), CUDA_SUCCESS);
   pid_t quiet = fork();
   if (quiet == 0) _exit(0);  // exits without touching CUDA
   int status = 0;
   waitpid(quiet, &status, 0);
-  CHECK_THAT(Used() == base + RoundUp(limit / 2), "a child's exit changed the parent's charge");
+  CHECK_THAT(Used() == base + half,
+             "a child's exit changed the parent's charge: used %llu, want %llu",
+             (unsigned long long)Used(), (unsigned long long)(base + half));
   pid_t child = fork();
   if (child == 0) {
     // The child sees the container's usage and may take what is left, not more.
@@ -381,15 +412,15 @@ int Fork(uint64_t limit) {
     if (rc != CUDA_SUCCESS) _exit(10);
     if (total != limit) _exit(11);
     CUdeviceptr q = 0;
-    if (api.MemAlloc(&q, limit - base - RoundUp(limit / 2) + 1) != CUDA_ERROR_OUT_OF_MEMORY)
-      _exit(12);
+    if (api.MemAlloc(&q, limit - base - half + 1) != CUDA_ERROR_OUT_OF_MEMORY) _exit(12);
     _exit(0);
   }
   waitpid(child, &status, 0);
   CHECK_THAT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "CUDA child exited with %d",
              WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-  CHECK_THAT(Used() == base + RoundUp(limit / 2),
-             "the CUDA child's exit changed the parent's charge");
+  CHECK_THAT(Used() == base + half,
+             "the CUDA child's exit changed the parent's charge: used %llu, want %llu",
+             (unsigned long long)Used(), (unsigned long long)(base + half));
   CHECK_RC(api.MemFree(p), CUDA_SUCCESS);
   CHECK_THAT(Used() == base, "usage %llu after the free", (unsigned long long)Used());
   return failures ? 1 : 0;
@@ -447,6 +478,10 @@ int Contexts() {
              (unsigned long long)Used(), (unsigned long long)base);
   CUcontext ctx = nullptr;
   CHECK_RC(api.CtxCreate(&ctx, 0, dev), CUDA_SUCCESS);
+  // Without it the rest would allocate in the primary context and report that as a release missed
+  // (on a real GPU, under a limit too small for a second context, "after cuCtxDestroy: used
+  // <base + 32 MiB>, want <base>").
+  if (failures) return 1;
   uint64_t with_context = Used();
   CHECK_RC(api.MemAlloc(&p, 32 * kMiB), CUDA_SUCCESS);
   CHECK_THAT(Used() == with_context + 32 * kMiB, "used %llu", (unsigned long long)Used());
@@ -829,6 +864,58 @@ int RetainRace(uint64_t threads, uint64_t cost) {
   return failures ? 1 : 0;
 }
 
+// NVML's memory of this process on `device`: true and *bytes when NVML lists the process with it.
+bool OwnMemory(nvmlDevice_t device, uint64_t* bytes) {
+  std::vector<nvmlProcessInfo_t> infos(1024);
+  unsigned int count = static_cast<unsigned int>(infos.size());
+  if (api.NvmlProcesses(device, &count, infos.data()) != NVML_SUCCESS) return false;
+  for (unsigned int i = 0; i < count; ++i) {
+    // NVML_VALUE_NOT_AVAILABLE (all ones) without the right to see it.
+    if (infos[i].pid == static_cast<unsigned int>(getpid()) && infos[i].usedGpuMemory != ~0ull) {
+      *bytes = infos[i].usedGpuMemory;
+      return true;
+    }
+  }
+  return false;
+}
+
+// context-cost: what device 0's primary context costs in device memory, measured as the library
+// measures it (context_cost.h): NVML's memory of this process before and after the context is
+// created or, where NVML does not list the process (another PID namespace), the fall of the
+// device's free memory. Run without the library. Prints "context_bytes=N by=nvml|free".
+int ContextCost() {
+  CUdevice dev = 0;
+  CUuuid raw;
+  if (api.Init(0) != CUDA_SUCCESS || api.DeviceGet(&dev, 0) != CUDA_SUCCESS ||
+      api.DeviceGetUuid(&raw, dev) != CUDA_SUCCESS) {
+    std::fprintf(stderr, "probe: context-cost: no CUDA device 0\n");
+    return 1;
+  }
+  const unsigned char* b = reinterpret_cast<const unsigned char*>(raw.bytes);
+  char uuid[64];
+  std::snprintf(uuid, sizeof(uuid),
+                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                b[14], b[15]);
+  nvmlDevice_t device;
+  if (api.NvmlInit() != NVML_SUCCESS || api.NvmlHandleByUuid(uuid, &device) != NVML_SUCCESS) {
+    std::fprintf(stderr, "probe: context-cost: NVML has no device %s\n", uuid);
+    return 1;
+  }
+  uint64_t own_before = 0, own_after = 0;
+  if (!OwnMemory(device, &own_before)) own_before = 0;  // not listed: no context yet
+  nvmlMemory_t before, after;
+  CHECK_THAT(api.NvmlMemoryInfo(device, &before) == NVML_SUCCESS, "nvmlDeviceGetMemoryInfo failed");
+  Open();
+  CHECK_THAT(api.NvmlMemoryInfo(device, &after) == NVML_SUCCESS, "nvmlDeviceGetMemoryInfo failed");
+  if (failures) return 1;
+  const bool listed = OwnMemory(device, &own_after);
+  const uint64_t cost = listed ? own_after - own_before : before.free - after.free;
+  CHECK_THAT(cost < before.total, "a context costs %llu bytes", (unsigned long long)cost);
+  std::printf("context_bytes=%llu by=%s\n", (unsigned long long)cost, listed ? "nvml" : "free");
+  return failures ? 1 : 0;
+}
+
 // init: exits with cuInit's result.
 int InitOnly() {
   return static_cast<int>(api.Init(0));
@@ -861,12 +948,15 @@ int main(int argc, char** argv) {
     if (argc < 5) return 2;
     return AllocWhen(Arg(argv, argc, 3), argv[4]);
   }
-  if (command == "stress")
-    return Stress(Arg(argv, argc, 3), Arg(argv, argc, 4), Arg(argv, argc, 5));
+  if (command == "stress") {
+    return Stress(Arg(argv, argc, 3), Arg(argv, argc, 4), Arg(argv, argc, 5),
+                  argc > 6 ? argv[6] : nullptr, argc > 6 ? Arg(argv, argc, 7) : 0);
+  }
   if (command == "fork") return Fork(Arg(argv, argc, 3));
   if (command == "devices") return Devices(argc, argv, 3, false);
   if (command == "devices-retained-first") return Devices(argc, argv, 3, true);
   if (command == "init") return InitOnly();
+  if (command == "context-cost") return ContextCost();
   if (command == "huge-hold") return HugeHold();
   if (command == "vmm") return Vmm(Arg(argv, argc, 3));
   if (command == "pools") return Pools(Arg(argv, argc, 3));

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+
 namespace tessera::hooktest {
 
 std::string LoadApi(const std::string& route, Api* api) {
@@ -20,16 +22,24 @@ std::string LoadApi(const std::string& route, Api* api) {
   auto get_proc =
       reinterpret_cast<decltype(&cuGetProcAddress_v2)>(dlsym(cuda, "cuGetProcAddress_v2"));
   if (get_proc == nullptr) return "dlsym cuGetProcAddress_v2 failed";
+  // A runtime asks at its own version: with the per-thread flag never before CUDA 7.0, which
+  // brought the per-thread variants (a real driver resolves no such name asked for earlier).
+  const int min_version = route == "runtime-ptds" ? 7000 : 0;
   std::string missing;
-#define PROBE_RUNTIME(field, symbol, name, version)                                      \
-  {                                                                                      \
-    void* fn = nullptr;                                                                  \
-    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;        \
-    if (get_proc(name, &fn, version, flags, &status) != CUDA_SUCCESS || fn == nullptr || \
-        status != CU_GET_PROC_ADDRESS_SUCCESS) {                                         \
-      missing += std::string(" ") + name;                                                \
-    }                                                                                    \
-    api->field = reinterpret_cast<decltype(api->field)>(fn);                             \
+  // Each name that is not resolved, with what the driver answered: " name (rc R, status S)".
+  auto note_missing = [&](const char* name, CUresult rc, CUdriverProcAddressQueryResult status) {
+    missing += std::string(" ") + name + " (rc " + std::to_string(static_cast<int>(rc)) +
+               ", status " + std::to_string(static_cast<int>(status)) + ")";
+  };
+#define PROBE_RUNTIME(field, symbol, name, version)                                     \
+  {                                                                                     \
+    void* fn = nullptr;                                                                 \
+    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;       \
+    CUresult rc = get_proc(name, &fn, std::max(version, min_version), flags, &status);  \
+    if (rc != CUDA_SUCCESS || fn == nullptr || status != CU_GET_PROC_ADDRESS_SUCCESS) { \
+      note_missing(name, rc, status);                                                   \
+    }                                                                                   \
+    api->field = reinterpret_cast<decltype(api->field)>(fn);                            \
   }
   PROBE_CUDA_API(PROBE_RUNTIME)
 #undef PROBE_RUNTIME

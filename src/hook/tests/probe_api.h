@@ -2,7 +2,8 @@
 // every scenario runs the same way through both routes a program can take to the driver:
 //   direct:  symbols linked from libcuda.so.1 / libnvidia-ml.so.1 (symbol interposition);
 //   runtime: dlopen + dlsym("cuGetProcAddress_v2") + cuGetProcAddress_v2(name, version, flags),
-//            the way the CUDA 13 runtime does, optionally with the per-thread-stream flag.
+//            the way the CUDA 13 runtime does, optionally with the per-thread-stream flag (then
+//            at version 7000 or later, as a runtime asks: the variants came with CUDA 7.0).
 // Thread-safety: the table is filled once, before use, and read-only afterwards.
 #ifndef TESSERA_HOOK_TESTS_PROBE_API_H_
 #define TESSERA_HOOK_TESTS_PROBE_API_H_
@@ -19,6 +20,7 @@ namespace tessera::hooktest {
   X(Init, cuInit, "cuInit", 2000)                                                           \
   X(DeviceGet, cuDeviceGet, "cuDeviceGet", 2000)                                            \
   X(DeviceTotalMem, cuDeviceTotalMem_v2, "cuDeviceTotalMem", 3020)                          \
+  X(DeviceGetUuid, cuDeviceGetUuid_v2, "cuDeviceGetUuid", 11040)                            \
   X(DeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", 11020) \
   X(PrimaryCtxRetain, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 7000)           \
   X(PrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, "cuDevicePrimaryCtxRelease", 11000)    \
@@ -66,8 +68,11 @@ namespace tessera::hooktest {
 #define PROBE_NVML_API(X)                                                              \
   X(NvmlInit, nvmlInit_v2, "nvmlInit_v2")                                              \
   X(NvmlHandleByIndex, nvmlDeviceGetHandleByIndex_v2, "nvmlDeviceGetHandleByIndex_v2") \
+  X(NvmlHandleByUuid, nvmlDeviceGetHandleByUUID, "nvmlDeviceGetHandleByUUID")          \
   X(NvmlMemoryInfo, nvmlDeviceGetMemoryInfo, "nvmlDeviceGetMemoryInfo")                \
-  X(NvmlMemoryInfoV2, nvmlDeviceGetMemoryInfo_v2, "nvmlDeviceGetMemoryInfo_v2")
+  X(NvmlMemoryInfoV2, nvmlDeviceGetMemoryInfo_v2, "nvmlDeviceGetMemoryInfo_v2")        \
+  X(NvmlProcesses, nvmlDeviceGetComputeRunningProcesses_v3,                            \
+    "nvmlDeviceGetComputeRunningProcesses_v3")
 
 struct Api {
 #define PROBE_FIELD(field, symbol, ...) decltype(&symbol) field = nullptr;
@@ -77,7 +82,8 @@ struct Api {
 };
 
 // Fills `api` for `route` ("direct", "runtime" or "runtime-ptds"). Returns an empty string, or
-// what could not be resolved.
+// what could not be resolved ("not resolved: cuX (rc R, status S) ...", with cuGetProcAddress_v2's
+// result and status for each name).
 std::string LoadApi(const std::string& route, Api* api);
 
 }  // namespace tessera::hooktest

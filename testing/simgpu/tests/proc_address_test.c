@@ -97,8 +97,17 @@ int main(void) {
   Expect("cuMemsetD32", 12000, PTDS, "cuMemsetD32_v2_ptds", OK);
   Expect("cuStreamBeginCapture", 12000, PTDS, "cuStreamBeginCapture_v2_ptsz", OK);
   Expect("cuStreamBeginCaptureToGraph", 12030, PTDS, "cuStreamBeginCaptureToGraph_ptsz", OK);
-  Expect("cuMemAlloc", 12000, PTDS, "cuMemAlloc_v2", OK);     /* no variant: the plain one */
-  Expect("cuLaunchKernel", 6050, PTDS, "cuLaunchKernel", OK); /* per-thread streams: 7.0+ */
+  Expect("cuMemAlloc", 12000, PTDS, "cuMemAlloc_v2", OK); /* no variant: the plain one */
+  Expect("cuStreamSynchronize", 7000, PTDS, "cuStreamSynchronize_ptsz", OK);
+  /* The variants came with CUDA 7.0: a name that has one, asked for with the flag at an older
+   * version, is not resolved (observed on a real driver 580 for cuStreamSynchronize at 2000),
+   * while names without a variant resolve at such versions with the flag (cuStreamCreate and
+   * cuArrayDestroy at 2000 on the same driver). */
+  Expect("cuStreamSynchronize", 2000, PTDS, NULL, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+  Expect("cuLaunchKernel", 6050, PTDS, NULL, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+  Expect("cuStreamSynchronize", 2000, LEGACY, "cuStreamSynchronize", OK);
+  Expect("cuStreamCreate", 2000, PTDS, "cuStreamCreate", OK);
+  Expect("cuArrayDestroy", 2000, PTDS, "cuArrayDestroy", OK);
 
   /* Base names only; unknown names; bad flags. */
   Expect("cuMemAlloc_v2", 12000, 0, NULL, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
