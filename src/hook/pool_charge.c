@@ -52,9 +52,31 @@ static struct pool_entry* find_or_add(CUmemoryPool pool, CUdevice dev) {
   return e;
 }
 
+/* Runs the calls between relaxed_begin and relaxed_end in relaxed capture mode, where the driver
+ * allows any call that does not conflict with a capture: it takes reading a pool's attribute, a
+ * synchronisation or a trim for a potentially unsafe call, which a stream capture in global mode
+ * (any thread's) or thread-local mode (this thread's) refuses and is invalidated by, although the
+ * program's own call that led the library here was allowed (on an H200 with driver 580 the
+ * library's reading of the pool's reserve invalidated the capture of a stream-ordered
+ * allocation; cuda-python#2834). */
+static int relaxed_begin(CUstreamCaptureMode* mode) {
+  __typeof__(&cuThreadExchangeStreamCaptureMode) exchange = REAL(cuThreadExchangeStreamCaptureMode);
+  *mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  return exchange != NULL && exchange(mode) == CUDA_SUCCESS;
+}
+
+static void relaxed_end(int relaxed, CUstreamCaptureMode* mode) {
+  if (relaxed) REAL(cuThreadExchangeStreamCaptureMode)(mode); /* the thread's own mode back */
+}
+
 static int attribute(CUmemoryPool pool, CUmemPool_attribute attr, uint64_t* value) {
   __typeof__(&cuMemPoolGetAttribute) get = REAL(cuMemPoolGetAttribute);
-  return get != NULL && get(pool, attr, value) == CUDA_SUCCESS ? 0 : -1;
+  if (get == NULL) return -1;
+  CUstreamCaptureMode mode;
+  int relaxed = relaxed_begin(&mode);
+  CUresult rc = get(pool, attr, value);
+  relaxed_end(relaxed, &mode);
+  return rc == CUDA_SUCCESS ? 0 : -1;
 }
 
 /* Makes the entry's charge `reserved`: down always, up even past the limit (the driver holds it:
@@ -101,21 +123,18 @@ void pool_note(CUmemoryPool pool, CUdevice dev) {
 }
 
 /* Undoes an allocation whose growth does not fit: frees it, waits for the free and gives the
- * pool's unused memory back down to `keep`. The wait is a potentially unsafe call, which another
- * thread's stream capture in global mode forbids (and is invalidated by), although the program's
- * own stream-ordered allocation was allowed: it is made in relaxed mode, where the driver allows
- * any call that does not conflict with a capture (this stream is not capturing: its pool grew). */
+ * pool's unused memory back down to `keep`, the wait and the trim in relaxed mode (this stream is
+ * not capturing: its pool grew). */
 static void undo(const struct pool_alloc_call* k, uint64_t keep) {
   __typeof__(&cuMemFreeAsync) free_async = REAL(cuMemFreeAsync);
   __typeof__(&cuStreamSynchronize) sync = REAL(cuStreamSynchronize);
   __typeof__(&cuMemPoolTrimTo) trim = REAL(cuMemPoolTrimTo);
-  __typeof__(&cuThreadExchangeStreamCaptureMode) exchange = REAL(cuThreadExchangeStreamCaptureMode);
   if (free_async != NULL) free_async(*k->dptr, k->stream);
-  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-  int relaxed = exchange != NULL && exchange(&mode) == CUDA_SUCCESS;
+  CUstreamCaptureMode mode;
+  int relaxed = relaxed_begin(&mode);
   if (sync != NULL) sync(k->stream);
-  if (relaxed) exchange(&mode); /* the thread's own mode back */
   if (trim != NULL) trim(k->pool, (size_t)keep);
+  relaxed_end(relaxed, &mode);
   *k->dptr = 0;
 }
 

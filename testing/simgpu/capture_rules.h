@@ -2,7 +2,8 @@
 // modes, cuThreadExchangeStreamCaptureMode and the programming guide's "Prohibited and Unhandled
 // Operations":
 //  - Potentially unsafe calls (simgpu: a synchronisation or a query of a stream, an event or a
-//    context, and the synchronous allocations and frees): a thread whose own mode is GLOBAL may
+//    context, the synchronous allocations and frees, and reading or writing a pool's attribute):
+//    a thread whose own mode is GLOBAL may
 //    not make one while it has a capture of its own not begun RELAXED, or while another thread
 //    has a capture begun GLOBAL; THREAD_LOCAL considers its own captures only; RELAXED none. Such
 //    a call fails with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the captures that

@@ -206,11 +206,15 @@ CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
   return CUDA_SUCCESS;
 }
 
+// Reading or writing a pool's attribute is a potentially unsafe call for the driver: a capture in
+// global mode (any thread's) or thread-local mode (the caller's) refuses it and is invalidated
+// (an H200 with driver 580 invalidated a capture so; cuda-python#2834, cccl#11360).
 CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
   if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
   Driver& d = TheDriver();
   std::lock_guard<std::mutex> guard(d.mu);
   if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
   auto* p = reinterpret_cast<Pool*>(pool);
   if (d.pools.count(p) == 0) return CUDA_ERROR_INVALID_VALUE;
   uint64_t v = *static_cast<uint64_t*>(value);
@@ -240,6 +244,7 @@ CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void
   Driver& d = TheDriver();
   std::lock_guard<std::mutex> guard(d.mu);
   if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
   auto* p = reinterpret_cast<Pool*>(pool);
   if (d.pools.count(p) == 0) return CUDA_ERROR_INVALID_VALUE;
   uint64_t* out = static_cast<uint64_t*>(value);

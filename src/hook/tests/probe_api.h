@@ -42,6 +42,7 @@ namespace tessera::hooktest {
   X(MemPoolDestroy, cuMemPoolDestroy, "cuMemPoolDestroy", 11020)                            \
   X(MemPoolTrimTo, cuMemPoolTrimTo, "cuMemPoolTrimTo", 11020)                               \
   X(MemPoolSetAttribute, cuMemPoolSetAttribute, "cuMemPoolSetAttribute", 11020)             \
+  X(MemPoolGetAttribute, cuMemPoolGetAttribute, "cuMemPoolGetAttribute", 11020)             \
   X(MemCreate, cuMemCreate, "cuMemCreate", 10020)                                           \
   X(MemRelease, cuMemRelease, "cuMemRelease", 10020)                                        \
   X(MemAddressReserve, cuMemAddressReserve, "cuMemAddressReserve", 10020)                   \
