@@ -117,7 +117,10 @@ TEST_P(ChurnTest, ProcessesSharingOneLimitNeverTakeTheDevicePastIt) {
   }
   for (auto& t : threads) t.join();
   for (const auto& f : failed) ADD_FAILURE() << f;
-  EXPECT_GT(allocations, 10000u);
+  // Enough churn to have meant something: a real driver's allocations and contexts cost far more
+  // than simgpu's (cuMemAlloc and cuMemFree about 70 us together, a context hundreds of ms: an
+  // H200 with driver 580 made 8,384 and 8,911 allocations in the run, every check passing).
+  EXPECT_GT(allocations, HookEnv::RealDriver() ? 4000u : 10000u);
   EXPECT_GT(workers.load(), 20);
 
   if (!HookEnv::RealDriver()) {  // the device's own view
