@@ -21,6 +21,37 @@ namespace tessera::gpu_check {
 // kGapSlots), and with more gaps than slots writes end 0, so the launch counts as missing
 // rather than as time it did not have. arith keeps its result alive with a store no thread
 // makes (the value is never negative), so the JIT cannot drop the loop.
+// Both kernels' pieces, with the registers above: the recording thread's predicate and record
+// (PTX_RECORD_SETUP, which also takes the start), a step of %globaltimer from %rd9 to %rd5 over
+// 10 us recorded as a gap (PTX_GAP_CHECK), and the record's start and end, end 0 after more gaps
+// than slots (PTX_RECORD_END, in the recording thread only).
+#define PTX_RECORD_SETUP                 \
+  "\tmov.u32 \t%r2, %tid.x;\n"           \
+  "\tmov.u32 \t%r3, %ctaid.x;\n"         \
+  "\tor.b32 \t%r4, %r2, %r3;\n"          \
+  "\tsetp.eq.s32 \t%p2, %r4, 0;\n"       \
+  "\tcvta.to.global.u64 \t%rd6, %rd2;\n" \
+  "\tmul.wide.u32 \t%rd7, %r1, 128;\n"   \
+  "\tadd.s64 \t%rd8, %rd6, %rd7;\n"      \
+  "\tadd.s64 \t%rd10, %rd8, 16;\n"       \
+  "\tadd.s64 \t%rd11, %rd8, 128;\n"      \
+  "\tmov.u64 \t%rd3, %globaltimer;\n"    \
+  "\tmov.u64 \t%rd9, %rd3;\n"
+#define PTX_GAP_CHECK                         \
+  "\tsub.s64 \t%rd12, %rd5, %rd9;\n"          \
+  "\tsetp.gt.u64 \t%p3, %rd12, 10000;\n"      \
+  "\tand.pred \t%p3, %p3, %p2;\n"             \
+  "\tsetp.lt.u64 \t%p4, %rd10, %rd11;\n"      \
+  "\tand.pred \t%p4, %p4, %p3;\n"             \
+  "\t@%p4 st.global.u64 \t[%rd10], %rd9;\n"   \
+  "\t@%p4 st.global.u64 \t[%rd10+8], %rd5;\n" \
+  "\t@%p3 add.s64 \t%rd10, %rd10, 16;\n"
+#define PTX_RECORD_END                   \
+  "\tst.global.u64 \t[%rd8], %rd3;\n"    \
+  "\tsetp.gt.u64 \t%p5, %rd10, %rd11;\n" \
+  "\tselp.b64 \t%rd13, 0, %rd5, %p5;\n"  \
+  "\tst.global.u64 \t[%rd8+8], %rd13;\n"
+
 const char kKernelsPtx[] = R"PTX(
 .version 7.0
 .target sm_70
@@ -39,37 +70,14 @@ const char kKernelsPtx[] = R"PTX(
 	ld.param.u64 	%rd1, [spin_param_ns];
 	ld.param.u64 	%rd2, [spin_param_stamps];
 	ld.param.u32 	%r1, [spin_param_index];
-	mov.u32 	%r2, %tid.x;
-	mov.u32 	%r3, %ctaid.x;
-	or.b32 	%r4, %r2, %r3;
-	setp.eq.s32 	%p2, %r4, 0;
-	cvta.to.global.u64 	%rd6, %rd2;
-	mul.wide.u32 	%rd7, %r1, 128;
-	add.s64 	%rd8, %rd6, %rd7;
-	add.s64 	%rd10, %rd8, 16;
-	add.s64 	%rd11, %rd8, 128;
-	mov.u64 	%rd3, %globaltimer;
-	mov.u64 	%rd9, %rd3;
-	add.s64 	%rd4, %rd3, %rd1;
+)PTX" PTX_RECORD_SETUP R"PTX(	add.s64 	%rd4, %rd3, %rd1;
 $L_spin_loop:
 	mov.u64 	%rd5, %globaltimer;
-	sub.s64 	%rd12, %rd5, %rd9;
-	setp.gt.u64 	%p3, %rd12, 10000;
-	and.pred 	%p3, %p3, %p2;
-	setp.lt.u64 	%p4, %rd10, %rd11;
-	and.pred 	%p4, %p4, %p3;
-	@%p4 st.global.u64 	[%rd10], %rd9;
-	@%p4 st.global.u64 	[%rd10+8], %rd5;
-	@%p3 add.s64 	%rd10, %rd10, 16;
-	mov.u64 	%rd9, %rd5;
+)PTX" PTX_GAP_CHECK R"PTX(	mov.u64 	%rd9, %rd5;
 	setp.lt.u64 	%p1, %rd5, %rd4;
 	@%p1 bra 	$L_spin_loop;
 	@!%p2 bra 	$L_spin_exit;
-	st.global.u64 	[%rd8], %rd3;
-	setp.gt.u64 	%p5, %rd10, %rd11;
-	selp.b64 	%rd13, 0, %rd5, %p5;
-	st.global.u64 	[%rd8+8], %rd13;
-$L_spin_exit:
+)PTX" PTX_RECORD_END R"PTX($L_spin_exit:
 	ret;
 }
 
@@ -79,7 +87,7 @@ $L_spin_exit:
 	.param .u32 arith_param_index
 )
 {
-	.reg .pred 	%p<8>;
+	.reg .pred 	%p<7>;
 	.reg .b32 	%r<5>;
 	.reg .f32 	%f<6>;
 	.reg .b64 	%rd<15>;
@@ -87,18 +95,7 @@ $L_spin_exit:
 	ld.param.u64 	%rd1, [arith_param_iterations];
 	ld.param.u64 	%rd2, [arith_param_stamps];
 	ld.param.u32 	%r1, [arith_param_index];
-	mov.u32 	%r2, %tid.x;
-	mov.u32 	%r3, %ctaid.x;
-	or.b32 	%r4, %r2, %r3;
-	setp.eq.s32 	%p2, %r4, 0;
-	cvta.to.global.u64 	%rd6, %rd2;
-	mul.wide.u32 	%rd7, %r1, 128;
-	add.s64 	%rd8, %rd6, %rd7;
-	add.s64 	%rd10, %rd8, 16;
-	add.s64 	%rd11, %rd8, 128;
-	mov.u64 	%rd3, %globaltimer;
-	mov.u64 	%rd9, %rd3;
-	cvt.rn.f32.u32 	%f1, %r2;
+)PTX" PTX_RECORD_SETUP R"PTX(	cvt.rn.f32.u32 	%f1, %r2;
 	mov.f32 	%f2, 0f3F800000;
 	mov.f32 	%f3, 0f3F7FFFEF;
 	mov.f32 	%f4, 0f3F800000;
@@ -115,38 +112,23 @@ $L_arith_loop:
 	and.pred 	%p6, %p6, %p2;
 	@!%p6 bra 	$L_arith_next;
 	mov.u64 	%rd5, %globaltimer;
-	sub.s64 	%rd12, %rd5, %rd9;
-	setp.gt.u64 	%p3, %rd12, 10000;
-	setp.lt.u64 	%p4, %rd10, %rd11;
-	and.pred 	%p4, %p4, %p3;
-	@%p4 st.global.u64 	[%rd10], %rd9;
-	@%p4 st.global.u64 	[%rd10+8], %rd5;
-	@%p3 add.s64 	%rd10, %rd10, 16;
-	mov.u64 	%rd9, %rd5;
+)PTX" PTX_GAP_CHECK R"PTX(	mov.u64 	%rd9, %rd5;
 $L_arith_next:
 	setp.lt.u64 	%p1, %rd4, %rd1;
 	@%p1 bra 	$L_arith_loop;
 $L_arith_after_loop:
 	mov.u64 	%rd5, %globaltimer;
-	sub.s64 	%rd12, %rd5, %rd9;
-	setp.gt.u64 	%p3, %rd12, 10000;
-	and.pred 	%p3, %p3, %p2;
-	setp.lt.u64 	%p4, %rd10, %rd11;
-	and.pred 	%p4, %p4, %p3;
-	@%p4 st.global.u64 	[%rd10], %rd9;
-	@%p4 st.global.u64 	[%rd10+8], %rd5;
-	@%p3 add.s64 	%rd10, %rd10, 16;
-	setp.lt.f32 	%p5, %f1, %f5;
+)PTX" PTX_GAP_CHECK R"PTX(	setp.lt.f32 	%p5, %f1, %f5;
 	@%p5 st.global.f32 	[%rd8], %f1;
 	@!%p2 bra 	$L_arith_exit;
-	st.global.u64 	[%rd8], %rd3;
-	setp.gt.u64 	%p7, %rd10, %rd11;
-	selp.b64 	%rd13, 0, %rd5, %p7;
-	st.global.u64 	[%rd8+8], %rd13;
-$L_arith_exit:
+)PTX" PTX_RECORD_END R"PTX($L_arith_exit:
 	ret;
 }
 )PTX";
+
+#undef PTX_RECORD_SETUP
+#undef PTX_GAP_CHECK
+#undef PTX_RECORD_END
 
 namespace {
 
