@@ -75,6 +75,22 @@ tessera::Result<bool> ParseChoice(std::string_view key, std::string_view value,
   return word == first;
 }
 
+}  // namespace
+
+std::string NvmlModeName(NvmlMode mode) {
+  switch (mode) {
+    case NvmlMode::kOne:
+      return "one";
+    case NvmlMode::kOwn:
+      return "own";
+    case NvmlMode::kAligned:
+      break;
+  }
+  return "aligned";
+}
+
+namespace {
+
 constexpr const char* kKeys =
     "count, memory, sms, model, gpu, ctxmem, sched, timeslice, jitter, drift, driftperiod, nvml, "
     "nvmlperiod, switch, streams, events, profile";
@@ -141,9 +157,8 @@ std::string DeviceSpec::Canonical() const {
   out += ";jitter=" + std::to_string(m.jitter_percent) +
          ";drift=" + std::to_string(m.drift_percent) +
          ";driftperiod=" + std::to_string(m.drift_period_ns) + "ns" +
-         ";nvml=" + (m.nvml_own_phase ? "own" : "aligned") +
-         ";nvmlperiod=" + std::to_string(m.nvml_period_ns) + "ns" +
-         ";switch=" + std::to_string(m.switch_ns) + "ns" +
+         ";nvml=" + NvmlModeName(m.nvml_mode) + ";nvmlperiod=" + std::to_string(m.nvml_period_ns) +
+         "ns" + ";switch=" + std::to_string(m.switch_ns) + "ns" +
          ";streams=" + (m.streams_concurrent ? "concurrent" : "serial") +
          ";events=" + (m.events_on_device ? "device" : "host");
   return out;
@@ -210,10 +225,19 @@ tessera::Result<DeviceSpec> ParseDeviceSpec(std::string_view text) {
         ASSIGN_OR_RETURN(spec.imperfections.drift_period_ns,
                          ParseDurationIn(key, value, 1'000'000'000, 3'600'000'000'000, "1s to 1h"));
       } else if (key == "nvml") {
-        ASSIGN_OR_RETURN(spec.imperfections.nvml_own_phase,
-                         ParseChoice(key, value, "own", "aligned",
-                                     "each process sampled on its own phase, or all processes' "
-                                     "samples stamped with one period end"));
+        std::string word = tessera::ToLower(value);
+        if (word == "one") {
+          spec.imperfections.nvml_mode = NvmlMode::kOne;
+        } else if (word == "own") {
+          spec.imperfections.nvml_mode = NvmlMode::kOwn;
+        } else if (word == "aligned") {
+          spec.imperfections.nvml_mode = NvmlMode::kAligned;
+        } else {
+          return tessera::InvalidArgument(
+              "SIMGPU_DEVICES: nvml=" + std::string(value) +
+              " is none of 'one' (one process per sample instant), 'own' (each process sampled "
+              "on its own phase) and 'aligned' (all processes' samples at one period end)");
+        }
       } else if (key == "nvmlperiod") {
         ASSIGN_OR_RETURN(spec.imperfections.nvml_period_ns,
                          ParseDurationIn(key, value, 10'000'000, 2'000'000'000, "10ms to 2s"));

@@ -15,8 +15,10 @@
 //   jitter=PERCENT       per-launch kernel-time variation, 0 to 50 (default 5; rare outliers too)
 //   drift=PERCENT        slow change of the device's speed (clocks), 0 to 50 (default 10)
 //   driftperiod=DURATION one cycle of that change, 1s to 1h (default 20s)
-//   nvml=own|aligned     NVML per-process samples: each process on its own sampling phase
-//                        (default) or all stamped with one shared period end
+//   nvml=own|one|aligned NVML per-process samples: each process on its own sampling phase
+//                        (default), one process per device-wide instant, the one running then,
+//                        with its share of the last second (as an H200 with driver 580 does), or
+//                        all stamped with one shared period end
 //   nvmlperiod=DURATION  NVML's sample period, 10ms to 2s (default 1/6 s)
 //   switch=DURATION      a context switch's cost when time-sliced, 0 to 10ms (default 25us)
 //   streams=concurrent|serial  kernels of one context on different streams overlap (default) or
@@ -42,19 +44,28 @@ namespace simgpu {
 inline constexpr uint64_t kDefaultTimesliceNs = 2'000'000;
 inline constexpr uint64_t kDefaultNvmlPeriodNs = 1'000'000'000 / 6;
 
+// How NVML's per-process samples are taken (docs/simgpu.md, "Imperfections"): kOwn, every
+// process on a phase of its own; kOne, one process per device-wide instant, as an H200 with
+// driver 580 does; kAligned, every process at one period end. The values are the state file's.
+enum class NvmlMode : uint32_t { kAligned = 0, kOwn = 1, kOne = 2 };
+
+// "one", "own" or "aligned", as SIMGPU_DEVICES spells it.
+std::string NvmlModeName(NvmlMode mode);
+
 // How far a simulated device departs from an ideal one (DeviceState holds a copy).
 struct Imperfections {
   uint32_t jitter_percent = 5;
   uint32_t drift_percent = 10;
   uint64_t drift_period_ns = 20'000'000'000;
-  bool nvml_own_phase = true;
+  NvmlMode nvml_mode = NvmlMode::kOwn;
   uint64_t nvml_period_ns = kDefaultNvmlPeriodNs;
   uint64_t switch_ns = 25'000;
   bool streams_concurrent = true;
   bool events_on_device = true;
 
   static Imperfections Ideal() {
-    return Imperfections{0, 0, 20'000'000'000, false, kDefaultNvmlPeriodNs, 0, false, false};
+    return Imperfections{0, 0,     20'000'000'000, NvmlMode::kAligned, kDefaultNvmlPeriodNs,
+                         0, false, false};
   }
 };
 

@@ -100,7 +100,7 @@ TEST(SimgpuDeviceSpec, ImperfectionsDefaultToARealGpu) {
   EXPECT_EQ(m.jitter_percent, 5u);
   EXPECT_EQ(m.drift_percent, 10u);
   EXPECT_EQ(m.drift_period_ns, 20'000'000'000u);
-  EXPECT_TRUE(m.nvml_own_phase);
+  EXPECT_EQ(m.nvml_mode, NvmlMode::kOwn);
   EXPECT_EQ(m.nvml_period_ns, 1'000'000'000u / 6);
   EXPECT_EQ(m.switch_ns, 25'000u);
   EXPECT_TRUE(m.streams_concurrent);
@@ -116,7 +116,7 @@ TEST(SimgpuDeviceSpec, ImperfectionKeys) {
   EXPECT_EQ(m.jitter_percent, 12u);
   EXPECT_EQ(m.drift_percent, 0u);
   EXPECT_EQ(m.drift_period_ns, 5'000'000'000u);
-  EXPECT_FALSE(m.nvml_own_phase);
+  EXPECT_EQ(m.nvml_mode, NvmlMode::kAligned);
   EXPECT_EQ(m.nvml_period_ns, 1'000'000'000u);
   EXPECT_EQ(m.switch_ns, 100'000u);
   EXPECT_FALSE(m.streams_concurrent);
@@ -129,14 +129,15 @@ TEST(SimgpuDeviceSpec, IdealProfileThenOverrides) {
   const Imperfections& m = ideal->imperfections;
   EXPECT_EQ(m.jitter_percent, 0u);
   EXPECT_EQ(m.drift_percent, 0u);
-  EXPECT_FALSE(m.nvml_own_phase);
+  EXPECT_EQ(m.nvml_mode, NvmlMode::kAligned);
   EXPECT_EQ(m.switch_ns, 0u);
   EXPECT_FALSE(m.streams_concurrent);
   EXPECT_FALSE(m.events_on_device);
   auto jittery = ParseDeviceSpec("profile=ideal,jitter=5");
   ASSERT_TRUE(jittery.ok());
   EXPECT_EQ(jittery->imperfections.jitter_percent, 5u);
-  EXPECT_FALSE(jittery->imperfections.nvml_own_phase);
+  EXPECT_EQ(jittery->imperfections.nvml_mode, NvmlMode::kAligned);
+  EXPECT_EQ(ParseDeviceSpec("nvml=one")->imperfections.nvml_mode, NvmlMode::kOne);
   EXPECT_NE(ideal->Canonical(), jittery->Canonical());
 }
 
@@ -149,7 +150,7 @@ TEST(SimgpuDeviceSpec, BadImperfectionsSayWhatIsAllowed) {
       {"jitter=51", "whole percent from 0 to 50"},
       {"drift=-1", "whole percent from 0 to 50"},
       {"driftperiod=10ms", "outside 1s to 1h"},
-      {"nvml=sometimes", "neither 'own' nor 'aligned'"},
+      {"nvml=sometimes", "none of 'one' (one process per sample instant), 'own'"},
       {"nvmlperiod=5ms", "outside 10ms to 2s"},
       {"switch=11ms", "outside 0 to 10ms"},
       {"switch=5", "unit ns, us, ms or s"},

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "clock.h"
+#include "device_spec.h"
 #include "nvml_handles.h"
 #include "timeline.h"
 
@@ -55,6 +56,47 @@ nvmlReturn_t Fill(nvmlDevice_t device, unsigned* count, Info* infos, bool instan
   return NVML_SUCCESS;
 }
 
+// The device time of PID entry k over the `count` periods ending with period `epoch` (those still
+// kept while period `current` is in progress), and how many of them were kept.
+uint64_t BusyOver(const DeviceState& d, int k, uint64_t epoch, uint64_t count, uint64_t current,
+                  uint64_t* kept) {
+  uint64_t busy = 0;
+  *kept = 0;
+  for (uint64_t e = epoch + 1 > count ? epoch + 1 - count : 0; e <= epoch; ++e) {
+    if (e + kPidBuckets <= current) continue;  // no longer kept
+    busy += PidBusyInBucket(d, k, e);
+    ++*kept;
+  }
+  return busy;
+}
+
+uint64_t Mix(uint64_t z) {  // splitmix64's finaliser: a deterministic draw from a period number
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// nvml=one: period `epoch` of the device's one phase yields a sample of one process, drawn in
+// proportion to the device time each got in the period (the context running at the instant, as
+// an H200 shows: each instant has the sample of one process, each process in proportion to its
+// share), with smUtil its share of the last second. None when no process ran.
+int DrawnAt(const DeviceState& d, int device, uint64_t epoch) {
+  uint64_t total = 0;
+  for (int k = 0; k < kMaxPidStats; ++k) {
+    if (d.pids[k].pid != 0) total += PidBusyInBucket(d, k, epoch);
+  }
+  if (total == 0) return -1;
+  uint64_t draw = Mix(epoch * 31 + static_cast<uint64_t>(device)) % total;
+  for (int k = 0; k < kMaxPidStats; ++k) {
+    if (d.pids[k].pid == 0) continue;
+    uint64_t busy = PidBusyInBucket(d, k, epoch);
+    if (draw < busy) return k;
+    draw -= busy;
+  }
+  return -1;
+}
+
 }  // namespace
 
 extern "C" {
@@ -75,12 +117,19 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
   return Fill(device, infoCount, infos, true);
 }
 
-// As the real driver: each process is sampled every nvml_period_ns (1/6 s by default), on a phase
-// of its own (nvml=own, the default: two processes' stamps never line up) or all on one
-// (nvml=aligned); each finished sample period in which the process used the device yields one
-// sample, smUtil being its whole percent of the period, stamped with the period's end
-// (CLOCK_REALTIME us, through the state file's one offset). The periods still kept (16 per
-// process) whose stamp is after lastSeenTimeStamp are returned, oldest first.
+// As the real driver, in one of three ways (SIMGPU_DEVICES nvml=, docs/simgpu.md):
+// - one (as an H200 with driver 580 does): every nvml_period_ns (1/6 s) the device
+//   takes one sample, of one process (drawn in proportion to the device time each got in the
+//   period: the one whose context was running), smUtil being that process's whole percent of the
+//   last second; a call returns the newest sample of each process stamped after
+//   lastSeenTimeStamp, so a reader sees a history only by polling.
+// - own (the default): each process sampled every period on a phase of its own (two processes'
+// stamps never
+//   line up), each finished period in which it used the device yielding one sample, smUtil its
+//   whole percent of the period; the periods still kept (16 per process) after lastSeenTimeStamp
+//   are returned, oldest first.
+// - aligned: as own, with every process's periods ending at the same instants.
+// Stamps are the period's end (CLOCK_REALTIME us, through the state file's one offset).
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
                                              nvmlProcessUtilizationSample_t* utilization,
                                              unsigned int* processSamplesCount,
@@ -97,22 +146,48 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
     DeviceState& d = s->file().devices[i];
     AdvanceDevice(s->file(), i, now);
     uint64_t period = d.nvml_period_ns;
-    for (int k = 0; k < kMaxPidStats; ++k) {
-      if (d.pids[k].pid == 0) continue;
-      uint64_t current = PidPeriodAt(d, k, now);  // in progress: not sampled yet
-      uint64_t first = current > kPidBuckets ? current - kPidBuckets : 0;
+    auto stamp_of = [&](int k, uint64_t epoch) {
+      return static_cast<uint64_t>(static_cast<int64_t>(PidPeriodEnd(d, k, epoch) / 1000) +
+                                   offset_us);
+    };
+    if (d.nvml_mode == static_cast<uint32_t>(NvmlMode::kOne)) {
+      uint64_t second = (1'000'000'000 + period - 1) / period;  // periods in a second
+      // Every PID's phase is 0 here: entry 0's periods are the device's.
+      uint64_t current = PidPeriodAt(d, 0, now);
+      // The periods still kept (BusyOver's): the oldest one's bucket is being reused.
+      uint64_t first = current + 1 > kPidBuckets ? current + 1 - kPidBuckets : 0;
+      std::vector<nvmlProcessUtilizationSample_t> newest(kMaxPidStats);
       for (uint64_t epoch = first; epoch < current; ++epoch) {
-        uint64_t stamp = static_cast<uint64_t>(
-            static_cast<int64_t>(PidPeriodEnd(d, k, epoch) / 1000) + offset_us);
-        if (stamp <= lastSeenTimeStamp) continue;
-        uint64_t busy = PidBusyInBucket(d, k, epoch);
-        if (busy == 0) continue;
-        nvmlProcessUtilizationSample_t sample{};
+        int k = DrawnAt(d, i, epoch);
+        if (k < 0 || stamp_of(k, epoch) <= lastSeenTimeStamp) continue;
+        uint64_t kept = 0;
+        uint64_t busy = BusyOver(d, k, epoch, second, current, &kept);
+        nvmlProcessUtilizationSample_t& sample = newest[k];
         sample.pid = static_cast<unsigned>(d.pids[k].pid);
-        sample.timeStamp = stamp;
-        sample.smUtil =
-            static_cast<unsigned>(std::min<uint64_t>(100, (busy * 100 + period / 2) / period));
-        samples.push_back(sample);
+        sample.timeStamp = stamp_of(k, epoch);
+        sample.smUtil = static_cast<unsigned>(
+            std::min<uint64_t>(100, (busy * 100 + kept * period / 2) / (kept * period)));
+      }
+      for (const nvmlProcessUtilizationSample_t& sample : newest) {
+        if (sample.pid != 0) samples.push_back(sample);
+      }
+    } else {
+      for (int k = 0; k < kMaxPidStats; ++k) {
+        if (d.pids[k].pid == 0) continue;
+        uint64_t current = PidPeriodAt(d, k, now);  // in progress: not sampled yet
+        uint64_t first = current > kPidBuckets ? current - kPidBuckets : 0;
+        for (uint64_t epoch = first; epoch < current; ++epoch) {
+          uint64_t stamp = stamp_of(k, epoch);
+          if (stamp <= lastSeenTimeStamp) continue;
+          uint64_t busy = PidBusyInBucket(d, k, epoch);
+          if (busy == 0) continue;
+          nvmlProcessUtilizationSample_t sample{};
+          sample.pid = static_cast<unsigned>(d.pids[k].pid);
+          sample.timeStamp = stamp;
+          sample.smUtil =
+              static_cast<unsigned>(std::min<uint64_t>(100, (busy * 100 + period / 2) / period));
+          samples.push_back(sample);
+        }
       }
     }
   }

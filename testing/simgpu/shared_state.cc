@@ -103,7 +103,7 @@ tessera::Status CreateStateFile(const std::string& directory, const std::string&
     d.drift_period_ns = m.drift_period_ns;
     d.nvml_period_ns = m.nvml_period_ns;
     d.switch_ns = m.switch_ns;
-    d.nvml_own_phase = m.nvml_own_phase ? 1 : 0;
+    d.nvml_mode = static_cast<uint32_t>(m.nvml_mode);
     d.streams_concurrent = m.streams_concurrent ? 1 : 0;
     d.events_on_device = m.events_on_device ? 1 : 0;
   }

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "clock.h"
+#include "device_spec.h"
 #include "timeline.h"
 
 namespace simgpu {
@@ -34,7 +35,7 @@ std::string StatJson(SharedState& state) {
          {{"jitter_percent", d.jitter_percent},
           {"drift_percent", d.drift_percent},
           {"drift_period_ns", d.drift_period_ns},
-          {"nvml", d.nvml_own_phase ? "own" : "aligned"},
+          {"nvml", NvmlModeName(static_cast<NvmlMode>(d.nvml_mode))},
           {"nvml_period_ns", d.nvml_period_ns},
           {"switch_ns", d.switch_ns},
           {"streams", d.streams_concurrent ? "concurrent" : "serial"},

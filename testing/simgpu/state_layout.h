@@ -106,7 +106,7 @@ struct DeviceState {
   uint64_t drift_period_ns;
   uint64_t nvml_period_ns;
   uint64_t switch_ns;
-  uint32_t nvml_own_phase;
+  uint32_t nvml_mode;  // NvmlMode (device_spec.h)
   uint32_t streams_concurrent;
   uint32_t events_on_device;
   uint32_t reserved_imperfection;

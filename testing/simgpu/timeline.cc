@@ -7,6 +7,8 @@
 #include <map>
 #include <vector>
 
+#include "device_spec.h"
+
 namespace simgpu {
 namespace {
 
@@ -512,7 +514,7 @@ int PidStatIndex(DeviceState& dev, int pid, const std::function<bool(int)>& aliv
   }
   dev.pids[free_index] = PidStat{};
   dev.pids[free_index].pid = pid;
-  if (dev.nvml_own_phase) {
+  if (dev.nvml_mode == static_cast<uint32_t>(NvmlMode::kOwn)) {
     // A phase of its own, the same for the PID whichever process asks (splitmix64 of the PID).
     uint64_t z = static_cast<uint64_t>(pid) + 0x9e3779b97f4a7c15ull;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;

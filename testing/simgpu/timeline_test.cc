@@ -4,6 +4,8 @@
 
 #include <memory>
 
+#include "device_spec.h"
+
 namespace simgpu {
 namespace {
 
@@ -314,7 +316,7 @@ TEST_F(SimgpuTimelineUnit, PreemptingARunningKernelCostsTheWholeSwitch) {
 
 TEST_F(SimgpuTimelineUnit, EachPidIsSampledOnItsOwnPhase) {
   Init(SchedMode::kTimeSlice);
-  dev().nvml_own_phase = 1;
+  dev().nvml_mode = static_cast<uint32_t>(NvmlMode::kOwn);
   const uint64_t period = dev().nvml_period_ns;
   int p = PidStatIndex(dev(), 4242, [](int) { return true; });
   int q = PidStatIndex(dev(), 4243, [](int) { return true; });

@@ -64,6 +64,14 @@ std::map<uint32_t, double> ProcessSharesOf(const std::vector<ProcessSample>& sam
   std::map<uint32_t, double> shares;
   if (recent.empty()) return shares;
   const SamplesByPid by_pid = ByPid(recent);
+  if (std::all_of(by_pid.begin(), by_pid.end(),
+                  [](const auto& entry) { return entry.second.size() == 1; })) {
+    for (const auto& [pid, stamps] : by_pid) {  // one process per instant: its newest second
+      const auto& [stamp, util] = *stamps.begin();
+      if (now_us - stamp <= window.instant_stale_us) shares[pid] = util;
+    }
+    return shares;
+  }
   const double period = PeriodUs(by_pid, window);
   // Where the span starts. Samples that reach back to the window's first period show the history
   // covers the window: the span is the window. Otherwise it starts at the GPU's oldest sample

@@ -41,6 +41,8 @@ struct ShareWindow {
   // the product"); an inferred period is brought into it (InferSamplePeriodUs).
   uint64_t min_period_us = 166'667;
   uint64_t max_period_us = 1'000'000;
+  // One process per instant: a process's newest sample stands this long.
+  uint64_t instant_stale_us = 2'000'000;
 };
 
 // The sample period of one GPU, inferred from its samples (the driver does not report it). Gaps
@@ -67,6 +69,13 @@ uint64_t InferSamplePeriodUs(const std::vector<ProcessSample>& samples,
 // from its first sample on. A period counts once it ended a tenth of a period ago without a sample
 // (a sample a little late is not idle time); the period in progress is not seen, so the share
 // lags by up to one period.
+//
+// A driver that samples one process per instant (an H200 with driver 580: each instant of the GPU
+// has the sample of the process running then, its smUtil the process's share of about the last
+// second) returns each process's newest sample only. So when no process has two samples in the
+// window, each sample is read as its process's share of the second before its stamp, and counts
+// while it is at most `instant_stale_us` old (a process with a few percent is seldom drawn; one
+// that stopped drops out then).
 std::map<uint32_t, double> ProcessSharesOf(const std::vector<ProcessSample>& samples,
                                            uint64_t now_us, const ShareWindow& window = {});
 

@@ -80,9 +80,13 @@ TEST(ProcessSharesOf, Table) {
       {"a 1 s period, busy in every other period",
        Join({Series(1, 300'000, kSecond, 5, {80}), Series(2, 700'000, 2 * kSecond, 2, {20})}),
        {{{1}, 80}, {{2}, 8}}},
+      // One sample per process: the newest of each, as a driver that samples one process per
+      // instant returns them, each its process's share of the second before its stamp.
       {"one sample only, just taken", {{1, kNow - 50'000, 40}}, {{{1}, 40}}},
-      // Without a gap the period is taken as 1/6 s: periods ending at -0.95 s ... -0.12 s.
-      {"one sample only, 0.95 s ago", {{1, kNow - 950'000, 42}}, {{{1}, 7}}},
+      {"one sample only, 0.95 s ago", {{1, kNow - 950'000, 42}}, {{{1}, 42}}},
+      {"one process per instant: each process's newest second",
+       {{1, kNow - 150'000, 31}, {2, kNow - 350'000, 58}, {3, kNow - 2'500'000, 90}},
+       {{{1}, 31}, {{2}, 58}, {{1, 2}, 89}, {{3}, 0}}},
       // 33.2 and 12.4 + 12.4: the container's sum is rounded once (per PID: 12 + 12 = 24).
       {"whole-percent rounding",
        Join({Series(1, 10'000, kSixth, 5, {33, 33, 34, 33, 33}),

@@ -158,10 +158,10 @@ TEST_F(NvmlTest, ProcessSharesNameTheProcessThatKeepsTheGpuBusy) {
   EXPECT_EQ(shares[(*gpus)[1].uuid].count(static_cast<uint32_t>(pid)), 0u);
 }
 
-// simgpu samples each process on a phase of its own, as the driver does (nvml=own): shares of
-// two processes taking turns on the GPU add up to its whole time. (Grouping samples by equal
-// stamps read each as a quarter.)
-TEST_F(NvmlTest, SharesOfProcessesOnTheirOwnPhasesAddUpToTheBusyGpu) {
+// simgpu samples each process on a phase of its own (nvml=own, its default): shares of two
+// processes taking turns on the GPU add up to its whole time. (Grouping samples by equal stamps
+// read each as a quarter.) One process per instant is ProcessSharesOf's table.
+TEST_F(NvmlTest, SharesOfProcessesTakingTurnsAddUpToTheBusyGpu) {
   auto gpus = NvmlGpuSource(*nvml_).Discover();
   ASSERT_TRUE(gpus.ok());
   int64_t start_ms = WallMs() + 200;

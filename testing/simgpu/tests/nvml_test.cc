@@ -2,7 +2,9 @@
 // the `simgpu` CLI as a user would.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <thread>
 
@@ -26,9 +28,11 @@ int Cli(const std::string& args) {
 
 class SimgpuNvmlTest : public ::testing::Test {
  protected:
-  // Exact kernel times (no jitter or drift): the utilisation checks count the device time.
+  // Exact kernel times (no jitter or drift): the utilisation checks count the device time. Samples
+  // per period (nvml=own, the default): one process per instant has its own test below.
   SimgpuNvmlTest()
-      : state_("gpu=SimGPU-A:8GiB:80;gpu=SimGPU-B:16GiB:132;ctxmem=32MiB;jitter=0;drift=0") {}
+      : state_(
+            "gpu=SimGPU-A:8GiB:80;gpu=SimGPU-B:16GiB:132;ctxmem=32MiB;jitter=0;drift=0;nvml=own") {}
   void SetUp() override { ASSERT_EQ(nvmlInit_v2(), NVML_SUCCESS); }
   void TearDown() override { EXPECT_EQ(nvmlShutdown(), NVML_SUCCESS); }
 
@@ -188,6 +192,59 @@ TEST_F(SimgpuNvmlTest, UtilisationAndProcessSamples) {
   ASSERT_EQ(nvmlDeviceGetHandleByIndex_v2(1, &d1), NVML_SUCCESS);
   n = 8;
   EXPECT_EQ(nvmlDeviceGetProcessUtilization(d1, samples, &n, 0), NVML_ERROR_NOT_FOUND);
+}
+
+// nvml=one, as an H200 with driver 580 samples: each instant (every 1/6 s, one grid for the
+// device) yields the sample of one process, drawn in proportion to the device time each got, with
+// its share of the last second; a call returns each process's newest sample only.
+TEST(SimgpuNvmlOneTest, OneProcessPerInstantNewestOnly) {
+  PrivateState state("count=1,jitter=0,drift=0,nvml=one");
+  ASSERT_EQ(nvmlInit_v2(), NVML_SUCCESS);
+  auto load = [](const char* kernel, int launches) {
+    return Spawn([=] {
+      CUcontext ctx = nullptr;
+      CUmodule mod = nullptr;
+      CUfunction f = nullptr;
+      if (cuInit(0) != CUDA_SUCCESS || cuCtxCreate(&ctx, 0, 0) != CUDA_SUCCESS) return 1;
+      cuModuleLoadData(&mod, "image");
+      cuModuleGetFunction(&f, mod, kernel);
+      for (int i = 0; i < launches; ++i) {
+        cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr);
+      }
+      return cuCtxSynchronize() == CUDA_SUCCESS ? 0 : 2;
+    });
+  };
+  // Two processes time-sliced for about 1.2 s of device time together.
+  pid_t a = load("busy_2000us", 200), b = load("busy_2000us", 400);
+  ASSERT_EQ(Wait(a), 0);
+  ASSERT_EQ(Wait(b), 0);
+  nvmlDevice_t d0 = nullptr;
+  ASSERT_EQ(nvmlDeviceGetHandleByIndex_v2(0, &d0), NVML_SUCCESS);
+  nvmlProcessUtilizationSample_t samples[32];
+  unsigned n = 32;
+  ASSERT_EQ(nvmlDeviceGetProcessUtilization(d0, samples, &n, 0), NVML_SUCCESS);
+  ASSERT_GE(n, 1u);
+  EXPECT_LE(n, 2u) << "one sample per process: the newest";
+  const double period_us = 1e6 / 6;
+  for (unsigned k = 0; k < n; ++k) {
+    EXPECT_TRUE(samples[k].pid == static_cast<unsigned>(a) ||
+                samples[k].pid == static_cast<unsigned>(b));
+    for (unsigned j = 0; j < k; ++j) EXPECT_NE(samples[j].pid, samples[k].pid);
+    EXPECT_GT(samples[k].smUtil, 0u);
+    EXPECT_LE(samples[k].smUtil, 100u);
+    // One grid for the device: two processes' stamps are whole periods apart.
+    uint64_t apart = samples[k].timeStamp > samples[0].timeStamp
+                         ? samples[k].timeStamp - samples[0].timeStamp
+                         : samples[0].timeStamp - samples[k].timeStamp;
+    double periods = static_cast<double>(apart) / period_us;
+    EXPECT_NEAR(periods, std::round(periods), 0.001) << apart << " us apart";
+  }
+  // Nothing newer than the newest sample of each.
+  unsigned long long newest = 0;
+  for (unsigned k = 0; k < n; ++k) newest = std::max(newest, samples[k].timeStamp);
+  unsigned again = 32;
+  EXPECT_EQ(nvmlDeviceGetProcessUtilization(d0, samples, &again, newest), NVML_ERROR_NOT_FOUND);
+  EXPECT_EQ(nvmlShutdown(), NVML_SUCCESS);
 }
 
 TEST_F(SimgpuNvmlTest, XidEventWakesTheWaiterPromptly) {
