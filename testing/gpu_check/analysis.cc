@@ -384,4 +384,15 @@ bool Within(double value, double expect, double tolerance) {
   return std::fabs(value - expect) <= tolerance + 1e-9;
 }
 
+int64_t SwitchedNs(const std::vector<Interval>& running, const std::vector<Interval>& gaps,
+                   Interval window) {
+  return Length(Clip(Subtract(Union(gaps), Union(running)), window));
+}
+
+bool WithinBeside(double share, double expect, double tolerance, double neighbour_percent,
+                  double switched_percent) {
+  double floor = std::min(expect, 100 - neighbour_percent - switched_percent);
+  return share <= expect + tolerance + 1e-9 && share >= floor - tolerance - 1e-9;
+}
+
 }  // namespace tessera::gpu_check

@@ -197,4 +197,18 @@ NvmlVsTruth CompareWithTruth(const std::vector<NvmlSample>& samples, uint32_t pi
 // Whether |value - expect| <= tolerance.
 bool Within(double value, double expect, double tolerance);
 
+// The time in `window` that the device ran neither of two processes' kernels while one of them
+// had a kernel switched out (in its gaps): what switching between their contexts cost. `running`
+// and `gaps` are both processes' (any order, any overlap).
+int64_t SwitchedNs(const std::vector<Interval>& running, const std::vector<Interval>& gaps,
+                   Interval window);
+
+// A share checked beside a neighbour: at most expect + tolerance (a limit is a ceiling), and at
+// least the smaller of expect and what the neighbour and the switching left of the device
+// (100 - neighbour - switched, in percent), less tolerance. Beside a neighbour with work a
+// time-sliced device loses time at every switch (about 157 us each on an H200), which no limiter
+// of launches gives back.
+bool WithinBeside(double share, double expect, double tolerance, double neighbour_percent,
+                  double switched_percent);
+
 }  // namespace tessera::gpu_check

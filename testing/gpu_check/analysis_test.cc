@@ -526,5 +526,32 @@ TEST(WithinTest, Table) {
   }
 }
 
+TEST(SwitchedNsTest, GapsThatNeitherRanIn) {
+  // A runs 0-2 ms, is switched out 2-5 ms; B runs 2.2-4.8 ms: the switch cost 0.2 + 0.2 ms.
+  std::vector<Interval> running = {{0, 2'000'000}, {2'200'000, 4'800'000}, {5'000'000, 6'000'000}};
+  std::vector<Interval> gaps = {{2'000'000, 5'000'000}};
+  EXPECT_EQ(SwitchedNs(running, gaps, {0, 10'000'000}), 400'000);
+  EXPECT_EQ(SwitchedNs(running, gaps, {0, 2'100'000}), 100'000) << "clipped to the window";
+  EXPECT_EQ(SwitchedNs(running, {}, {0, 10'000'000}), 0) << "idle without a switched-out kernel";
+}
+
+TEST(WithinBesideTest, Table) {
+  struct Case {
+    double share, expect, neighbour, switched;
+    bool want;
+  } cases[] = {
+      {29.0, 30, 57.5, 13, true},   // the H200's hard 30 of a hard 30/70 pair
+      {57.5, 70, 29.0, 13, true},   // its 70: the device left 58
+      {50.0, 70, 29.0, 13, false},  // less than what was left
+      {73.5, 70, 20.0, 0, false},   // a ceiling whatever was left
+      {26.9, 30, 20.0, 1, false},   // room for 30: within 3 of it
+      {45.8, 30, 46.2, 8, false},   // an elastic 30 beside an unlimited neighbour, unheld
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(WithinBeside(c.share, c.expect, 3, c.neighbour, c.switched), c.want)
+        << c.share << " vs " << c.expect << " beside " << c.neighbour << " + " << c.switched;
+  }
+}
+
 }  // namespace
 }  // namespace tessera::gpu_check
