@@ -5,6 +5,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "mix.h"
+
 namespace simgpu {
 namespace {
 
@@ -19,15 +21,6 @@ bool NumberIn(std::string_view name, std::string_view prefix, std::string_view s
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), *n);
   return ec == std::errc() && end == digits.data() + digits.size() && *n <= 3'600'000'000ull;
 }
-
-// splitmix64's output function: a well-mixed 64-bit value of x.
-uint64_t Mix(uint64_t x) {
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-inline constexpr uint64_t kGoldenGamma = 0x9e3779b97f4a7c15ull;  // splitmix64's increment
 
 // The top 53 bits of h as a double in [0, 1).
 double Unit(uint64_t h) {

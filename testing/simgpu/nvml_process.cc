@@ -4,6 +4,7 @@
 
 #include "clock.h"
 #include "device_spec.h"
+#include "mix.h"
 #include "nvml_handles.h"
 #include "timeline.h"
 
@@ -70,13 +71,6 @@ uint64_t BusyOver(const DeviceState& d, int k, uint64_t epoch, uint64_t count, u
   return busy;
 }
 
-uint64_t Mix(uint64_t z) {  // splitmix64's finaliser: a deterministic draw from a period number
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 // nvml=one: period `epoch` of the device's one phase yields a sample of one process, drawn in
 // proportion to the device time each got in the period (the context running at the instant, as
 // an H200 shows: each instant has the sample of one process, each process in proportion to its
@@ -87,7 +81,7 @@ int DrawnAt(const DeviceState& d, int device, uint64_t epoch) {
     if (d.pids[k].pid != 0) total += PidBusyInBucket(d, k, epoch);
   }
   if (total == 0) return -1;
-  uint64_t draw = Mix(epoch * 31 + static_cast<uint64_t>(device)) % total;
+  uint64_t draw = Mix(epoch * 31 + static_cast<uint64_t>(device) + kGoldenGamma) % total;
   for (int k = 0; k < kMaxPidStats; ++k) {
     if (d.pids[k].pid == 0) continue;
     uint64_t busy = PidBusyInBucket(d, k, epoch);
@@ -124,10 +118,9 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
 //   last second; a call returns the newest sample of each process stamped after
 //   lastSeenTimeStamp, so a reader sees a history only by polling.
 // - own (the default): each process sampled every period on a phase of its own (two processes'
-// stamps never
-//   line up), each finished period in which it used the device yielding one sample, smUtil its
-//   whole percent of the period; the periods still kept (16 per process) after lastSeenTimeStamp
-//   are returned, oldest first.
+//   stamps never line up), each finished period in which it used the device yielding one
+//   sample, smUtil its whole percent of the period; the periods still kept (16 per process) after
+//   lastSeenTimeStamp are returned, oldest first.
 // - aligned: as own, with every process's periods ending at the same instants.
 // Stamps are the period's end (CLOCK_REALTIME us, through the state file's one offset).
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "device_spec.h"
+#include "mix.h"
 
 namespace simgpu {
 namespace {
@@ -516,10 +517,8 @@ int PidStatIndex(DeviceState& dev, int pid, const std::function<bool(int)>& aliv
   dev.pids[free_index].pid = pid;
   if (dev.nvml_mode == static_cast<uint32_t>(NvmlMode::kOwn)) {
     // A phase of its own, the same for the PID whichever process asks (splitmix64 of the PID).
-    uint64_t z = static_cast<uint64_t>(pid) + 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    dev.pids[free_index].phase_ns = (z ^ (z >> 31)) % dev.nvml_period_ns;
+    dev.pids[free_index].phase_ns =
+        Mix(static_cast<uint64_t>(pid) + kGoldenGamma) % dev.nvml_period_ns;
   }
   return free_index;
 }
