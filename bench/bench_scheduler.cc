@@ -94,8 +94,9 @@ json Node(int n, int gpus) {
     list.push_back({"GPU-" + std::to_string(n) + "-" + std::to_string(g), g, m.name, m.mib, 82,
                     g < gpus / 2 ? 0 : 1, true});
   }
-  return {{"metadata",
-           {{"name", name}, {"annotations", {{kInventoryAnnotation, InventoryToJson(list)}}}}}};
+  return {
+      {"metadata",
+       {{"name", name}, {"annotations", {{kInventoryAnnotation, InventoryToJson({true, list})}}}}}};
 }
 
 json Pod(const std::string& name, const json& limits) {

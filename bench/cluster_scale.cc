@@ -41,11 +41,13 @@
 #include <thread>
 #include <vector>
 
+#include "annotations/names.h"
 #include "annotations/signing.h"
 #include "kube/client.h"
 #include "kube/connection.h"
 #include "kube/informer.h"
 #include "node/dra/slice_content.h"
+#include "node/gpu/inventory.h"
 
 namespace {
 
@@ -193,19 +195,10 @@ std::vector<tessera::node::GpuInfo> BenchGpus(int i) {
   return gpus;
 }
 
+// The node's inventory as its agent writes it (10 vGPU slots per GPU, serving).
 std::string Inventory(int i) {
-  Json gpus = Json::array();
-  for (const tessera::node::GpuInfo& g : BenchGpus(i)) {
-    gpus.push_back({{"uuid", g.uuid},
-                    {"index", g.index},
-                    {"model", g.model},
-                    {"memoryMiB", g.memory_mib},
-                    {"sms", g.sms},
-                    {"numa", g.numa},
-                    {"healthy", g.healthy},
-                    {"slots", 10}});
-  }
-  return Json{{"version", 1}, {"gpus", gpus}}.dump();
+  return tessera::node::GpusAnnotation(BenchGpus(i), /*cores_scaling=*/1.0, /*slots=*/10,
+                                       /*serving=*/true);
 }
 
 // The GPU node's ResourceSlice as its agent would publish it in DRA mode.
@@ -228,7 +221,7 @@ Status CreateNodes(Client& client, const tessera::annotations::Signing& signing,
     if (!IsGpuNode(i, gpu_percent)) return Status::Ok();
     tessera::kube::StringMapChanges annotations;
     std::string uid = (*node)["metadata"]["uid"];
-    for (auto& [name, value] : signing.Signed("tessera.io/gpus", uid, Inventory(i))) {
+    for (auto& [name, value] : signing.Signed(tessera::annotations::kGpus, uid, Inventory(i))) {
       annotations[name] = value;
     }
     Status patched =

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "annotations/allocation.h"
+#include "annotations/inventory.h"
 #include "inspect/dra_claims.h"
 #include "kube/objects.h"
 
@@ -76,10 +78,13 @@ Result<ApiSnapshot> ReadFromApiServer(kube::Client& client, const ApiSourceOptio
     snap.all_nodes.push_back(name);
     std::string text = kube::Annotation(node, scheduler::kInventoryAnnotation);
     if (text.empty()) continue;
-    Result<std::vector<scheduler::GpuInfo>> gpus = scheduler::ParseInventory(text);
-    NodeView& view = snap.view.AddNode(name, gpus.ok() ? *gpus : std::vector<scheduler::GpuInfo>{});
+    Result<annotations::Inventory> inventory = annotations::ParseInventory(text);
+    NodeView& view = snap.view.AddNode(
+        name, inventory.ok() ? inventory->gpus : std::vector<annotations::InventoryGpu>{});
     view.address = InternalIp(node);
-    if (!gpus.ok()) view.error = "tessera.io/gpus cannot be read: " + gpus.status().message();
+    if (!inventory.ok()) {
+      view.error = "tessera.io/gpus cannot be read: " + inventory.status().message();
+    }
   }
 
   // A cluster without DRA does not serve resource.k8s.io: nothing to show then.
@@ -103,7 +108,7 @@ Result<ApiSnapshot> ReadFromApiServer(kube::Client& client, const ApiSourceOptio
       if (text.empty() || !kube::Annotation(pod, scheduler::kAllocationFailedAnnotation).empty()) {
         continue;
       }
-      Result<scheduler::Allocation> allocation = scheduler::ParseAllocation(text);
+      Result<annotations::Allocation> allocation = annotations::ParseAllocation(text);
       if (!allocation.ok()) {
         snap.view.warnings.push_back("pod " + key + ": tessera.io/allocation cannot be read: " +
                                      allocation.status().message());

@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "annotations/inventory.h"
 #include "config/loader.h"
 #include "fakeapiserver/fake_api_server.h"
 #include "inspect/golden_for_test.h"
@@ -44,9 +45,9 @@ class InspectDraTest : public ::testing::Test {
     // A DRA node (its inventory not serving the extender) and a device-plugin node.
     std::vector<scheduler::GpuInfo> gpus = {{"GPU-d0", 0, "NVIDIA H100", 81559, 132, 0, true},
                                             {"GPU-d1", 1, "NVIDIA H100", 81559, 132, 1, true}};
-    AddNode("dra-1", scheduler::InventoryToJson(gpus, /*serving=*/false));
+    AddNode("dra-1", annotations::InventoryToJson({/*serving=*/false, gpus}));
     AddNode("plugin-1",
-            scheduler::InventoryToJson({{"GPU-p0", 0, "NVIDIA L4", 22491, 58, 0, true}}));
+            annotations::InventoryToJson({true, {{"GPU-p0", 0, "NVIDIA L4", 22491, 58, 0, true}}}));
     Json pod = {
         {"apiVersion", "v1"},
         {"kind", "Pod"},

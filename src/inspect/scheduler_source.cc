@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include "annotations/allocation.h"
 #include "common/strings.h"
 
 namespace tessera::inspect {
@@ -64,7 +65,8 @@ Result<SchedulerSnapshot> ParseSchedulerInspect(const json& doc) {
       return WrongShape("an allocation without \"pod\" or \"allocation\"");
     }
     std::string pod = a.value("pod", std::string());
-    Result<scheduler::Allocation> allocation = scheduler::ParseAllocation(a["allocation"].dump());
+    Result<annotations::Allocation> allocation =
+        annotations::ParseAllocation(a["allocation"].dump());
     if (!allocation.ok()) {
       snap.view.warnings.push_back("pod " + pod + ": " + allocation.status().message());
       continue;

@@ -123,9 +123,10 @@ Status ClusterState::OnNode(EventType type, const json& node) {
       error = verified.message();
       refusals.push_back({kInventoryAnnotation, error, "not used: the node gets no GPU pods"});
     } else {
-      Result<std::vector<GpuInfo>> parsed = ParseInventory(text, &serving);
+      Result<Inventory> parsed = ParseInventory(text);
       if (parsed.ok()) {
-        inventory = std::move(*parsed);
+        serving = parsed->serving;
+        inventory = std::move(parsed->gpus);
       } else {
         error = parsed.status().message();
         log::Warn("ignoring the GPU inventory of a node", {{"node", name}, {"error", error}});

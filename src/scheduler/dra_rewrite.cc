@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "annotations/gpu_config.h"
 #include "common/strings.h"
 #include "scheduler/json_pointer.h"
 
@@ -106,9 +107,8 @@ json ClaimTemplateJson(const DraShape& shape, const std::string& ns) {
   }
   json devices = {{"requests", requests}};
   if (shape.elastic) {
-    json parameters = {
-        {"apiVersion", "gpu.tessera.io/v1"}, {"kind", "GpuConfig"}, {"computeMode", "elastic"}};
-    if (shape.cores_limit > 0) parameters["coresLimit"] = shape.cores_limit;
+    json parameters = annotations::GpuConfigToJson(
+        {.mode = annotations::ComputeMode::kElastic, .cores_limit = shape.cores_limit});
     devices["config"] =
         json::array({{{"opaque", {{"driver", kDraDriver}, {"parameters", parameters}}}}});
   }

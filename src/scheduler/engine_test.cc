@@ -69,7 +69,8 @@ TEST_F(EngineTest, FilterSortsNodesIntoFitsFailedAndUnresolvable) {
 TEST_F(EngineTest, NodeWhoseAgentDoesNotServeGetsNoPodForNow) {
   nlohmann::json node = MakeUniformNode("small", 1, "SimGPU-3090", 24268);
   std::vector<GpuInfo> gpus = {testing::Gpu("small-gpu0", 0, "SimGPU-3090", 24268, 0)};
-  node["metadata"]["annotations"][kInventoryAnnotation] = InventoryToJson(gpus, /*serving=*/false);
+  node["metadata"]["annotations"][kInventoryAnnotation] =
+      InventoryToJson({/*serving=*/false, gpus});
   ASSERT_TRUE(state_.OnNode(EventType::kModified, node).ok());
   PodRequest r = Request(MakePod("p", {{"nvidia.com/gpumem", 1000}}));
   FilterResult f = engine_.Filter(kPod, r, std::vector<std::string>{"small"});

@@ -4,10 +4,6 @@
 
 namespace tessera::scheduler {
 
-const char* ComputeModeName(ComputeMode mode) {
-  return mode == ComputeMode::kHard ? "hard" : "elastic";
-}
-
 const char* PolicyName(Policy policy) {
   return policy == Policy::kBinpack ? "binpack" : "spread";
 }

@@ -11,10 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "annotations/allocation.h"
+
 namespace tessera::scheduler {
 
-enum class ComputeMode { kHard, kElastic };
-const char* ComputeModeName(ComputeMode mode);  // "hard" / "elastic"
+using annotations::ComputeMode;
+using annotations::ComputeModeName;
 
 enum class Policy { kBinpack, kSpread };
 const char* PolicyName(Policy policy);  // "binpack" / "spread"

@@ -50,10 +50,11 @@ inline GpuInfo Gpu(const std::string& uuid, int index, const std::string& model,
 }
 
 inline nlohmann::json MakeNode(const std::string& name, const std::vector<GpuInfo>& gpus) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata",
-           {{"name", name}, {"annotations", {{kInventoryAnnotation, InventoryToJson(gpus)}}}}}};
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata",
+       {{"name", name}, {"annotations", {{kInventoryAnnotation, InventoryToJson({true, gpus})}}}}}};
 }
 
 // `count` GPUs of one model named "<node>-gpu<i>".

@@ -26,17 +26,23 @@ AllocationRecorder::AllocationRecorder(PodSource& pods, ApiWriter& writer,
                                        annotations::Signing signing)
     : pods_(pods), writer_(writer), signing_(std::move(signing)), worker_([this] { Run(); }) {}
 
-json AllocationRecorder::CachedAllocated(const PodRef& pod, const std::string& what) const {
-  if (!pod || PodAnnotation(*pod, kAllocatedAnnotation).empty()) return json::object();
+annotations::Allocated AllocationRecorder::CachedAllocated(const PodRef& pod,
+                                                           const std::string& what) const {
+  if (!pod || PodAnnotation(*pod, kAllocatedAnnotation).empty()) return {};
   if (Status s = signing_.Check(*pod, kAllocatedAnnotation, what); !s.ok()) {
     if (!what.empty()) {
       signing_.Refused(kAllocatedAnnotation, s.message(),
                        "rewritten with only what this agent recorded");
     }
-    return json::object();
+    return {};
   }
-  json value = json::parse(PodAnnotation(*pod, kAllocatedAnnotation), nullptr, false);
-  return value.is_object() ? value : json::object();
+  Result<annotations::Allocated> value =
+      annotations::ParseAllocated(PodAnnotation(*pod, kAllocatedAnnotation));
+  if (!value.ok() && !what.empty()) {
+    log::Warn("rewriting a malformed tessera.io/allocated with what this agent recorded",
+              {{"pod", what}, {"error", value.status().message()}});
+  }
+  return value.ok() ? *value : annotations::Allocated{};
 }
 
 AllocationRecorder::~AllocationRecorder() {
@@ -136,16 +142,19 @@ Status AllocationRecorder::WriteAllocated(const Write& w) {
     it = current ? std::next(it) : recorded_.erase(it);
   }
   PodRef pod = pods_.FindPod(w.owner.ns, w.owner.pod);
-  json value = CachedAllocated(pod, "pod " + w.owner.ns + "/" + w.owner.pod);
+  annotations::Allocated value = CachedAllocated(pod, "pod " + w.owner.ns + "/" + w.owner.pod);
   if (auto it = recorded_.find(w.owner.uid); it != recorded_.end()) {
-    for (const auto& [container, record] : it->second.value.items()) value[container] = record;
+    for (const auto& [container, record] : it->second.value) value[container] = record;
   }
-  json entry = {{"allocation", w.allocation_id}, {"devices", w.uuids}};
-  if (value.contains(w.owner.container) && value[w.owner.container] == entry) return Status::Ok();
+  annotations::AllocatedContainer entry{w.allocation_id, w.uuids};
+  if (auto it = value.find(w.owner.container); it != value.end() && it->second == entry) {
+    return Status::Ok();
+  }
   value[w.owner.container] = entry;
-  RETURN_IF_ERROR(writer_.PatchPodAnnotations(
-      w.owner.ns, w.owner.pod,
-      Patch(signing_.Signed(kAllocatedAnnotation, w.owner.uid, value.dump()))));
+  RETURN_IF_ERROR(
+      writer_.PatchPodAnnotations(w.owner.ns, w.owner.pod,
+                                  Patch(signing_.Signed(kAllocatedAnnotation, w.owner.uid,
+                                                        annotations::AllocatedToJson(value)))));
   recorded_[w.owner.uid] = Recorded{w.owner.ns, w.owner.pod, std::move(value)};
   return Status::Ok();
 }

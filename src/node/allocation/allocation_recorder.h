@@ -23,6 +23,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "annotations/allocated.h"
+
 #include "annotations/signing.h"
 #include "node/allocation/pod_view.h"
 #include "node/pods/pod_source.h"
@@ -58,9 +60,9 @@ class AllocationRecorder {
   // Makes one write; false when it should be tried again.
   bool Make(const Write& w);
   Status WriteAllocated(const Write& w);
-  // The pod's tessera.io/allocated as the cache has it: an empty object when there is none, it
-  // is malformed, or it does not verify (a refusal reported naming `what`, unless it is empty).
-  nlohmann::json CachedAllocated(const PodRef& pod, const std::string& what) const;
+  // The pod's tessera.io/allocated as the cache has it: empty when there is none, it is
+  // malformed, or it does not verify (a refusal reported naming `what`, unless it is empty).
+  annotations::Allocated CachedAllocated(const PodRef& pod, const std::string& what) const;
 
   PodSource& pods_;
   ApiWriter& writer_;
@@ -75,7 +77,7 @@ class AllocationRecorder {
   // tessera.io/allocated as last written, per pod UID, until the cache shows it (worker only).
   struct Recorded {
     std::string ns, pod;
-    nlohmann::json value;
+    annotations::Allocated value;
   };
   std::unordered_map<std::string, Recorded> recorded_;
   std::thread worker_;

@@ -123,8 +123,6 @@ Result<Grant> Allocator::GrantFor(const json& pod, const ContainerRef& owner,
                                   const std::vector<GpuInfo>& gpus) const {
   std::string decision = PodAnnotation(pod, kAllocationAnnotation);
   if (decision.empty()) return WholeGpus(device_ids, gpus);
-  RETURN_IF_ERROR(
-      options_.signing.Check(pod, kAllocationAnnotation, "pod " + owner.ns + "/" + owner.pod));
   ASSIGN_OR_RETURN(std::optional<Grant> grant,
                    GrantFromAllocation(decision, owner.container, options_.node_name));
   if (!grant) {
@@ -177,7 +175,9 @@ std::vector<std::string> Allocator::Preferred(const std::string& resource,
         return held.count({c.uid, c.container}) > 0;
       });
   PodRef likeliest = cands.empty() ? nullptr : PodWithUid(pods, cands.front().uid);
-  if (likeliest) {
+  // Only a decision that verifies orders the IDs (Prepare refuses the others, and counts them).
+  if (likeliest && (PodAnnotation(*likeliest, kAllocationAnnotation).empty() ||
+                    options_.signing.Check(*likeliest, kAllocationAnnotation, "").ok())) {
     Result<Grant> grant = GrantFor(*likeliest, cands.front(), {}, gpus);
     if (grant.ok()) {
       std::vector<int> order;

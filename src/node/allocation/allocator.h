@@ -95,6 +95,7 @@ class Allocator {
  private:
   const ResourceSpec* FindResource(const std::string& name) const;
   // The grant for `owner`, whose pod is `pod` (its decision, or whole GPUs behind `device_ids`).
+  // The caller has checked the decision's signature.
   Result<Grant> GrantFor(const nlohmann::json& pod, const ContainerRef& owner,
                          const std::vector<std::string>& device_ids,
                          const std::vector<GpuInfo>& gpus) const;

@@ -9,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "annotations/names.h"
 #include "common/status.h"
 
@@ -38,9 +36,10 @@ inline bool operator==(const GrantDevice& a, const GrantDevice& b) {
          a.cores_limit == b.cores_limit;
 }
 
-// The decision for `container` in a pod's `tessera.io/allocation` annotation value. Returns
-// nullopt when the annotation lists no such container, an error naming what is malformed.
-// The decision's node must be `node`.
+// The decision for `container` in a pod's `tessera.io/allocation` annotation value, read by the
+// protocol's parser (annotations/allocation.h: what is malformed is decided there once). Returns
+// nullopt when the annotation lists no such container, an error naming what is malformed. The
+// decision's node must be `node`.
 Result<std::optional<Grant>> GrantFromAllocation(const std::string& annotation,
                                                  const std::string& container,
                                                  const std::string& node);

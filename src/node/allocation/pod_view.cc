@@ -5,6 +5,7 @@
 #include <optional>
 #include <string_view>
 
+#include "annotations/allocated.h"
 #include "node/allocation/grant.h"
 
 namespace tessera::node {
@@ -88,7 +89,7 @@ std::vector<ContainerRef> AllocateCandidates(
   for (const PodRef& p : pods) {
     if (PodFinished(*p)) continue;
     const json& meta = Member(*p, "metadata");
-    std::optional<json> allocated;  // parsed when a container matches
+    std::optional<annotations::Allocated> allocated;  // parsed when a container matches
     PodCandidates entry;
     for (const char* list : {"initContainers", "containers"}) {
       const json& cs = Member(Member(*p, "spec"), list);
@@ -99,9 +100,12 @@ std::vector<ContainerRef> AllocateCandidates(
                          meta.value("uid", ""), c.value("name", "")};
         if (taken(ref)) continue;
         if (!allocated) {
-          allocated = json::parse(PodAnnotation(*p, kAllocatedAnnotation), nullptr, false);
+          // Malformed (or absent): no container of the pod has been set up, as far as it says.
+          Result<annotations::Allocated> parsed =
+              annotations::ParseAllocated(PodAnnotation(*p, kAllocatedAnnotation));
+          allocated = parsed.ok() ? *parsed : annotations::Allocated{};
         }
-        if (allocated->is_object() && allocated->contains(ref.container)) continue;
+        if (allocated->count(ref.container) > 0) continue;
         entry.containers.push_back(std::move(ref));
       }
     }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "annotations/gpu_config.h"
 #include "common/quantity.h"
 
 namespace tessera::node::dra {
@@ -51,51 +52,12 @@ Result<std::optional<uint64_t>> Consumed(const json& result, const char* name) {
   return std::optional<uint64_t>(static_cast<uint64_t>(*parsed));
 }
 
-struct ComputeConfig {
-  std::string mode = "hard";
-  int cores_limit = 0;  // elastic: 0 = the whole GPU
-};
-
-// One GpuConfig's parameters.
-Status ReadGpuConfig(const json& parameters, ComputeConfig& config) {
-  if (!parameters.is_object()) return InvalidArgument("its parameters are not an object");
-  if (Text(parameters, "apiVersion") != kGpuConfigApiVersion ||
-      Text(parameters, "kind") != kGpuConfigKind) {
-    return InvalidArgument(std::string("its parameters must have apiVersion ") +
-                           kGpuConfigApiVersion + " and kind " + kGpuConfigKind + ", not " +
-                           parameters.value("apiVersion", json()).dump() + " and " +
-                           parameters.value("kind", json()).dump());
-  }
-  for (const auto& [key, value] : parameters.items()) {
-    if (key == "apiVersion" || key == "kind") continue;
-    if (key == "computeMode") {
-      if (value != "hard" && value != "elastic") {
-        return InvalidArgument("computeMode " + value.dump() +
-                               ": expected \"hard\" or \"elastic\"");
-      }
-      config.mode = value.get<std::string>();
-    } else if (key == "coresLimit") {
-      if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 100) {
-        return InvalidArgument("coresLimit " + value.dump() +
-                               ": expected a whole percent, 1 to 100");
-      }
-      config.cores_limit = value.get<int>();
-    } else {
-      return InvalidArgument("unknown field \"" + key +
-                             "\" (a GpuConfig has apiVersion, kind, computeMode, coresLimit)");
-    }
-  }
-  if (config.cores_limit != 0 && config.mode != "elastic") {
-    return InvalidArgument("coresLimit applies to computeMode elastic only");
-  }
-  return Status::Ok();
-}
-
 // The claim's compute mode from its configuration entries of this driver; `requests` are the
 // claim's requests that have devices of this driver.
-Result<ComputeConfig> ComputeConfigOf(const json& claim, const std::set<std::string>& requests) {
+Result<annotations::GpuConfig> ComputeConfigOf(const json& claim,
+                                               const std::set<std::string>& requests) {
   const json::json_pointer at("/status/allocation/devices/config");
-  ComputeConfig config;
+  annotations::GpuConfig config;
   if (!claim.contains(at) || !claim.at(at).is_array()) return config;
   size_t index = 0;
   for (const json& entry : claim.at(at)) {
@@ -114,11 +76,14 @@ Result<ComputeConfig> ComputeConfigOf(const json& claim, const std::set<std::str
                                "has one compute mode, give the GpuConfig to all of them");
       }
     }
-    ComputeConfig entry_config;  // a later entry replaces what earlier ones said
-    if (Status s = ReadGpuConfig(opaque.value("parameters", json()), entry_config); !s.ok()) {
-      return InvalidArgument(where + " (" + kGpuConfigKind + "): " + s.message());
+    // A later entry replaces what earlier ones said.
+    Result<annotations::GpuConfig> entry_config =
+        annotations::ParseGpuConfig(opaque.value("parameters", json()));
+    if (!entry_config.ok()) {
+      return InvalidArgument(where + " (" + annotations::kGpuConfigKind +
+                             "): " + entry_config.status().message());
     }
-    config = entry_config;
+    config = *entry_config;
   }
   return config;
 }
@@ -186,11 +151,11 @@ Result<ClaimGrant> GrantOfClaim(const json& claim, const ClaimRef& ref, const st
   }
   std::set<std::string> requests;
   for (const PreparedDevice& d : out.devices) requests.insert(d.requests.begin(), d.requests.end());
-  Result<ComputeConfig> config = ComputeConfigOf(claim, requests);
+  Result<annotations::GpuConfig> config = ComputeConfigOf(claim, requests);
   if (!config.ok()) return InvalidArgument(what + ": " + config.status().message());
-  out.grant.mode = config->mode;
+  out.grant.mode = annotations::ComputeModeName(config->mode);
   for (GrantDevice& d : out.grant.devices) {
-    if (config->mode == "hard") break;
+    if (config->mode == annotations::ComputeMode::kHard) break;
     if (d.cores == 0 || d.cores == 100) {
       return InvalidArgument(what + ": computeMode elastic needs a share of the GPU's cores " +
                              "(capacity.requests.cores between 1 and 99) on " + d.uuid +

@@ -10,10 +10,7 @@
 //
 // The compute mode comes from the claim's opaque configuration for this driver
 // (status.allocation.devices.config, the DeviceClass's entries before the claim's, a later entry
-// replacing an earlier one whole), whose parameters are a GpuConfig:
-//   {"apiVersion": "gpu.tessera.io/v1", "kind": "GpuConfig",
-//    "computeMode": "hard" | "elastic",   (default hard)
-//    "coresLimit": 1..100}                (elastic only: the most it may use alone; default 100)
+// replacing an earlier one whole), whose parameters are a GpuConfig (annotations/gpu_config.h).
 // An entry applies to the requests it names (all when none); one mode for the whole claim.
 //
 // Plain values and pure functions; thread-compatible.
@@ -33,8 +30,6 @@
 namespace tessera::node::dra {
 
 inline constexpr const char* kDriverName = "gpu.tessera.io";
-inline constexpr const char* kGpuConfigApiVersion = "gpu.tessera.io/v1";
-inline constexpr const char* kGpuConfigKind = "GpuConfig";
 
 // A claim as kubelet names it.
 struct ClaimRef {

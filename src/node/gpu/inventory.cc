@@ -1,25 +1,25 @@
 #include "node/gpu/inventory.h"
 
-#include <nlohmann/json.hpp>
+#include "annotations/inventory.h"
 
 namespace tessera::node {
 
 std::string GpusAnnotation(const std::vector<GpuInfo>& gpus, double cores_scaling, int slots,
                            bool serving) {
-  nlohmann::json list = nlohmann::json::array();
+  annotations::Inventory inventory{.serving = serving, .gpus = {}};
   for (const GpuInfo& g : gpus) {
-    list.push_back({{"uuid", g.uuid},
-                    {"index", g.index},
-                    {"model", g.model},
-                    {"memoryMiB", g.memory_mib},
-                    {"sms", g.sms},
-                    {"numa", g.numa},
-                    {"healthy", g.healthy},
-                    {"pciBusId", g.pci_bus_id},
-                    {"coresScaling", cores_scaling},
-                    {"slots", slots}});
+    inventory.gpus.push_back({.uuid = g.uuid,
+                              .index = g.index,
+                              .model = g.model,
+                              .memory_mib = g.memory_mib,
+                              .sms = g.sms,
+                              .numa = g.numa,
+                              .healthy = g.healthy,
+                              .slots = slots,
+                              .pci_bus_id = g.pci_bus_id,
+                              .cores_scaling = cores_scaling});
   }
-  return nlohmann::json{{"version", 1}, {"serving", serving}, {"gpus", list}}.dump();
+  return annotations::InventoryToJson(inventory);
 }
 
 }  // namespace tessera::node
