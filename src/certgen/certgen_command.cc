@@ -247,7 +247,7 @@ int Run(const config::Config& cfg, const std::vector<std::string>&) {
 
 }  // namespace
 
-cli::Command CertgenCommand() {
+config::Command CertgenCommand() {
   return {.name = "certgen",
           .summary = "make the TLS certificates of the scheduler and its clients into Secrets",
           .key_prefixes = {"certgen", "kube"},

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "certgen/bundle.h"
-#include "cli/command.h"
+#include "config/command.h"
 #include "config/schema.h"
 #include "kube/client.h"
 
@@ -26,7 +26,7 @@ struct Options {
 };
 
 void AddCertgenKeys(config::Schema& schema);
-cli::Command CertgenCommand();
+config::Command CertgenCommand();
 
 // What one run does: the command's body.
 Status Generate(kube::Client& client, const Options& options,

@@ -1,28 +1,18 @@
-// A subcommand of the `tessera` multi-call binary.
+// The `tessera` multi-call binary's subcommands and configuration keys.
 //
-// Each part registers one Command; main() picks it by the first argument (or by the program's
-// name: `kubectl-tessera` runs `inspect`), loads its configuration through the config layer and
-// calls Run. Commands return a process exit code.
+// Each part declares one Command (config/command.h); main() picks it by the first argument (or by
+// the program's name: `kubectl-tessera` runs `inspect`), loads its configuration through the
+// config layer and calls its `run`, whose result is the process's exit code.
 #pragma once
 
-#include <functional>
-#include <string>
 #include <vector>
 
-#include "config/config.h"
+#include "config/command.h"
 #include "config/schema.h"
 
 namespace tessera::cli {
 
-struct Command {
-  std::string name;
-  std::string summary;
-  // Key prefixes this command reads ("log" is added for every command); --print-config and
-  // `tessera config --for NAME` print these.
-  std::vector<std::string> key_prefixes;
-  // Runs with the effective configuration and the positional arguments.
-  std::function<int(const config::Config&, const std::vector<std::string>&)> run;
-};
+using config::Command;
 
 // Keys under one prefix ("scheduler", "kube"), contributed by the part that owns them.
 struct KeyGroup {

@@ -6,7 +6,7 @@
 
 namespace tessera::demo {
 
-cli::Command DemoCommand() {
+config::Command DemoCommand() {
   return {.name = "demo",
           .summary =
               "run Tessera on a real Kubernetes cluster on this machine (the dev cluster, as "

@@ -3,10 +3,10 @@
 // happened as told, 1 otherwise, 2 on arguments.
 #pragma once
 
-#include "cli/command.h"
+#include "config/command.h"
 
 namespace tessera::demo {
 
-cli::Command DemoCommand();
+config::Command DemoCommand();
 
 }  // namespace tessera::demo

@@ -123,7 +123,7 @@ int RunInspect(const config::Config& config, const std::vector<std::string>& pos
   return 0;
 }
 
-cli::Command InspectCommand() {
+config::Command InspectCommand() {
   return {.name = "inspect",
           .summary =
               "show GPUs, their allocations and pending pods (kubectl tessera inspect "

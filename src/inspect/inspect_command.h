@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/command.h"
+#include "config/command.h"
 #include "config/config.h"
 #include "config/schema.h"
 #include "kube/connection.h"
@@ -26,7 +26,7 @@ namespace tessera::inspect {
 
 void AddInspectKeys(config::Schema& schema);
 
-cli::Command InspectCommand();
+config::Command InspectCommand();
 
 // What the command runs, with its streams and terminal detection given (for tests).
 int RunInspect(const config::Config& config, const std::vector<std::string>& positional,

@@ -187,7 +187,7 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
 
 }  // namespace
 
-cli::Command NodeCommand() {
+config::Command NodeCommand() {
   return {.name = "node",
           .summary = "run the node agent (device plugins, GPU discovery and health)",
           .key_prefixes = {"node", "kube"},

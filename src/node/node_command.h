@@ -2,10 +2,10 @@
 // kubelet sockets and the Agent together and runs until SIGTERM or SIGINT.
 #pragma once
 
-#include "cli/command.h"
+#include "config/command.h"
 
 namespace tessera::node {
 
-cli::Command NodeCommand();
+config::Command NodeCommand();
 
 }  // namespace tessera::node

@@ -106,7 +106,7 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
 
 }  // namespace
 
-cli::Command SchedulerCommand() {
+config::Command SchedulerCommand() {
   return {.name = "scheduler",
           .summary = "run the GPU scheduler extender, admission webhook and metrics server",
           .key_prefixes = {"scheduler", "kube"},

@@ -4,10 +4,10 @@
 // configuration, address in use, bad TLS files), 2 for unexpected arguments.
 #pragma once
 
-#include "cli/command.h"
+#include "config/command.h"
 
 namespace tessera::scheduler {
 
-cli::Command SchedulerCommand();
+config::Command SchedulerCommand();
 
 }  // namespace tessera::scheduler
