@@ -653,6 +653,10 @@ int RunDemo(std::ostream& out) {
     CheckDown(n, cluster.Down(), true);
     n.Final("Logs: " + cluster.logs_dir());
   });
+  // Whichever way this function returns, a cleanup that began keeps `cluster`, `runner` and `n`
+  // alive until it ends the process (returning under it, an interrupted demo aborted with
+  // std::system_error on a destroyed mutex instead of exiting 130).
+  SignalCleanupScope cleanup_scope;
 
   Status components = cluster.FindComponents([&n](const std::string& line) { n.Quote(line); });
   if (!n.Check(components.ok(),

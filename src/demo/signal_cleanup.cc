@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <thread>
 
@@ -11,6 +12,10 @@ namespace tessera::demo {
 namespace {
 
 int signal_pipe[2] = {-1, -1};
+
+// kArmed until a signal's cleanup begins (kCleaning) or the main thread ends it (kEnded).
+enum State { kArmed, kCleaning, kEnded };
+std::atomic<int> state{kArmed};
 
 void Handler(int sig) {
   int saved = errno;
@@ -32,7 +37,10 @@ void OnTerminatingSignal(std::function<void(int signal)> cleanup) {
     while ((n = ::read(signal_pipe[0], &sig, 1)) < 0 && errno == EINTR) {
     }
     if (n != 1) return;  // cannot happen: the writing end stays open
-    cleanup(sig);
+    int armed = kArmed;
+    // Ended: the objects the cleanup would use are going away, and the main thread's own path
+    // took the cluster down.
+    if (state.compare_exchange_strong(armed, kCleaning)) cleanup(sig);
     ::_exit(128 + sig);
   }).detach();
   struct sigaction sa = {};
@@ -40,6 +48,14 @@ void OnTerminatingSignal(std::function<void(int signal)> cleanup) {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
   for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &sa, nullptr);
+}
+
+void EndSignalCleanup() {
+  int armed = kArmed;
+  if (state.compare_exchange_strong(armed, kEnded)) return;
+  if (armed == kEnded) return;
+  // A cleanup runs, and ends the process: its objects must stay.
+  for (;;) ::pause();
 }
 
 }  // namespace tessera::demo

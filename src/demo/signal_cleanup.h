@@ -4,9 +4,16 @@
 // writes the signal's number to a pipe; the thread reads it. A signal that arrives while the
 // cleanup runs is ignored, so that a second Ctrl-C does not cut the cleanup short.
 //
-//   OnTerminatingSignal([&](int sig) { cluster.Down(); });
+// The cleanup runs while the main thread goes on, so the objects it uses must outlive it: before
+// they go away, the main thread calls EndSignalCleanup, which blocks for good when a cleanup has
+// begun (the cleanup ends the process) and otherwise makes a later signal end the process at once,
+// without the cleanup (its objects are going away).
 //
-// Thread-safety: call once per process, before starting other threads.
+//   OnTerminatingSignal([&](int sig) { cluster.Down(); });
+//   ...
+//   EndSignalCleanup();  // before `cluster` is destroyed, on every path
+//
+// Thread-safety: call OnTerminatingSignal once per process, before starting other threads.
 #pragma once
 
 #include <functional>
@@ -14,5 +21,16 @@
 namespace tessera::demo {
 
 void OnTerminatingSignal(std::function<void(int signal)> cleanup);
+
+void EndSignalCleanup();
+
+// Calls EndSignalCleanup when it goes out of scope: declared after the objects the cleanup uses,
+// it runs before they are destroyed, whichever way the scope is left.
+struct SignalCleanupScope {
+  SignalCleanupScope() = default;
+  SignalCleanupScope(const SignalCleanupScope&) = delete;
+  SignalCleanupScope& operator=(const SignalCleanupScope&) = delete;
+  ~SignalCleanupScope() { EndSignalCleanup(); }
+};
 
 }  // namespace tessera::demo
