@@ -1,5 +1,5 @@
-// ConnectionConfig: where the API server is and how to authenticate to it, and the rules that find
-// it (kubeconfig or in-cluster service account).
+// The rules that find the API server and how to authenticate to it (a ConnectionConfig,
+// kube/connection_config.h): kubeconfig or in-cluster service account.
 //
 // ResolveConnection() applies the precedence, first match wins:
 //   1. the config key kube.kubeconfig (flag --kubeconfig, env TESSERA_KUBE_KUBECONFIG or
@@ -17,23 +17,11 @@
 #include <string>
 
 #include "common/status.h"
+#include "kube/connection_config.h"
 
 namespace tessera::kube {
 
 inline constexpr const char* kServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
-
-struct ConnectionConfig {
-  std::string server;  // "https://10.0.0.1:6443" (no trailing slash)
-  bool insecure_skip_tls_verify = false;
-  // PEM material, each either as a file path or in memory (the kubeconfig's "-data" fields).
-  std::string ca_file, ca_pem;
-  std::string client_cert_file, client_cert_pem;
-  std::string client_key_file, client_key_pem;
-  // Bearer token: given, or read from a file (re-read about every minute).
-  std::string token, token_file;
-  // Where this came from, for logs and errors: "kubeconfig /root/.kube/config context kind-x".
-  std::string origin;
-};
 
 using Environment = std::map<std::string, std::string>;
 

@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "common/status.h"
-#include "kube/connection.h"
+#include "kube/connection_config.h"
 
 namespace tessera::kube {
 
