@@ -107,7 +107,9 @@ Result<std::string> CdiSpecText(const std::string& name, const Grant& grant,
   return spec.dump(2) + "\n";
 }
 
-Status WriteFileAtomic(const std::string& path, const std::string& content) {
+namespace {
+
+Status WriteThroughTemporary(const std::string& path, const std::string& content, bool durable) {
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
   std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -126,8 +128,12 @@ Status WriteFileAtomic(const std::string& path, const std::string& content) {
     }
     done += static_cast<size_t>(n);
   }
-  // No fsync: the rename makes the change atomic for readers, and PreStartContainer rewrites the
-  // files before every container start, also after a crash or reboot.
+  if (durable && ::fsync(fd) != 0) {
+    int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return ErrnoStatus("sync", tmp, err);
+  }
   if (::close(fd) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
@@ -138,7 +144,27 @@ Status WriteFileAtomic(const std::string& path, const std::string& content) {
     ::unlink(tmp.c_str());
     return ErrnoStatus("rename into place", path, err);
   }
+  if (durable) {
+    int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd < 0) return ErrnoStatus("open", dir, errno);
+    int synced = ::fsync(dir_fd);
+    int err = errno;
+    ::close(dir_fd);
+    if (synced != 0) return ErrnoStatus("sync", dir, err);
+  }
   return Status::Ok();
+}
+
+}  // namespace
+
+// No fsync: the rename makes the change atomic for readers, and PreStartContainer rewrites the
+// files before every container start, also after a crash or reboot.
+Status WriteFileAtomic(const std::string& path, const std::string& content) {
+  return WriteThroughTemporary(path, content, /*durable=*/false);
+}
+
+Status WriteFileDurably(const std::string& path, const std::string& content) {
+  return WriteThroughTemporary(path, content, /*durable=*/true);
 }
 
 Status UpdateFileAtomic(const std::string& path, const std::string& content) {

@@ -66,6 +66,11 @@ Result<std::string> CdiSpecText(const std::string& name, const Grant& grant,
 // Writes `content` to `path` through "<dir>/.<name>.tmp" and rename(2). Creates no folders.
 Status WriteFileAtomic(const std::string& path, const std::string& content);
 
+// WriteFileAtomic, and the content on disk before it returns: the temporary file is synced before
+// the rename and the folder after it, so that a crash or a power loss leaves the old content or
+// the new, never an empty or torn file. For state that nothing rewrites after a reboot.
+Status WriteFileDurably(const std::string& path, const std::string& content);
+
 // WriteFileAtomic unless `path` already holds exactly `content` (a container's restart rewrites
 // nothing).
 Status UpdateFileAtomic(const std::string& path, const std::string& content);

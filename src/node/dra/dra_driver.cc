@@ -1,6 +1,7 @@
 #include "node/dra/dra_driver.h"
 
 #include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -22,7 +23,47 @@ Status DraDriver::Init() {
   RETURN_IF_ERROR(UpdateFileAtomic(options_.state_dir + "/ld.so.preload",
                                    std::string(kContainerLibraryPath) + "\n"));
   std::lock_guard lock(mu_);
-  return prepared_.Load();
+  RETURN_IF_ERROR(prepared_.Load());
+  if (!prepared_.damage().empty()) {
+    log::Error(
+        "the prepared claims' file was damaged: set aside, rebuilding it from the claims' "
+        "folders and the API server",
+        {{"file", options_.state_dir + "/dra-claims.json"},
+         {"damage", prepared_.damage()},
+         {"set_aside", options_.state_dir + "/dra-claims.json.damaged"}});
+    Rebuild();
+  }
+  return Status::Ok();
+}
+
+void DraDriver::Rebuild() {
+  std::vector<GpuInfo> gpus = board_.Get().gpus;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(options_.state_dir + "/allocations", ec)) {
+    std::ifstream in(entry.path() / "owner.json");
+    nlohmann::json owner = nlohmann::json::parse(in, nullptr, false);
+    if (!owner.is_object() || owner.value("kind", "") != "ResourceClaim") continue;
+    ClaimRef ref{owner.value("namespace", ""), owner.value("claim", ""),
+                 owner.value("claimUid", "")};
+    if (ref.uid.empty() || ref.uid != entry.path().filename().string()) continue;
+    recovering_.insert(ref.uid);
+    Result<nlohmann::json> object = claims_.Get(ref.ns, ref.name);
+    Result<ClaimGrant> grant = object.ok() ? GrantOfClaim(*object, ref, options_.node_name, gpus)
+                                           : Result<ClaimGrant>(object.status());
+    if (!grant.ok()) {
+      log::Warn("a prepared claim is held but not recorded: it is recorded at its next prepare",
+                {{"claim", ref.ToString()}, {"error", grant.status().message()}});
+      continue;
+    }
+    if (Status put = prepared_.Put({ref, std::move(*grant)}); !put.ok()) {
+      log::Warn("a rebuilt claim could not be recorded",
+                {{"claim", ref.ToString()}, {"error", put.message()}});
+      continue;
+    }
+    recovering_.erase(ref.uid);
+    log::Info("rebuilt a prepared claim", {{"claim", ref.ToString()}});
+  }
 }
 
 std::string DraDriver::AllocationDir(const std::string& uid) const {
@@ -39,7 +80,7 @@ std::string DraDriver::CdiSpecPath(const std::string& uid) const {
 
 bool DraDriver::Holds(const std::string& claim_uid) const {
   std::lock_guard lock(mu_);
-  return prepared_.Find(claim_uid) != nullptr;
+  return prepared_.Find(claim_uid) != nullptr || recovering_.count(claim_uid) > 0;
 }
 
 Result<std::vector<PreparedDevice>> DraDriver::Prepare(const ClaimRef& claim) {
@@ -58,6 +99,7 @@ Result<std::vector<PreparedDevice>> DraDriver::Prepare(const ClaimRef& claim) {
   PreparedClaim prepared{claim, std::move(grant)};
   RETURN_IF_ERROR(WriteFiles(prepared, gpus));
   RETURN_IF_ERROR(prepared_.Put(prepared));
+  recovering_.erase(claim.uid);
   std::string uuids;
   for (const GrantDevice& d : prepared.grant.grant.devices)
     uuids += (uuids.empty() ? "" : ",") + d.uuid;
@@ -74,8 +116,9 @@ Status DraDriver::Unprepare(const ClaimRef& claim) {
   if (ec) return ErrnoStatus("remove", RegionDir(claim.uid), ec.value());
   std::filesystem::remove(CdiSpecPath(claim.uid), ec);
   if (ec) return ErrnoStatus("remove", CdiSpecPath(claim.uid), ec.value());
-  bool known = prepared_.Find(claim.uid) != nullptr;
+  bool known = prepared_.Find(claim.uid) != nullptr || recovering_.count(claim.uid) > 0;
   RETURN_IF_ERROR(prepared_.Remove(claim.uid));
+  recovering_.erase(claim.uid);
   if (known) log::Info("unprepared a ResourceClaim", {{"claim", claim.ToString()}});
   return Status::Ok();
 }

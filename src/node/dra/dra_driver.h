@@ -17,6 +17,7 @@
 #pragma once
 
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,11 @@ class DraDriver : public ClaimOwner {
   // `claims` and `board` (the node's GPUs and their health) must outlive the driver.
   DraDriver(DraOptions options, ClaimSource& claims, const DeviceBoard& board);
 
-  // Creates the state folders and ld.so.preload, and loads the prepared claims.
+  // Creates the state folders and ld.so.preload, and loads the prepared claims. When their file
+  // is damaged (prepared_claims.h), it rebuilds them instead of refusing to start: every claim
+  // that has a folder is held (the housekeeper keeps its files, and its Unprepare finds it), and
+  // each is read again from the API server and recorded; one that cannot be read now is recorded
+  // at its next Prepare, which reads it then.
   Status Init();
   // The devices of the prepared claim, or an error whose message says why it cannot be prepared.
   Result<std::vector<PreparedDevice>> Prepare(const ClaimRef& claim);
@@ -56,12 +61,17 @@ class DraDriver : public ClaimOwner {
 
  private:
   Status WriteFiles(const PreparedClaim& claim, const std::vector<GpuInfo>& gpus);
+  // After a damaged file: the claims of the folders, recorded again where the API server says.
+  void Rebuild();
 
   const DraOptions options_;
   ClaimSource& claims_;
   const DeviceBoard& board_;
   mutable std::mutex mu_;
   PreparedClaims prepared_;  // guarded by mu_
+  // Claims with a folder that a damaged file lost and the API server did not give back yet: held
+  // until prepared or unprepared. Guarded by mu_.
+  std::set<std::string> recovering_;
 };
 
 }  // namespace tessera::node::dra

@@ -1,6 +1,8 @@
 // The housekeeper and the files of DRA claims: kept while the claim is prepared, removed (with
 // their CDI spec) a grace period after their last write once it is not.
 #include <filesystem>
+#include <fstream>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -19,6 +21,7 @@ namespace fs = std::filesystem;
 class OneClaimSource : public ClaimSource {
  public:
   Result<json> Get(const std::string& ns, const std::string& name) override {
+    if (unavailable.count(name) > 0) return Unavailable("the API server is away");
     json claim;
     claim["metadata"] = {{"namespace", ns}, {"name", name}, {"uid", "uid-" + name}};
     json result = {
@@ -28,6 +31,7 @@ class OneClaimSource : public ClaimSource {
     claim["status"]["allocation"]["devices"]["results"] = json::array({result});
     return claim;
   }
+  std::set<std::string> unavailable;  // claims whose Get fails
 };
 
 class DraHousekeepingTest : public ::testing::Test {
@@ -99,6 +103,41 @@ TEST_F(DraHousekeepingTest, WithoutAClaimOwnerClaimFilesGoAfterTheGrace) {
   Age("uid-c");
   EXPECT_EQ(keeper.RunOnce(), std::vector<std::string>{"uid-c"});
   EXPECT_FALSE(fs::exists(driver_->CdiSpecPath("uid-c")));
+}
+
+// A torn dra-claims.json (a crash in the middle of a write by an older agent, a full disk) does
+// not stop the agent: the file is set aside, every claim with a folder is held, and those the API
+// server gives back are recorded again; the others are recorded at their next prepare.
+TEST_F(DraHousekeepingTest, ADamagedFileIsRebuiltAndItsClaimsKeepTheirFiles) {
+  ASSERT_TRUE(driver_->Prepare({"default", "c", "uid-c"}).ok());
+  ASSERT_TRUE(driver_->Prepare({"default", "d", "uid-d"}).ok());
+  const std::string file = opts_.state_dir + "/dra-claims.json";
+  std::string text;
+  {
+    std::ifstream in(file);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::ofstream(file, std::ios::trunc) << text.substr(0, text.size() / 2);
+  source_.unavailable = {"d"};
+  driver_ = NewDriver();
+  EXPECT_TRUE(fs::exists(file + ".damaged"));
+  EXPECT_TRUE(driver_->Holds("uid-c"));
+  EXPECT_TRUE(driver_->Holds("uid-d")) << "held though the API server did not answer for it";
+  Age("uid-c");
+  Age("uid-d");
+  Housekeeper keeper(*allocator_, store_, opts_.state_dir, std::chrono::seconds(600));
+  keeper.SetClaimOwner(driver_.get());
+  EXPECT_TRUE(keeper.RunOnce().empty());
+  EXPECT_TRUE(fs::exists(driver_->AllocationDir("uid-d") + "/limits"));
+
+  auto again = NewDriver();  // what the rebuild recorded is in the file again
+  EXPECT_TRUE(again->Holds("uid-c"));
+  EXPECT_FALSE(again->Holds("uid-d"));
+  source_.unavailable.clear();
+  ASSERT_TRUE(driver_->Prepare({"default", "d", "uid-d"}).ok());
+  EXPECT_TRUE(NewDriver()->Holds("uid-d")) << "recorded at its next prepare";
+  ASSERT_TRUE(driver_->Unprepare({"default", "d", "uid-d"}).ok());
+  EXPECT_FALSE(driver_->Holds("uid-d"));
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 #include "node/dra/prepared_claims.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -15,10 +18,25 @@ namespace {
 
 constexpr int kVersion = 1;
 
+// FNV-1a, 64 bits, in hex: detects a torn or garbled file (not a forged one: the state folder is
+// the agent's own).
+std::string Checksum(const std::string& text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
 json ToJson(const PreparedClaim& c) {
   json gpus = json::array();
   for (const GrantDevice& d : c.grant.grant.devices) {
-    gpus.push_back({{"uuid", d.uuid}, {"memoryMiB", d.memory_mib}, {"cores", d.cores}});
+    json gpu = {{"uuid", d.uuid}, {"memoryMiB", d.memory_mib}, {"cores", d.cores}};
+    if (d.cores_limit > 0) gpu["coresLimit"] = d.cores_limit;
+    gpus.push_back(std::move(gpu));
   }
   json devices = json::array();
   for (const PreparedDevice& d : c.grant.devices) {
@@ -26,21 +44,23 @@ json ToJson(const PreparedClaim& c) {
     if (d.share_id) entry["shareID"] = *d.share_id;
     devices.push_back(entry);
   }
-  return {{"namespace", c.ref.ns},
-          {"name", c.ref.name},
-          {"uid", c.ref.uid},
-          {"gpus", gpus},
-          {"devices", devices}};
+  return {{"namespace", c.ref.ns},      {"name", c.ref.name}, {"uid", c.ref.uid},
+          {"mode", c.grant.grant.mode}, {"gpus", gpus},       {"devices", devices}};
 }
 
+// Files written before "mode" and "coresLimit" were kept read as hard, without a ceiling.
 PreparedClaim FromJson(const json& j) {
   PreparedClaim c;
   c.ref = {j.at("namespace").get<std::string>(), j.at("name").get<std::string>(),
            j.at("uid").get<std::string>()};
+  c.grant.grant.mode = j.value("mode", std::string("hard"));
+  if (c.grant.grant.mode != "hard" && c.grant.grant.mode != "elastic") {
+    throw std::invalid_argument("claim " + c.ref.uid + ": mode \"" + c.grant.grant.mode + "\"");
+  }
   for (const json& g : j.at("gpus")) {
     c.grant.grant.devices.push_back({g.at("uuid").get<std::string>(),
                                      g.at("memoryMiB").get<uint64_t>(), g.at("cores").get<int>(),
-                                     0});
+                                     g.value("coresLimit", 0)});
   }
   for (const json& d : j.at("devices")) {
     PreparedDevice device{d.at("requests").get<std::vector<std::string>>(),
@@ -52,29 +72,55 @@ PreparedClaim FromJson(const json& j) {
   return c;
 }
 
+// The claims of `text`, or why it is not a prepared-claims file.
+Result<std::map<std::string, PreparedClaim>> Parse(const std::string& text) {
+  json state = json::parse(text, nullptr, false);
+  if (state.is_discarded()) {
+    return FailedPrecondition(text.empty() ? "it is empty" : "it is not JSON (torn?)");
+  }
+  if (!state.is_object() || state.value("version", 0) != kVersion) {
+    return FailedPrecondition("it is not a prepared-claims file of version " +
+                              std::to_string(kVersion));
+  }
+  if (!state.contains("claims") || !state["claims"].is_array()) {
+    return FailedPrecondition("it has no list of claims");
+  }
+  // Written before the checksum was: none to check.
+  if (state.contains("checksum") && state["checksum"] != Checksum(state["claims"].dump())) {
+    return FailedPrecondition("its checksum does not match its claims");
+  }
+  std::map<std::string, PreparedClaim> claims;
+  try {
+    for (const json& j : state["claims"]) {
+      PreparedClaim c = FromJson(j);
+      claims[c.ref.uid] = std::move(c);
+    }
+  } catch (const std::exception& e) {
+    return FailedPrecondition(std::string("it is malformed: ") + e.what());
+  }
+  return claims;
+}
+
 }  // namespace
 
 Status PreparedClaims::Load() {
+  damage_.clear();
   std::ifstream in(path_);
   if (!in) {
     if (errno == ENOENT) return Status::Ok();
     return ErrnoStatus("open", path_, errno);
   }
-  json state = json::parse(in, nullptr, false);
-  if (!state.is_object() || state.value("version", 0) != kVersion) {
-    return FailedPrecondition(path_ + " is not a prepared-claims file of version " +
-                              std::to_string(kVersion));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return ErrnoStatus("read", path_, errno);
+  Result<std::map<std::string, PreparedClaim>> claims = Parse(text);
+  if (claims.ok()) {
+    claims_ = std::move(*claims);
+    return Status::Ok();
   }
-  std::map<std::string, PreparedClaim> claims;
-  try {
-    for (const json& j : state.at("claims")) {
-      PreparedClaim c = FromJson(j);
-      claims[c.ref.uid] = std::move(c);
-    }
-  } catch (const json::exception& e) {
-    return FailedPrecondition(path_ + " is malformed: " + e.what());
-  }
-  claims_ = std::move(claims);
+  damage_ = claims.status().message();
+  std::string aside = path_ + ".damaged";
+  if (::rename(path_.c_str(), aside.c_str()) != 0) return ErrnoStatus("rename", path_, errno);
+  claims_.clear();
   return Status::Ok();
 }
 
@@ -103,7 +149,10 @@ Status PreparedClaims::Remove(const std::string& uid) {
 Status PreparedClaims::Save(const std::map<std::string, PreparedClaim>& claims) const {
   json list = json::array();
   for (const auto& [uid, c] : claims) list.push_back(ToJson(c));
-  return WriteFileAtomic(path_, json{{"version", kVersion}, {"claims", list}}.dump(2) + "\n");
+  return WriteFileDurably(
+      path_,
+      json{{"version", kVersion}, {"claims", list}, {"checksum", Checksum(list.dump())}}.dump(2) +
+          "\n");
 }
 
 }  // namespace tessera::node::dra

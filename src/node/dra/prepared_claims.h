@@ -1,7 +1,10 @@
 // PreparedClaims: the claims this node has prepared for kubelet (their grants and the devices
 // answered), kept in one JSON file under the state folder so that an agent restart, and kubelet's
 // NodePrepareResources calls after its own restart, find them again. Every change rewrites the file
-// atomically (allocation_files.h: WriteFileAtomic).
+// durably (allocation_files.h: WriteFileDurably) with a checksum of its claims. A file that cannot
+// be read as one (empty, torn, not JSON, another version, a checksum that does not match) is
+// damaged: Load moves it aside and starts empty, and says so (damage()), so that the driver
+// rebuilds what it can instead of refusing to start.
 //
 // Not thread-safe: DraDriver serialises its calls.
 #pragma once
@@ -24,8 +27,12 @@ class PreparedClaims {
  public:
   explicit PreparedClaims(std::string path) : path_(std::move(path)) {}
 
-  // Reads the file; a missing file is an empty state, an unreadable one an error naming it.
+  // Reads the file; a missing file is an empty state, one that cannot be opened an error naming
+  // it. A damaged one is renamed to "<path>.damaged" (replacing an older one) and the state is
+  // empty; damage() then says what was wrong.
   Status Load();
+  // Why the file Load found was damaged; empty when it was not.
+  const std::string& damage() const { return damage_; }
   // The claim with `uid`, or nullptr.
   const PreparedClaim* Find(const std::string& uid) const;
   // Adds or replaces the claim and writes the file; on a write error nothing is changed.
@@ -39,6 +46,7 @@ class PreparedClaims {
 
   const std::string path_;
   std::map<std::string, PreparedClaim> claims_;  // by claim UID
+  std::string damage_;
 };
 
 }  // namespace tessera::node::dra

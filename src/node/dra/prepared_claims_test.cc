@@ -1,6 +1,8 @@
 #include "node/dra/prepared_claims.h"
 
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,11 +15,16 @@ namespace {
 using tessera::node::testing::TempDir;
 using ::testing::HasSubstr;
 
-PreparedClaim Claim(const std::string& uid) {
+PreparedClaim Claim(const std::string& uid, const std::string& mode = "hard") {
   return {
       {"ns", "name-" + uid, uid},
-      {Grant{"hard", {{"GPU-0", 8192, 30, 0}, {"GPU-1", 0, 0, 0}}},
+      {Grant{mode, {{"GPU-0", 8192, 30, mode == "elastic" ? 80 : 0}, {"GPU-1", 0, 0, 0}}},
        {{{"gpu-0"}, "n1", "gpu-0", std::string("s1")}, {{"gpu-1"}, "n1", "gpu-1", std::nullopt}}}};
+}
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 TEST(PreparedClaimsTest, WhatIsPutIsLoadedByTheNextInstance) {
@@ -28,6 +35,7 @@ TEST(PreparedClaimsTest, WhatIsPutIsLoadedByTheNextInstance) {
   EXPECT_TRUE(first.all().empty());
   ASSERT_TRUE(first.Put(Claim("u1")).ok());
   ASSERT_TRUE(first.Put(Claim("u2")).ok());
+  ASSERT_TRUE(first.Put(Claim("u3", "elastic")).ok());
   ASSERT_TRUE(first.Remove("u2").ok());
   ASSERT_TRUE(first.Remove("unknown").ok());
 
@@ -36,18 +44,65 @@ TEST(PreparedClaimsTest, WhatIsPutIsLoadedByTheNextInstance) {
   ASSERT_NE(second.Find("u1"), nullptr);
   EXPECT_EQ(*second.Find("u1"), Claim("u1"));
   EXPECT_EQ(second.Find("u2"), nullptr);
+  ASSERT_NE(second.Find("u3"), nullptr);
+  EXPECT_EQ(*second.Find("u3"), Claim("u3", "elastic"))
+      << "an elastic claim stays elastic, with its ceiling, across a restart";
+  EXPECT_TRUE(second.damage().empty());
 }
 
-TEST(PreparedClaimsTest, AMalformedFileIsAnErrorNamingIt) {
+// What agents wrote before the mode, the ceiling and the checksum were kept is still read (as
+// hard: they did not keep it).
+TEST(PreparedClaimsTest, AFileOfAnEarlierAgentIsRead) {
   TempDir dir;
   const std::string path = dir.path() + "/dra-claims.json";
-  std::ofstream(path) << R"({"version": 1, "claims": [{"uid": "u"}]})";
+  std::ofstream(path)
+      << R"({"version": 1, "claims": [{"namespace": "ns", "name": "name-u1",)"
+         R"( "uid": "u1", "gpus": [{"uuid": "GPU-0", "memoryMiB": 8192, "cores": 30},)"
+         R"( {"uuid": "GPU-1", "memoryMiB": 0, "cores": 0}], "devices": [)"
+         R"({"requests": ["gpu-0"], "pool": "n1", "device": "gpu-0", "shareID": "s1"},)"
+         R"( {"requests": ["gpu-1"], "pool": "n1", "device": "gpu-1"}]}]})";
   PreparedClaims claims(path);
-  Status s = claims.Load();
-  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
-  EXPECT_THAT(s.message(), HasSubstr(path + " is malformed"));
-  std::ofstream(path) << "not json";
-  EXPECT_THAT(claims.Load().message(), HasSubstr("is not a prepared-claims file of version 1"));
+  ASSERT_TRUE(claims.Load().ok());
+  EXPECT_TRUE(claims.damage().empty()) << claims.damage();
+  ASSERT_NE(claims.Find("u1"), nullptr);
+  EXPECT_EQ(*claims.Find("u1"), Claim("u1"));
+}
+
+// A damaged file does not stop the agent (it restarted into the same refusal before, a crash
+// loop until someone deleted the file): it is set aside, the state is empty, and damage() says
+// why (DraDriver then rebuilds the claims).
+TEST(PreparedClaimsTest, ADamagedFileIsSetAsideAndSaysWhy) {
+  TempDir dir;
+  const std::string path = dir.path() + "/dra-claims.json";
+  {
+    PreparedClaims writer(path);
+    ASSERT_TRUE(writer.Put(Claim("u1")).ok());
+  }
+  const std::string good = Read(path);
+  std::string changed = good;
+  changed.replace(changed.find("8192"), 4, "9192");
+  struct Case {
+    std::string text, damage;
+  } cases[] = {
+      {"", "it is empty"},
+      {good.substr(0, good.size() / 2), "it is not JSON (torn?)"},
+      {R"({"version": 2, "claims": []})", "it is not a prepared-claims file of version 1"},
+      {R"({"version": 1})", "it has no list of claims"},
+      {changed, "its checksum does not match its claims"},
+      {R"({"version": 1, "claims": [{"uid": "u"}]})", "it is malformed"},
+      {R"({"version": 1, "claims": [{"namespace": "n", "name": "c", "uid": "u", "mode": "soft",)"
+       R"( "gpus": [], "devices": []}]})",
+       "it is malformed: claim u: mode \"soft\""},
+  };
+  for (const Case& c : cases) {
+    std::ofstream(path, std::ios::trunc) << c.text;
+    PreparedClaims claims(path);
+    ASSERT_TRUE(claims.Load().ok()) << c.damage;
+    EXPECT_THAT(claims.damage(), HasSubstr(c.damage));
+    EXPECT_TRUE(claims.all().empty()) << c.damage;
+    EXPECT_FALSE(std::filesystem::exists(path)) << c.damage;
+    EXPECT_EQ(Read(path + ".damaged"), c.text) << "set aside as it was";
+  }
 }
 
 TEST(PreparedClaimsTest, AFailedWriteChangesNothing) {
