@@ -69,7 +69,7 @@ Status Agent::Start() {
   return Status::Ok();
 }
 
-void Agent::UseDra(AgentPart& plugin, const ClaimOwner& claims, AgentPart* slices) {
+void Agent::UseDra(AgentPart& plugin, ClaimOwner& claims, AgentPart* slices) {
   dra_plugin_ = &plugin;
   dra_slices_ = slices;
   housekeeper_.SetClaimOwner(&claims);

@@ -69,7 +69,7 @@ class Agent {
   // Mode kDra: `plugin` (the DRA kubelet plugin) is started instead of the device plugins, and
   // `slices` (the ResourceSlice publisher; may be null) after it; `claims` owns the files of
   // prepared claims for the housekeeper. All must outlive the Agent's Stop. Call before Start.
-  void UseDra(AgentPart& plugin, const ClaimOwner& claims, AgentPart* slices);
+  void UseDra(AgentPart& plugin, ClaimOwner& claims, AgentPart* slices);
   // Discovery (an error, or no GPU, is fatal with fail_on_init_error; otherwise logged and the
   // plugins serve no devices), the inventory annotation, the plugins (mode kDra: the parts given
   // to UseDra; FailedPrecondition without them).

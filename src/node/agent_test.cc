@@ -115,6 +115,7 @@ class RecordingPart : public AgentPart {
 class NoClaims : public ClaimOwner {
  public:
   bool Holds(const std::string&) const override { return false; }
+  std::vector<std::string> ReleaseAbandoned(std::chrono::seconds) override { return {}; }
 };
 
 TEST(AgentTest, DraModeStartsTheDraPartsInsteadOfDevicePlugins) {

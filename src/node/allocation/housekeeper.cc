@@ -17,6 +17,7 @@ Housekeeper::Housekeeper(Allocator& allocator, const PodSource& pods, std::strin
 
 std::vector<std::string> Housekeeper::RunOnce() {
   std::vector<std::string> removed;
+  if (claims_ != nullptr) removed = claims_->ReleaseAbandoned(grace_);
   std::error_code ec;
   fs::directory_iterator it(AllocationsRoot(state_dir_), ec);
   if (ec) return removed;

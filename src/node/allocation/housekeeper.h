@@ -8,7 +8,8 @@
 // The files of a DRA claim (owner.json names a `claimUid`, dra/dra_driver.h) are kept while the
 // ClaimOwner holds the claim prepared, and removed `grace` after their last write once it does not
 // (an agent that stopped between writing them and recording the claim; a node back in
-// device-plugin mode: no ClaimOwner).
+// device-plugin mode: no ClaimOwner); a claim that is gone `grace` without its
+// NodeUnprepareResources is released by the ClaimOwner (ReleaseAbandoned).
 //
 // Call from one thread (the agent's housekeeping loop); the Allocator is thread-safe.
 #pragma once
@@ -25,6 +26,10 @@ class ClaimOwner {
  public:
   virtual ~ClaimOwner() = default;
   virtual bool Holds(const std::string& claim_uid) const = 0;
+  // Unprepares the claims it holds that no pod can use any more (deleted, or no longer
+  // allocated) once they have been so for `bound`: their NodeUnprepareResources never came (a
+  // pod deleted while kubelet or the plugin was down). Returns their UIDs.
+  virtual std::vector<std::string> ReleaseAbandoned(std::chrono::seconds bound) = 0;
 };
 
 class Housekeeper {
@@ -32,8 +37,9 @@ class Housekeeper {
   Housekeeper(Allocator& allocator, const PodSource& pods, std::string state_dir,
               std::chrono::seconds grace);
   // The owner of DRA claims' files (must outlive the Housekeeper); call before the first RunOnce.
-  void SetClaimOwner(const ClaimOwner* claims) { claims_ = claims; }
-  // One pass; returns the allocation IDs removed.
+  void SetClaimOwner(ClaimOwner* claims) { claims_ = claims; }
+  // One pass (the ClaimOwner first releases its abandoned claims, after `grace`); returns the
+  // allocation IDs removed.
   std::vector<std::string> RunOnce();
 
  private:
@@ -41,7 +47,7 @@ class Housekeeper {
   const PodSource& pods_;
   const std::string state_dir_;
   const std::chrono::seconds grace_;
-  const ClaimOwner* claims_ = nullptr;
+  ClaimOwner* claims_ = nullptr;
 };
 
 }  // namespace tessera::node

@@ -47,7 +47,7 @@ void DraDriver::Rebuild() {
     ClaimRef ref{owner.value("namespace", ""), owner.value("claim", ""),
                  owner.value("claimUid", "")};
     if (ref.uid.empty() || ref.uid != entry.path().filename().string()) continue;
-    recovering_.insert(ref.uid);
+    recovering_[ref.uid] = ref;
     Result<nlohmann::json> object = claims_.Get(ref.ns, ref.name);
     Result<ClaimGrant> grant = object.ok() ? GrantOfClaim(*object, ref, options_.node_name, gpus)
                                            : Result<ClaimGrant>(object.status());
@@ -81,6 +81,58 @@ std::string DraDriver::CdiSpecPath(const std::string& uid) const {
 bool DraDriver::Holds(const std::string& claim_uid) const {
   std::lock_guard lock(mu_);
   return prepared_.Find(claim_uid) != nullptr || recovering_.count(claim_uid) > 0;
+}
+
+std::vector<std::string> DraDriver::ReleaseAbandoned(std::chrono::seconds bound) {
+  std::vector<ClaimRef> held;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [uid, claim] : prepared_.all()) held.push_back(claim.ref);
+    for (const auto& [uid, ref] : recovering_) held.push_back(ref);
+  }
+  std::vector<ClaimRef> abandoned;
+  const auto now = std::chrono::steady_clock::now();
+  for (const ClaimRef& ref : held) {
+    {
+      // Each claim at most every quarter of the bound: a node's API load stays small.
+      std::lock_guard lock(mu_);
+      auto asked = asked_.find(ref.uid);
+      if (asked != asked_.end() && now - asked->second < bound / 4) continue;
+      asked_[ref.uid] = now;
+    }
+    // Asked outside the lock: the API server may be slow, and kubelet's calls must not wait.
+    Result<nlohmann::json> object = claims_.Get(ref.ns, ref.name);
+    std::string why;
+    if (!object.ok() && object.status().code() == StatusCode::kNotFound) {
+      why = "the claim was deleted";
+    } else if (object.ok() && object->value("/metadata/uid"_json_pointer, "") != ref.uid) {
+      why = "the claim was deleted and created again";
+    } else if (object.ok() && !object->contains("/status/allocation"_json_pointer)) {
+      why = "the claim is no longer allocated";
+    }
+    std::lock_guard lock(mu_);
+    if (why.empty()) {  // in use, or the API server cannot say now
+      gone_since_.erase(ref.uid);
+      continue;
+    }
+    auto since = gone_since_.try_emplace(ref.uid, now).first->second;
+    if (now - since < bound) continue;
+    gone_since_.erase(ref.uid);
+    asked_.erase(ref.uid);
+    abandoned.push_back(ref);
+    log::Warn("unpreparing a ResourceClaim whose NodeUnprepareResources never came",
+              {{"claim", ref.ToString()}, {"why", why}});
+  }
+  std::vector<std::string> released;
+  for (const ClaimRef& ref : abandoned) {
+    if (Status s = Unprepare(ref); !s.ok()) {
+      log::Warn("could not unprepare an abandoned ResourceClaim",
+                {{"claim", ref.ToString()}, {"error", s.message()}});
+      continue;
+    }
+    released.push_back(ref.uid);
+  }
+  return released;
 }
 
 Result<std::vector<PreparedDevice>> DraDriver::Prepare(const ClaimRef& claim) {

@@ -16,8 +16,9 @@
 // Thread-safe: calls are serialised.
 #pragma once
 
+#include <chrono>
+#include <map>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,10 @@ class DraDriver : public ClaimOwner {
   Status Unprepare(const ClaimRef& claim);
   // Whether the claim with `uid` is prepared (the housekeeper keeps its files).
   bool Holds(const std::string& claim_uid) const override;
+  // Asks the API server about every claim it holds (each at most every `bound` / 4): one deleted,
+  // replaced (another UID) or no longer allocated for `bound` (as seen by these calls) is
+  // unprepared, and logged.
+  std::vector<std::string> ReleaseAbandoned(std::chrono::seconds bound) override;
 
   std::string AllocationDir(const std::string& uid) const;
   std::string RegionDir(const std::string& uid) const;
@@ -71,7 +76,10 @@ class DraDriver : public ClaimOwner {
   PreparedClaims prepared_;  // guarded by mu_
   // Claims with a folder that a damaged file lost and the API server did not give back yet: held
   // until prepared or unprepared. Guarded by mu_.
-  std::set<std::string> recovering_;
+  std::map<std::string, ClaimRef> recovering_;
+  // When ReleaseAbandoned first found a held claim gone, and last asked about it, by UID.
+  // Guarded by mu_.
+  std::map<std::string, std::chrono::steady_clock::time_point> gone_since_, asked_;
 };
 
 }  // namespace tessera::node::dra

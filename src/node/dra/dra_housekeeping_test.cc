@@ -1,5 +1,6 @@
 // The housekeeper and the files of DRA claims: kept while the claim is prepared, removed (with
 // their CDI spec) a grace period after their last write once it is not.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -22,6 +23,7 @@ class OneClaimSource : public ClaimSource {
  public:
   Result<json> Get(const std::string& ns, const std::string& name) override {
     if (unavailable.count(name) > 0) return Unavailable("the API server is away");
+    if (deleted.count(name) > 0) return NotFound("resourceclaims \"" + name + "\" not found");
     json claim;
     claim["metadata"] = {{"namespace", ns}, {"name", name}, {"uid", "uid-" + name}};
     json result = {
@@ -29,9 +31,12 @@ class OneClaimSource : public ClaimSource {
         {"pool", "n"},        {"device", "gpu-0"},
         {"shareID", "s"},     {"consumedCapacity", {{"memory", "1Gi"}, {"cores", "10"}}}};
     claim["status"]["allocation"]["devices"]["results"] = json::array({result});
+    if (deallocated.count(name) > 0) claim.erase("status");
     return claim;
   }
   std::set<std::string> unavailable;  // claims whose Get fails
+  std::set<std::string> deleted;      // claims the API server no longer has
+  std::set<std::string> deallocated;  // claims without an allocation
 };
 
 class DraHousekeepingTest : public ::testing::Test {
@@ -138,6 +143,32 @@ TEST_F(DraHousekeepingTest, ADamagedFileIsRebuiltAndItsClaimsKeepTheirFiles) {
   EXPECT_TRUE(NewDriver()->Holds("uid-d")) << "recorded at its next prepare";
   ASSERT_TRUE(driver_->Unprepare({"default", "d", "uid-d"}).ok());
   EXPECT_FALSE(driver_->Holds("uid-d"));
+}
+
+// A pod deleted while kubelet or the plugin was down: its claim's NodeUnprepareResources never
+// comes. A claim the API server no longer has, or no longer allocates, is unprepared once it has
+// been so for the grace; one in use, or one the API server cannot say about now, is kept.
+TEST_F(DraHousekeepingTest, AClaimWhoseUnprepareNeverCameIsReleasedAfterTheGrace) {
+  for (const char* name : {"used", "deleted", "free", "unknown"}) {
+    ASSERT_TRUE(driver_->Prepare({"default", name, std::string("uid-") + name}).ok());
+  }
+  source_.deleted = {"deleted"};
+  source_.deallocated = {"free"};
+  source_.unavailable = {"unknown"};
+  EXPECT_TRUE(driver_->ReleaseAbandoned(std::chrono::seconds(600)).empty()) << "not for the grace";
+  EXPECT_TRUE(driver_->Holds("uid-deleted"));
+  Housekeeper keeper(*allocator_, store_, opts_.state_dir, std::chrono::seconds(0));
+  keeper.SetClaimOwner(driver_.get());
+  std::vector<std::string> removed = keeper.RunOnce();
+  std::sort(removed.begin(), removed.end());
+  EXPECT_EQ(removed, (std::vector<std::string>{"uid-deleted", "uid-free"}));
+  EXPECT_FALSE(driver_->Holds("uid-deleted"));
+  EXPECT_FALSE(fs::exists(driver_->AllocationDir("uid-deleted")));
+  EXPECT_FALSE(fs::exists(driver_->CdiSpecPath("uid-free")));
+  EXPECT_TRUE(driver_->Holds("uid-used"));
+  EXPECT_TRUE(driver_->Holds("uid-unknown"));
+  EXPECT_TRUE(fs::exists(driver_->AllocationDir("uid-used") + "/limits"));
+  EXPECT_FALSE(NewDriver()->Holds("uid-deleted")) << "forgotten in the file too";
 }
 
 }  // namespace
