@@ -614,6 +614,7 @@ TEST_F(DeployDraTest, RbacAddsExactlyTheDraCalls) {
   auto [rights, external_roles] = RightsOf(Dra().objects);
   Rights node = kNodeAgentRights;
   node.insert({{"resource.k8s.io", "resourceslices", "list", "*"},
+               {"resource.k8s.io", "resourceslices", "watch", "*"},
                {"resource.k8s.io", "resourceslices", "create", "*"},
                {"resource.k8s.io", "resourceslices", "update", "*"},
                {"resource.k8s.io", "resourceslices", "delete", "*"},

@@ -35,6 +35,7 @@ Status ResourceSlicePublisher::Start() {
     return FailedPrecondition("the ResourceSlice publisher starts only once");
   }
   thread_ = std::thread([this] { Run(); });
+  watcher_ = std::thread([this] { Watch(); });
   return Status::Ok();
 }
 
@@ -46,6 +47,7 @@ void ResourceSlicePublisher::Stop() {
   changed_.notify_all();
   cancel_.Cancel();
   if (thread_.joinable()) thread_.join();
+  if (watcher_.joinable()) watcher_.join();
 }
 
 void ResourceSlicePublisher::Update(const std::vector<GpuInfo>& gpus) {
@@ -85,13 +87,53 @@ void ResourceSlicePublisher::Run() {
   }
 }
 
+std::string ResourceSlicePublisher::FieldSelector() const {
+  return "spec.nodeName=" + owner_.node_name + ",spec.driver=" + std::string(kDraDriverName);
+}
+
+void ResourceSlicePublisher::Watch() {
+  kube::Backoff backoff(options_.backoff);
+  while (!cancel_.cancelled()) {
+    auto started = std::chrono::steady_clock::now();
+    Status s = client_.Watch(
+        kube::kResourceSlices, {.field_selector = FieldSelector()},
+        [&](const kube::WatchEvent& event) {
+          if (event.type == kube::WatchEvent::Type::kDeleted &&
+              kube::NameOf(event.object) == name_) {
+            log::Info(
+                "the node's ResourceSlice was deleted (kubelet deletes them at its start): "
+                "publishing it again",
+                {{"slice", name_}});
+            {
+              std::lock_guard lock(mu_);
+              dirty_ = true;
+            }
+            changed_.notify_all();
+          }
+          return true;
+        },
+        &cancel_);
+    if (cancel_.cancelled()) return;
+    // A watch the server ended after a while is resumed at once; one that failed, after a wait.
+    std::chrono::milliseconds wait{0};
+    if (!s.ok() || std::chrono::steady_clock::now() - started < std::chrono::seconds(1)) {
+      wait = backoff.Next();
+      if (!s.ok()) {
+        log::Warn("cannot watch the node's ResourceSlices; the resync still repairs the slice",
+                  {{"error", s.message()}, {"retry-in-ms", std::to_string(wait.count())}});
+      }
+    } else {
+      backoff.Reset();
+    }
+    std::unique_lock lock(mu_);
+    changed_.wait_for(lock, wait, [&] { return stop_; });
+  }
+}
+
 Status ResourceSlicePublisher::Reconcile(const json& devices) {
   const kube::CallOptions call{.cancel = &cancel_};
   Result<kube::ObjectList> listed =
-      client_.List(kube::kResourceSlices,
-                   {.field_selector = "spec.nodeName=" + owner_.node_name +
-                                      ",spec.driver=" + std::string(kDraDriverName)},
-                   call);
+      client_.List(kube::kResourceSlices, {.field_selector = FieldSelector()}, call);
   if (!listed.ok()) return listed.status().WithContext("listing the node's ResourceSlices");
   std::optional<json> ours;
   int64_t generation = 0;  // the highest pool generation on the server

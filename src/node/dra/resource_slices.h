@@ -5,8 +5,11 @@
 // spec.driver), deletes those not named ResourceSliceName(node) (left by an older agent), creates
 // ours when it is missing and updates it, with pool.generation one higher, when what it says
 // differs from the GPUs last given to Update: a GPU that turns unhealthy leaves the slice, one that
-// is healthy again comes back. It does so after each Update and every `resync` (which also repairs
-// a slice someone else changed or deleted); API errors are logged and retried with backoff.
+// is healthy again comes back. It does so after each Update, at once when a watch of the node's
+// slices sees ours deleted (kubelet deletes every slice of its node when it starts: the node's
+// GPUs were invisible to the scheduler until the next resync, up to 30 s), and every `resync`
+// (which also repairs a slice someone else changed); API errors are logged and retried with
+// backoff.
 //
 // Stop leaves the slice on the API server: kubelet deletes a driver's slices of its node 30 s
 // after the driver's plugin unregisters (pkg/kubelet/cm/dra/plugin, wipingDelay), and at kubelet
@@ -69,6 +72,10 @@ class ResourceSlicePublisher {
 
  private:
   void Run();
+  // Watches the node's slices of this driver until Stop, and wakes Run when ours is deleted.
+  void Watch();
+  // "spec.nodeName=<node>,spec.driver=gpu.tessera.io".
+  std::string FieldSelector() const;
   // One reconciliation against the API server; OK when the slice says `devices`.
   Status Reconcile(const nlohmann::json& devices);
 
@@ -78,6 +85,7 @@ class ResourceSlicePublisher {
   kube::Client& client_;
   kube::CancelToken cancel_;
   std::thread thread_;
+  std::thread watcher_;
 
   std::mutex mu_;
   std::condition_variable changed_;

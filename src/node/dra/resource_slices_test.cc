@@ -182,6 +182,20 @@ TEST_F(ResourceSlicePublisherTest, RepairsASliceDeletedOrChangedBySomeoneElse) {
   EXPECT_EQ(DeviceNames(Ours()), (std::vector<std::string>{"gpu-0", "gpu-1"}));
 }
 
+// kubelet deletes every slice of its node when it starts: ours is back at once, not at the next
+// resync (30 s here, which WaitUntil does not wait for).
+TEST_F(ResourceSlicePublisherTest, ASliceDeletedIsPublishedAgainAtOnce) {
+  auto publisher = Publisher();
+  ASSERT_TRUE(publisher->Start().ok());
+  publisher->Update({Gpu(0), Gpu(1)});
+  WaitForDevices({"gpu-0", "gpu-1"});
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_TRUE(client_->Delete(kube::kResourceSlices, "", "node-1-gpu.tessera.io").ok());
+    EXPECT_TRUE(kube::WaitUntil([&] { return Ours().is_object(); })) << "round " << round;
+    EXPECT_EQ(DeviceNames(Ours()), (std::vector<std::string>{"gpu-0", "gpu-1"}));
+  }
+}
+
 // kubelet removes the slice once the plugin is gone (30 s); a restart keeps it meanwhile.
 TEST_F(ResourceSlicePublisherTest, StopLeavesTheSlice) {
   auto publisher = Publisher();

@@ -184,7 +184,19 @@ check "and the 3072 MiB dra-s1 holds of it (${claim_used:-nothing} bytes)" \
   test "${claim_used:-0}" -ge $((3072 << 20)) -a "${claim_used:-0}" -le $((4096 << 20))
 
 echo "-- kubelet restarted with prepared claims"
+republished() { grep -c "the node's ResourceSlice was deleted" "$cluster_dir/logs/$node-tessera-node.log" || true; }
+wait_republished() { # wait_republished BEFORE SECONDS
+  local deadline=$((SECONDS + $2))
+  until (($(republished) > $1)) || ((SECONDS > deadline)); do sleep 0.5; done
+  (($(republished) > $1))
+}
+before=$(republished)
 "$harness" restart --dir "$cluster_dir" "$node" kubelet >/dev/null
+# kubelet deletes its node's slices when it starts; the agent's watch publishes ours again at once
+# (before, the next resync did: the node's GPUs were invisible for up to 30 s).
+check "node-a's slice, deleted by kubelet at its start, is published again within 10 s" \
+  wait_republished "$before" 10
+check "and lists its two GPUs ($(slice_devices))" wait_slice "gpu-0:$mem gpu-1:$mem" 10
 sleep 5
 check "dra-s1 still runs" test "$(k get pod dra-s1 -o 'jsonpath={.status.phase}')" = Running
 claim_pod dra-e template dra-8g "$run_and_stay"
