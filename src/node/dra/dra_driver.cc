@@ -1,12 +1,12 @@
 #include "node/dra/dra_driver.h"
 
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "log/log.h"
 #include "node/allocation/allocation_files.h"
+#include "node/allocation/allocation_folders.h"
 
 namespace tessera::node::dra {
 
@@ -38,15 +38,10 @@ Status DraDriver::Init() {
 
 void DraDriver::Rebuild() {
   std::vector<GpuInfo> gpus = board_.Get().gpus;
-  std::error_code ec;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(options_.state_dir + "/allocations", ec)) {
-    std::ifstream in(entry.path() / "owner.json");
-    nlohmann::json owner = nlohmann::json::parse(in, nullptr, false);
-    if (!owner.is_object() || owner.value("kind", "") != "ResourceClaim") continue;
-    ClaimRef ref{owner.value("namespace", ""), owner.value("claim", ""),
-                 owner.value("claimUid", "")};
-    if (ref.uid.empty() || ref.uid != entry.path().filename().string()) continue;
+  // A claim's folder is named by its UID (AllocationDir).
+  for (const AllocationFolder& folder : ReadAllocationFolders(options_.state_dir)) {
+    if (folder.claim.empty()) continue;
+    ClaimRef ref{folder.ns, folder.claim, folder.id};
     recovering_[ref.uid] = ref;
     Result<nlohmann::json> object = claims_.Get(ref.ns, ref.name);
     Result<ClaimGrant> grant = object.ok() ? GrantOfClaim(*object, ref, options_.node_name, gpus)

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "annotations/allocation.h"
 #include "node/allocation/allocation_files.h"
 
 namespace tessera::node::dra {
@@ -54,7 +55,7 @@ PreparedClaim FromJson(const json& j) {
   c.ref = {j.at("namespace").get<std::string>(), j.at("name").get<std::string>(),
            j.at("uid").get<std::string>()};
   c.grant.grant.mode = j.value("mode", std::string("hard"));
-  if (c.grant.grant.mode != "hard" && c.grant.grant.mode != "elastic") {
+  if (!annotations::ParseComputeMode(c.grant.grant.mode)) {
     throw std::invalid_argument("claim " + c.ref.uid + ": mode \"" + c.grant.grant.mode + "\"");
   }
   for (const json& g : j.at("gpus")) {
