@@ -56,17 +56,17 @@ struct tessera_region_device {
    * `lock`. Both are CLOCK_MONOTONIC nanoseconds; 0 in a fresh region means "nothing yet". */
   uint64_t compute_tat_ns;       /* end of the virtual time the container has been granted */
   uint64_t compute_contended_ns; /* elastic: treat the device as contended until this time */
-  /* The estimate's correction by NVML's per-process utilisation (src/hook/compute_correction.c).
-   * Times in CLOCK_REALTIME microseconds (NVML stamps its samples so), device time in ns. */
-  uint64_t compute_estimated_ns;      /* sum of every governed launch's expected device time */
-  uint32_t compute_correction;        /* charge factor in 1/65536 (0 = none: 1.0) */
-  uint32_t compute_wall_avg_us;       /* the periods' length, decaying sum like the two below */
-  uint64_t compute_poll_us;           /* when the last poll of NVML started (elects the poller) */
-  uint64_t compute_poll_estimated_ns; /* compute_estimated_ns at compute_poll_us */
-  uint64_t compute_seen_us;           /* stamp of the newest NVML sample taken into account */
-  uint64_t compute_seen_estimated_ns; /* compute_estimated_ns at compute_seen_us (interpolated) */
-  uint64_t compute_used_avg_ns;       /* device time NVML saw, decaying sum over samples */
-  uint64_t compute_estimated_avg_ns;  /* expected device time over the same periods, likewise */
+  /* The feedback loop on NVML's per-process utilisation (src/hook/compute_loop.h). Times in
+   * CLOCK_REALTIME microseconds (NVML stamps its samples so). */
+  uint64_t reserved3;              /* unused (was compute_estimated_ns) */
+  uint32_t compute_gain;           /* every charge is multiplied by it, in 1/65536 (0 = 1.0) */
+  uint32_t compute_gain_recent;    /* the gain averaged over the loop's window, likewise */
+  uint64_t compute_poll_us;        /* when the last poll of NVML started (elects the poller) */
+  uint64_t compute_waited_ns;      /* time the container's launches slept on the budget */
+  uint64_t compute_poll_waited_ns; /* compute_waited_ns at the last poll */
+  uint64_t compute_gain_us;        /* when the gain last moved (0: never) */
+  uint64_t reserved4;              /* unused (was compute_used_avg_ns) */
+  uint64_t reserved5;              /* unused (was compute_estimated_avg_ns) */
   uint64_t reserved2; /* unused (was compute_changed_us; older regions may hold a value) */
 };
 

@@ -4,8 +4,9 @@
 
 #include <pthread.h>
 
-#include "compute_correction.h"
 #include "compute_estimates.h"
+#include "compute_loop.h"
+#include "compute_sampling.h"
 #include "fast_clock.h"
 #include "log.h"
 #include "real.h"
@@ -13,24 +14,21 @@
 #include "state.h"
 
 /* Parameters (docs/compute-limit.md explains each). */
-#define SAMPLE_INTERVAL_NS 1000000ull /* at most one timed launch per process per ms */
-#define BACK_TO_BACK_NS 50000ull      /* a launch this soon after the last one is preferred */
-#define SAMPLE_OVERDUE_NS 4000000ull  /* then any launch is timed */
-#define SAMPLE_FAIR_SKIPS 8           /* the key sampled last yields this many due launches */
-#define YOUNG_SAMPLES 4               /* a key timed fewer times is timed at its next due launch */
-#define CREDIT_NS 10000000ull         /* virtual time a container may fall behind and catch up */
-#define LEAD_NS 100000ull             /* hard: how early a launch may queue before its slot */
-#define SPREAD_MAX_NS 1000000ull      /* hard: a sleep ends up to 1/8 of it, at most this, early */
-#define MAX_WAIT_NS 60000000000ull    /* no share makes a launch wait longer: the clock is wrong */
-#define WINDOW_SAMPLES 64             /* the estimate is the minimum over this many samples */
+#define CREDIT_NS 10000000ull      /* virtual time a container may fall behind and catch up */
+#define LEAD_NS 100000ull          /* how early a launch may queue before its slot */
+#define SPREAD_MAX_NS 1000000ull   /* hard: a sleep ends up to 1/8 of it, at most this, early */
+#define MAX_WAIT_NS 60000000000ull /* no share makes a launch wait longer: the clock is wrong */
+#define MEAN_FIRST 8               /* a key's first spans: their plain mean */
+#define MEAN_SHIFT 3               /* then a span moves the estimate by 1/8 of the difference */
+#define TRIM 3                     /* a span counts for at most this many times the estimate */
 #define CONTENTION_HOLD_NS 500000000ull /* elastic: contended for this long after evidence */
-#define EVIDENCE_SPAN_NS 200000000ull   /* two inflated samples this close make evidence */
+#define EVIDENCE_SHIFT 4                /* inflated spans are counted over about 16 spans */
+#define EVIDENCE_RATE 4                 /* 1 in this many inflated makes evidence */
 #define MIN_EXCESS_NS 30000ull          /* a span must exceed the cost by this much, and by half */
 #define TYPICAL_SHIFT 3                 /* the typical cost moves by 1/8 of each new cost */
 #define SETTLE_SAMPLES 16               /* a new key's owed launches are settled at this sample */
 #define FIRST_WAIT_NS 20000000ull       /* the most a launch waits for the process's first sample */
 #define FIRST_POLL_NS 50000ull          /* how often it looks meanwhile */
-#define SHARE_WINDOW_NS 50000000ull     /* expected device time over which a key's part is taken */
 
 enum { STATE_UNKNOWN = 0, STATE_OFF = 1, STATE_ON = 2, STATE_FAILED = 3 };
 static int g_state;
@@ -66,14 +64,11 @@ static struct {
   uint64_t gap_ns; /* host time from the start record's return to the launch call */
   int exact;       /* the stream was busy at the start record: the span is the kernel's own */
   int index;
-  uint64_t last_ns;     /* when the last sample started */
-  uint64_t launch_ns;   /* when the process last launched (any thread; a hint, not exact) */
-  uintptr_t launch_key; /* what it launched then (a hint too) */
-  int back_to_back;     /* the next sample waits for a launch right behind another */
-  int fair_skips;       /* due launches of the key sampled last refused since (a hint) */
-  uintptr_t young_key;  /* a young key not timed at its last launch: due launches leave it free */
-  int young_skips;      /* due launches that left it free since (a hint) */
-  uint64_t evidence_ns; /* when the last inflated sample was seen */
+  uint64_t last_ns;        /* when the last sample started */
+  struct sample_draw draw; /* what it drew for the next (compute_sampling.h) */
+  unsigned passed;         /* due launches let pass since (a hint: threads may lose counts) */
+  uint64_t draws;          /* samples started, a seed of the draws */
+  unsigned inflated;       /* how many recent spans were inflated, in 1/256, decaying */
 } g_sampler = {.mutex = PTHREAD_MUTEX_INITIALIZER};
 
 /* Stream captures active in the process (compute_capture_begun). */
@@ -120,7 +115,6 @@ void compute_reset_in_child(void) {
   g_sampler.mutex = fresh;
   g_sampler.context = NULL; /* the parent's events are not the child's */
   __atomic_store_n(&g_sampler.pending, 0, __ATOMIC_RELAXED);
-  __atomic_store_n(&g_sampler.young_key, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&g_captures, 0, __ATOMIC_RELAXED); /* the child has a driver of its own */
   estimates_reset_in_child();
   fast_clock_reset_in_child();
@@ -150,9 +144,9 @@ static void decide_state(void) {
     g_devices = region->devices;
     fast_clock_init();
     if (s == STATE_ON) {
-      /* A slot names this process among the container's for the correction's NVML samples, and
+      /* A slot names this process among the container's for the loop's NVML samples, and
        * starts the reaper thread that polls them. */
-      region_each_round(correction_poll);
+      region_each_round(loop_poll);
       region_slot();
     }
   }
@@ -170,10 +164,6 @@ static inline int state(void) {
   return __builtin_expect(s != STATE_UNKNOWN, 1) ? s : first_state();
 }
 
-int compute_hard_percent(int index) {
-  return state() == STATE_ON && !g_elastic ? g_percent[index] : 0;
-}
-
 uint64_t compute_expected_ns(uintptr_t key) {
   return estimate_cost(key);
 }
@@ -182,20 +172,18 @@ static int contended(int index, uint64_t now) {
   return __atomic_load_n(&g_devices[index].compute_contended_ns, __ATOMIC_RELAXED) > now;
 }
 
-/* The charge factor a launch on device `index` pays now: 100/P times the correction of the
- * estimates by NVML's samples (compute_correction.h); for an elastic container, that only while
- * its device is contended, and 100/ceiling (0: nothing) while it is alone. A hard container's
- * correction is capped where NVML would see it above its percent (correction_cap). */
-static inline uint64_t scale_now(int index, uint64_t now) {
-  if (g_elastic && !contended(index, now)) return g_scale_alone[index];
-  uint32_t c = __atomic_load_n(&g_devices[index].compute_correction, __ATOMIC_RELAXED);
-  return c == 0 ? g_scale[index] : (g_scale[index] * c) >> 16;
+int compute_held_percent(int index, int nvml_contended) {
+  if (state() != STATE_ON) return 0;
+  return !g_elastic || nvml_contended ? g_percent[index] : 0;
 }
 
-/* Counts `cost` as expected device time on device `index`, which the correction compares with
- * what NVML saw. */
-static inline void count_expected(int index, uint64_t cost) {
-  __atomic_fetch_add(&g_devices[index].compute_estimated_ns, cost, __ATOMIC_RELAXED);
+/* The charge factor a launch on device `index` pays now: 100/P times the loop's gain
+ * (compute_loop.h); for an elastic container, that only while its device is contended, and
+ * 100/ceiling (0: nothing) while it is alone. */
+static inline uint64_t scale_now(int index, uint64_t now) {
+  if (g_elastic && !contended(index, now)) return g_scale_alone[index];
+  uint32_t gain = __atomic_load_n(&g_devices[index].compute_gain, __ATOMIC_RELAXED);
+  return gain == 0 ? g_scale[index] : (g_scale[index] * gain) >> 16;
 }
 
 /* The virtual clock is further ahead than any share can put it (a region whose boot was not
@@ -242,14 +230,15 @@ static inline int charge_and_wait(int index, uint64_t cost, uint64_t scale, uint
     base = old + CREDIT_NS < now ? now - CREDIT_NS : old;
   } while (!__atomic_compare_exchange_n(&d->compute_tat_ns, &old, base + add, 1, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED));
-  uint64_t lead = g_elastic ? 0 : LEAD_NS;
-  if (__builtin_expect(base <= now + lead, 1)) return 0;
+  if (__builtin_expect(base <= now + LEAD_NS, 1)) return 0;
   if (base - now > MAX_WAIT_NS) {
     restart_clock(d, base - now, base + add, now + add);
     return 0;
   }
-  uint64_t sleep = base - now - lead;
-  os_sleep_ns(g_elastic ? sleep : sleep - spread(sleep, now));
+  uint64_t sleep = base - now - LEAD_NS;
+  sleep = g_elastic ? sleep : sleep - spread(sleep, now);
+  __atomic_fetch_add(&d->compute_waited_ns, sleep, __ATOMIC_RELAXED); /* the loop's anti-windup */
+  os_sleep_ns(sleep);
   return 1;
 }
 
@@ -266,17 +255,15 @@ void compute_mark_contended(int index) {
   if (state() == STATE_ON && g_percent[index] != 0) hold_contended(index, fast_now_ns());
 }
 
-static void note_evidence(int index, uint64_t now) {
-  if (g_sampler.evidence_ns != 0 && now - g_sampler.evidence_ns <= EVIDENCE_SPAN_NS) {
-    hold_contended(index, now);
-  }
-  g_sampler.evidence_ns = now;
-}
-
-static uint64_t min_nonzero(uint64_t a, uint64_t b) {
-  if (a == 0) return b;
-  if (b == 0) return a;
-  return a < b ? a : b;
+/* Counts a span as inflated or not; a quarter of the last 16 or so inflated is evidence of
+ * contention. One inflated span is not: a real kernel's time has rare outliers (simgpu: 1 launch
+ * in 256 takes 1.5 to 3 times its time), and two in 200 ms, the rule before, came several times
+ * a second at 1,000 spans a second (an elastic container alone was held at its percent). */
+static void note_span(int index, int inflated, uint64_t now) {
+  unsigned score = g_sampler.inflated;
+  score = score - (score >> EVIDENCE_SHIFT) + (inflated ? 256 : 0);
+  g_sampler.inflated = score;
+  if (score >= (256u << EVIDENCE_SHIFT) / EVIDENCE_RATE) hold_contended(index, now);
 }
 
 /* A key's launches before its first measurement were charged the typical cost: once a few samples
@@ -291,7 +278,6 @@ static void settle_owed(struct estimate* e, uint64_t cost, int index, uint64_t n
   if (launches == 0 || scale == 0) return;
   uint64_t owed = launches * cost;
   struct tessera_region_device* d = &g_devices[index];
-  if (owed > charged) count_expected(index, owed - charged);
   uint64_t diff = owed > charged ? owed - charged : charged - owed;
   uint64_t add = (uint64_t)(((unsigned __int128)diff * scale) >> 32);
   uint64_t old = __atomic_load_n(&d->compute_tat_ns, __ATOMIC_RELAXED);
@@ -308,66 +294,34 @@ static void settle_owed(struct estimate* e, uint64_t cost, int index, uint64_t n
                                         __ATOMIC_RELAXED));
 }
 
-/* The key's part of the container's expected device time on device `index` over its last one or
- * two windows of SHARE_WINDOW_NS (g_sampler.mutex held). A move of its estimate changes the
- * container's expected time by that part of the move, and the correction is scaled by as much:
- * scaled by the whole move, a 1 us kernel's estimate rising to 2 us halved the charge of the
- * 4 ms kernels launched beside it. */
-static double key_share(struct estimate* e, int index) {
-  uint64_t device = __atomic_load_n(&g_devices[index].compute_estimated_ns, __ATOMIC_RELAXED);
-  uint64_t launched = __atomic_load_n(&e->launched_ns, __ATOMIC_RELAXED);
-  if (e->next_device_ns == 0) { /* its first sample: both windows start now */
-    e->mark_launched_ns = e->next_launched_ns = launched;
-    e->mark_device_ns = e->next_device_ns = device;
-  } else if (device - e->next_device_ns >= SHARE_WINDOW_NS) {
-    e->mark_launched_ns = e->next_launched_ns;
-    e->mark_device_ns = e->next_device_ns;
-    e->next_launched_ns = launched;
-    e->next_device_ns = device;
-  }
-  uint64_t all = device - e->mark_device_ns;
-  if (all == 0) return 1.0;
-  double share = (double)(launched - e->mark_launched_ns) / (double)all;
-  return share < 1.0 ? share : 1.0;
-}
-
-/* Folds one measured span into the key's estimate (g_sampler.mutex held). */
+/* Folds one measured span into the key's estimate (g_sampler.mutex held): the plain mean of
+ * its first MEAN_FIRST spans, then a moving mean that weighs each new span 1/2^MEAN_SHIFT, so
+ * that it follows the kernel's mean time as clocks and co-running work move it. Each span counts
+ * for at most TRIM times the estimate: a rare span that holds another context's time slice (or a
+ * long host delay) moves it a little, not by its whole length. */
 static void learn(uintptr_t key, uint64_t span, int exact, int index, uint64_t now) {
   struct estimate* e = estimate_get(key);
   if (span == 0) span = 1; /* a kernel that takes no measurable time is still a known one */
   uint64_t cost = e->cost_ns;
   if (cost != 0) {
     uint64_t excess = cost / 2 > MIN_EXCESS_NS ? cost / 2 : MIN_EXCESS_NS;
-    if (span > cost + excess) note_evidence(index, now);
+    note_span(index, span > cost + excess, now);
+    if (span > TRIM * cost) span = TRIM * cost;
   }
-  /* Every span is an upper bound of the kernel's own time (other work or host delays only add
-   * to it): a lower one is taken at once, and the window's minimum lets the estimate rise when
-   * the kernel really got longer, at most twofold a window. A window whose spans were all
-   * inflated by a neighbour is not taken for a longer kernel at once: a kernel launched right
-   * after each budget wait can find the neighbour's kernel ahead of it on the device every time
-   * for a window or two (a 1 us kernel rose to 1.46 ms, and its hard 70% container got 61%). A
-   * kernel that got k times longer is followed within log2(k) windows. */
-  e->window_min_ns = min_nonzero(e->window_min_ns, span);
-  if (e->samples < YOUNG_SAMPLES) __atomic_store_n(&e->samples, e->samples + 1, __ATOMIC_RELAXED);
-  uint64_t before = cost;
-  if (cost == 0 || span < cost) cost = span;
-  if (++e->window_count >= WINDOW_SAMPLES) {
-    cost = min_nonzero(e->window_min_ns, 2 * cost); /* neither is 0 here */
-    e->window_min_ns = 0;
-    e->window_count = 0;
-  }
-  __atomic_store_n(&e->cost_ns, cost, __ATOMIC_RELEASE);
-  if (e->window_count == SETTLE_SAMPLES) settle_owed(e, cost, index, os_now_ns());
+  uint32_t samples = e->samples < UINT32_MAX ? e->samples + 1 : UINT32_MAX;
+  __atomic_store_n(&e->samples, samples, __ATOMIC_RELAXED);
+  int64_t diff = (int64_t)span - (int64_t)cost;
+  int64_t step = samples <= MEAN_FIRST ? diff / (int64_t)samples : diff / (1 << MEAN_SHIFT);
+  uint64_t next = (uint64_t)((int64_t)cost + step);
+  if (next == 0) next = 1;
+  __atomic_store_n(&e->cost_ns, next, __ATOMIC_RELEASE);
+  if (samples == SETTLE_SAMPLES) settle_owed(e, next, index, os_now_ns());
   uint64_t typical = __atomic_load_n(&g_typical_ns, __ATOMIC_RELAXED);
-  typical = typical == 0 ? cost : typical - (typical >> TYPICAL_SHIFT) + (cost >> TYPICAL_SHIFT);
+  typical = typical == 0 ? next : typical - (typical >> TYPICAL_SHIFT) + (next >> TYPICAL_SHIFT);
   __atomic_store_n(&g_typical_ns, typical, __ATOMIC_RELAXED);
-  double share = key_share(e, index);
-  if (before != 0 && cost != before) {
-    correction_estimate_changed(&g_devices[index], before, cost, share);
-  }
   HOOK_LOG(HOOK_LOG_DEBUG, "compute: key %p span %llu ns (%s), expected cost now %llu ns",
            (void*)key, (unsigned long long)span, exact ? "exact" : "corrected",
-           (unsigned long long)cost);
+           (unsigned long long)next);
 }
 
 /* Reads the in-flight sample if its end event completed (g_sampler.mutex held). Never waits: the
@@ -423,10 +377,11 @@ static int start_sample(struct compute_launch* l, CUcontext context, uint64_t no
   l->host_ns = os_now_ns(); /* the start event's time is at most this */
   __atomic_store_n(&g_sampler.key, l->key, __ATOMIC_RELAXED);
   g_sampler.index = l->index;
+  struct sample_draw draw = sample_draw_next(now ^ ++g_sampler.draws << 40);
+  __atomic_store_n(&g_sampler.draw.skips, draw.skips, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_sampler.draw.interval_ns, draw.interval_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_sampler.passed, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&g_sampler.last_ns, now, __ATOMIC_RELAXED);
-  __atomic_store_n(&g_sampler.back_to_back, !g_sampler.back_to_back, __ATOMIC_RELAXED);
-  __atomic_store_n(&g_sampler.fair_skips, 0, __ATOMIC_RELAXED);
-  __atomic_store_n(&g_sampler.young_key, 0, __ATOMIC_RELAXED);
   l->timed = 1;
   return 1;
 }
@@ -447,7 +402,7 @@ static __attribute__((noinline)) void begin_sample(uintptr_t key, CUstream strea
   l->stream = stream == NULL && ptsz ? CU_STREAM_PER_THREAD : stream;
   CUcontext context = NULL;
   CUdevice dev;
-  if (hook_current_context(&context, &dev) == 0) correction_note_device(index, dev);
+  if (hook_current_context(&context, &dev) == 0) loop_note_device(index, dev);
   __typeof__(&cuCtxGetCurrent) get_current = REAL(cuCtxGetCurrent);
   if (get_current == NULL || get_current(&context) != CUDA_SUCCESS || context == NULL ||
       !start_sample(l, context, now)) {
@@ -499,35 +454,9 @@ static __attribute__((noinline)) void begin_unknown(uintptr_t key, CUstream stre
   uint64_t scale = scale_now(index, now);
   uint64_t charged = scale == 0 ? 0 : cost;
   estimate_owe(key, charged);
-  count_expected(index, charged);
   /* Charged nothing (nothing is measured yet), it still waits while the container is ahead. */
   if (scale != 0 && charge_and_wait(index, charged, scale, now)) now = fast_now_ns();
-  __atomic_store_n(&g_sampler.launch_ns, now, __ATOMIC_RELAXED);
   begin_sample(key, stream, ptsz, index, now, l);
-}
-
-/* Whether an estimate rests on fewer than YOUNG_SAMPLES samples. */
-static int young(const struct estimate* e) {
-  return __atomic_load_n(&e->samples, __ATOMIC_RELAXED) < YOUNG_SAMPLES;
-}
-
-/* A launch of a young key: timed when it is due and the sampler is free. Otherwise the key has
- * the next due launches of other keys leave the sampler free (begin_governed), so that its own
- * next launch, due by then, is timed. The launch that takes a due sample is most often the one
- * right after a budget wait: a key launched just before the wait (the one whose inflated estimate
- * makes the wait) was never due when launched. Time-sliced, `grid_1000ns` at one wave, first
- * timed at 2 ms across the neighbour's slice, kept that estimate for half a second and its hard
- * 30% container got 1.2% of the device until NVML's samples corrected it (16-18% in the first
- * second, 3 runs of 8). */
-static __attribute__((noinline)) void begin_young(uintptr_t key, CUstream stream, int ptsz,
-                                                  int index, uint64_t now, int due,
-                                                  struct compute_launch* l) {
-  if (due) {
-    begin_sample(key, stream, ptsz, index, now, l);
-    if (l->timed) return;
-  }
-  __atomic_store_n(&g_sampler.young_key, key, __ATOMIC_RELAXED);
-  __atomic_store_n(&g_sampler.young_skips, 0, __ATOMIC_RELAXED);
 }
 
 /* compute_begin with the limiter on. Out of line, so that a process without a limit returns from
@@ -544,66 +473,17 @@ static __attribute__((noinline)) CUresult begin_governed(uintptr_t key, CUstream
     begin_unknown(key, stream, ptsz, index, now, l);
     return CUDA_SUCCESS;
   }
-  /* Wait for the budget first, so that a timed span never includes the wait. A plain add (the
-   * key's threads may lose one another's): it only weighs the key's estimate moves. */
-  __atomic_store_n(&e->launched_ns, __atomic_load_n(&e->launched_ns, __ATOMIC_RELAXED) + cost,
-                   __ATOMIC_RELAXED);
-  count_expected(index, cost);
+  /* Wait for the budget first, so that a timed span never includes the wait. */
   uint64_t scale = scale_now(index, now);
   if (scale != 0 && charge_and_wait(index, cost, scale, now)) now = fast_now_ns();
-  uint64_t previous = __atomic_load_n(&g_sampler.launch_ns, __ATOMIC_RELAXED);
-  uintptr_t previous_key = __atomic_load_n(&g_sampler.launch_key, __ATOMIC_RELAXED);
-  __atomic_store_n(&g_sampler.launch_ns, now, __ATOMIC_RELAXED); /* plain moves, no lock */
-  __atomic_store_n(&g_sampler.launch_key, key, __ATOMIC_RELAXED);
   uint64_t since = now - __atomic_load_n(&g_sampler.last_ns, __ATOMIC_RELAXED);
-  int due = since >= SAMPLE_INTERVAL_NS;
-  /* A key timed fewer than YOUNG_SAMPLES times is timed at its next due launch that finds the
-   * sampler free, whatever the rules below say: its first span, taken at once, holds whatever other
-   * contexts had queued (a 39 us kernel first timed at 544 us). Under those rules a key launched
-   * only right after a budget wait (the one its own inflated estimate makes) or behind a sample
-   * still in flight was timed again only after 400 samples of the others, and its hard 30%
-   * container got 9.5% of the device in its first second. */
-  if (__builtin_expect(young(e), 0)) {
-    begin_young(key, stream, ptsz, index, now, due, l);
-    return CUDA_SUCCESS;
-  }
-  if (__builtin_expect(!due, 1)) return CUDA_SUCCESS;
-  /* A young key was not timed at its last launch: the due launches of other keys read the
-   * sample in flight and start none, for at most SAMPLE_FAIR_SKIPS of them (the key may not come
-   * back), so that the young key's next launch finds a sample due and the sampler free. */
-  uintptr_t waiting = __atomic_load_n(&g_sampler.young_key, __ATOMIC_RELAXED);
-  if (waiting != 0 && waiting != key) {
-    int skips = __atomic_load_n(&g_sampler.young_skips, __ATOMIC_RELAXED);
-    if (skips < SAMPLE_FAIR_SKIPS) {
-      __atomic_store_n(&g_sampler.young_skips, skips + 1, __ATOMIC_RELAXED);
-      try_harvest();
-      return CUDA_SUCCESS;
-    }
-    __atomic_store_n(&g_sampler.young_key, 0, __ATOMIC_RELAXED);
-  }
-  /* Keys launched in turn share the samples: the key sampled last yields its due launches to
-   * another key's. Otherwise a loop whose budget wait always ends before the same key (the one
-   * after its longest kernel) times that key alone, and the others keep their first, inflated
-   * estimates (a 4 ms kernel charged at 6.9 ms: 17% for a hard 30% container beside a 70% one).
-   * The yield is bounded in launches, not time: bounded by 50 ms, it ran out in every turn of a
-   * loop whose turn the inflated estimate itself made longer than that (a 4 ms kernel first
-   * timed at 20 ms behind the neighbour's queue, charged 66 ms a turn at 30%), and the estimate
-   * stayed there for good (6.6% of the device for a hard 30% container). */
-  if (key == __atomic_load_n(&g_sampler.key, __ATOMIC_RELAXED) && previous_key != key) {
-    int skips = __atomic_load_n(&g_sampler.fair_skips, __ATOMIC_RELAXED);
-    if (skips < SAMPLE_FAIR_SKIPS) {
-      __atomic_store_n(&g_sampler.fair_skips, skips + 1, __ATOMIC_RELAXED);
-      return CUDA_SUCCESS;
-    }
-  }
-  /* Every other sample waits for a launch right behind the process's last one: other contexts'
-   * work can hardly have been queued in between, so its span is the kernel's own. The first
-   * launch after a pause (a synchronisation) queues behind all that other contexts launched
-   * meanwhile; timing only those, as a plain interval does in a loop that synchronises every few
-   * launches, keeps every estimate inflated. The samples in between take the next launch,
-   * whatever it follows: theirs are the spans that show contention. */
-  if (__atomic_load_n(&g_sampler.back_to_back, __ATOMIC_RELAXED) &&
-      now - previous > BACK_TO_BACK_NS && since < SAMPLE_OVERDUE_NS) {
+  struct sample_draw draw = {__atomic_load_n(&g_sampler.draw.interval_ns, __ATOMIC_RELAXED), 0};
+  if (__builtin_expect(!sample_due(&draw, since), 1)) return CUDA_SUCCESS;
+  draw.skips = __atomic_load_n(&g_sampler.draw.skips, __ATOMIC_RELAXED);
+  unsigned passed = __atomic_load_n(&g_sampler.passed, __ATOMIC_RELAXED);
+  if (!sample_take(&draw, since, passed, __atomic_load_n(&e->samples, __ATOMIC_RELAXED))) {
+    __atomic_store_n(&g_sampler.passed, passed + 1, __ATOMIC_RELAXED);
+    try_harvest();
     return CUDA_SUCCESS;
   }
   begin_sample(key, stream, ptsz, index, now, l);

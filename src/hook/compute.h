@@ -5,13 +5,12 @@
  * (after it). compute_begin charges the launch's expected device time to the container's budget
  * for the device (a virtual-time counter in the shared region, advanced at 100/P of wall time per
  * nanosecond of device time) and sleeps while the container is ahead of its share. The expected
- * cost per kernel at its launch shape (or graph) is learnt from event-timed samples taken at most
+ * cost per kernel at its launch shape (or graph) is the mean of event-timed samples taken about
  * once a millisecond per process (compute_estimates.h); a key not measured yet is charged the
- * process's typical cost until its first sample settles the difference. Elastic containers
- * are charged only while the device is contended, which samples reveal (a span longer than the
- * function's own cost means another context's work ran in between), as do NVML's samples.
- * Those samples also correct the charges where the spans hold other contexts' work for good
- * (compute_correction.h), for hard containers up to their percent.
+ * process's typical cost until its samples settle the difference. A feedback loop on NVML's
+ * per-process utilisation (compute_loop.h) multiplies every charge by a gain that holds the
+ * measured share at the limit. Elastic containers are charged only while the device is
+ * contended, which inflated spans and NVML's samples reveal.
  *
  * Thread-safety: all functions are thread-safe; a struct compute_launch belongs to one call. */
 #ifndef TESSERA_HOOK_COMPUTE_H_
@@ -67,12 +66,14 @@ void compute_capture_begun(void);
 void compute_capture_ended(void);
 
 /* Elastic: evidence that other contexts' work competes with the container's on device `index`
- * (the correction's NVML samples): the device counts as contended for the hold time from now. */
+ * (the loop's NVML samples): the device counts as contended for the hold time from now. */
 void compute_mark_contended(int index);
 
-/* The hard limit on container device `index` in percent (0: none, or elastic), for the
- * correction's ceiling. */
-int compute_hard_percent(int index);
+/* The percent the loop holds container device `index` at: a hard limit always, an elastic one
+ * when NVML's reading showed the device contended (`nvml_contended`; the spans' evidence can
+ * be a kernel's own outliers, and held to its percent on it the loop would raise the charges of
+ * a container alone); 0 when none. */
+int compute_held_percent(int index, int nvml_contended);
 
 /* For tests and the benchmark: the cost the limiter expects for `key`, in ns (0 = unknown). */
 uint64_t compute_expected_ns(uintptr_t key);

@@ -32,13 +32,9 @@ static struct estimate* get_locked(uintptr_t key) {
   /* The cost goes first, so that a lookup that finds the new key never reads the old cost. */
   __atomic_store_n(&e->key, 0, __ATOMIC_RELEASE);
   __atomic_store_n(&e->cost_ns, 0, __ATOMIC_RELEASE);
-  e->window_min_ns = 0;
-  e->window_count = 0;
   __atomic_store_n(&e->samples, 0, __ATOMIC_RELAXED);
   e->owed_launches = 0;
   e->owed_ns = 0;
-  __atomic_store_n(&e->launched_ns, 0, __ATOMIC_RELAXED);
-  e->mark_launched_ns = e->mark_device_ns = e->next_launched_ns = e->next_device_ns = 0;
   __atomic_store_n(&e->key, key, __ATOMIC_RELEASE);
   return e;
 }

@@ -9,8 +9,8 @@
  *
  * Thread-safety: lookups are lock-free (a racing eviction can make one launch read the cost of
  * the entry's previous key: one charge off by one kernel, nothing worse); inserts and the owed
- * counts take one process-local mutex; the window fields belong to the sampler (compute.c, under
- * its mutex). After fork() the child calls estimates_reset_in_child(). */
+ * counts take one process-local mutex; cost_ns and samples are written by the sampler only
+ * (compute.c, under its mutex). After fork() the child calls estimates_reset_in_child(). */
 #ifndef TESSERA_HOOK_COMPUTE_ESTIMATES_H_
 #define TESSERA_HOOK_COMPUTE_ESTIMATES_H_
 
@@ -21,18 +21,10 @@
 
 struct estimate {
   uintptr_t key;          /* 0: free */
-  uint64_t cost_ns;       /* 0: not measured yet */
-  uint64_t window_min_ns; /* minimum of this window's samples (0 = none) */
-  uint32_t window_count;
-  uint32_t samples;       /* samples taken, counted up to a few (compute.c) */
+  uint64_t cost_ns;       /* the mean of its spans (compute.c, learn); 0: not measured yet */
+  uint32_t samples;       /* spans taken (saturating) */
   uint32_t owed_launches; /* launches charged a provisional cost */
   uint64_t owed_ns;       /* what they were charged */
-  /* The key's part of the container's expected device time, for weighing a move of its estimate
-   * (compute.c, key_share): the expected time of its launches in this process, and at the start
-   * of the current and of the next window, that sum and the device's (compute_estimated_ns). */
-  uint64_t launched_ns;
-  uint64_t mark_launched_ns, mark_device_ns;
-  uint64_t next_launched_ns, next_device_ns;
 };
 
 extern struct estimate g_estimates[ESTIMATE_SETS * ESTIMATE_WAYS];

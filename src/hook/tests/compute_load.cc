@@ -12,9 +12,12 @@
 //            the launch's size: 1 us and 2N - 1 us);
 //   mixedN   `busy_<N>us` and gridN's launches in turn;
 //   manyN    2,000 distinct functions `grid_<k>ns` of one block, k from N/2 to 3N/2 us, in turn.
-// Paths other than `kernel` launch the first of these alone.
+//   workN    `work_1000ns` launched at one block per SM (a persistent kernel) with N/2, 3N/4, N,
+//            5N/4 and 3N/2 units of work in turn: its time follows its argument, not its shape.
+// Paths other than `kernel` and `kernel2s` launch the first of these alone.
 //
-// Paths: kernel, kernel_ptsz, ex, ex_ptsz, coop, coop_ptsz, multi, launch, grid, grid_async,
+// Paths: kernel, kernel2s (the kernel path's launches on two streams in turn, which run together),
+// kernel_ptsz, ex, ex_ptsz, coop, coop_ptsz, multi, launch, grid, grid_async,
 // graph, graph_ptsz, graph_busy (graph's graph, captured in global mode while another thread
 // launches kernels, as PyTorch captures beside its NCCL watchdog), runtime (cuGetProcAddress_v2
 // with the per-thread-stream flag, as the CUDA runtime asks). Prints "ready" once set up and
@@ -23,6 +26,7 @@
 #include <time.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -45,8 +49,10 @@ struct Setup {
   CUcontext ctx = nullptr;
   CUfunction f = nullptr;
   CUstream stream = nullptr;
+  CUstream stream2 = nullptr;    // kernel2s's second stream
   std::vector<CUfunction> plan;  // the `kernel` path's launches, in turn, with their blocks
   std::vector<unsigned> blocks;
+  std::vector<uint64_t> units;  // and their first argument (a work_ kernel's units; 0: none)
   size_t next = 0;
 };
 
@@ -59,9 +65,10 @@ void Plan(Setup& s, CUmodule module, const std::string& kernel) {
     CHECK(cuModuleGetFunction(&f, module, name.c_str()));
     return f;
   };
-  auto add = [&](CUfunction f, unsigned blocks) {
+  auto add = [&](CUfunction f, unsigned blocks, uint64_t units = 0) {
     s.plan.push_back(f);
     s.blocks.push_back(blocks);
+    s.units.push_back(units);
   };
   auto starts = [&](const char* prefix) { return kernel.rfind(prefix, 0) == 0; };
   if (starts("grid") || starts("mixed")) {
@@ -71,6 +78,10 @@ void Plan(Setup& s, CUmodule module, const std::string& kernel) {
     add(grid, kSms);
     if (starts("mixed")) add(function("busy_" + std::to_string(us) + "us"), 1);
     add(grid, (2 * us - 1) * kSms);
+  } else if (starts("work")) {
+    int us = std::atoi(kernel.c_str() + 4);
+    CUfunction work = function("work_1000ns");
+    for (int quarters : {2, 3, 4, 5, 6}) add(work, kSms, static_cast<uint64_t>(us * quarters / 4));
   } else if (starts("many")) {
     int us = std::atoi(kernel.c_str() + 4);
     for (int i = 0; i < 2000; ++i) {
@@ -94,6 +105,7 @@ Setup Prepare(const std::string& kernel) {
   CHECK(cuModuleLoadData(&module, kImage));
   Plan(s, module, kernel);
   CHECK(cuStreamCreate(&s.stream, 0));
+  CHECK(cuStreamCreate(&s.stream2, 0));
   return s;
 }
 
@@ -124,9 +136,13 @@ void Batch(const std::string& path, Setup& s, int count, CUgraphExec graph,
     return;
   }
   for (int i = 0; i < count; ++i) {
-    if (path == "kernel") {
+    if (path == "kernel" || path == "kernel2s") {
       size_t k = s.next++ % s.plan.size();
-      CHECK(cuLaunchKernel(s.plan[k], s.blocks[k], 1, 1, 1, 1, 1, 0, s.stream, no_params, nullptr));
+      uint64_t units = s.units[k];
+      void* params[] = {&units};
+      CUstream stream = path == "kernel2s" && i % 2 == 1 ? s.stream2 : s.stream;
+      CHECK(cuLaunchKernel(s.plan[k], s.blocks[k], 1, 1, 1, 1, 1, 0, stream,
+                           units != 0 ? params : no_params, nullptr));
     } else if (path == "kernel_ptsz") {
       CHECK(cuLaunchKernel_ptsz(s.f, 1, 1, 1, 1, 1, 1, 0, nullptr, no_params, nullptr));
     } else if (path == "ex") {
@@ -239,15 +255,21 @@ int main(int argc, char** argv) {
     timespec ts = {static_cast<time_t>(wait / 1000000000), static_cast<long>(wait % 1000000000)};
     nanosleep(&ts, nullptr);
   }
-  CUevent done[2];
-  CHECK(cuEventCreate(&done[0], CU_EVENT_DISABLE_TIMING));
-  CHECK(cuEventCreate(&done[1], CU_EVENT_DISABLE_TIMING));
+  CUevent done[2], done2[2];
+  for (CUevent* e : {&done[0], &done[1], &done2[0], &done2[1]}) {
+    CHECK(cuEventCreate(e, CU_EVENT_DISABLE_TIMING));
+  }
   CUstream stream = StreamOf(path, s);
+  const bool two = path == "kernel2s";
   long long launches = 0;
   for (int batch = 0; NowNs(CLOCK_REALTIME) < end_ns; ++batch) {
     Batch(path, s, sync_every, graph, runtime_launch);
     CHECK(cuEventRecord(done[batch % 2], stream));
-    if (batch > 0) CHECK(cuEventSynchronize(done[(batch + 1) % 2]));  // the batch before
+    if (two) CHECK(cuEventRecord(done2[batch % 2], s.stream2));
+    if (batch > 0) {  // the batch before
+      CHECK(cuEventSynchronize(done[(batch + 1) % 2]));
+      if (two) CHECK(cuEventSynchronize(done2[(batch + 1) % 2]));
+    }
     launches += sync_every;
   }
   CHECK(cuCtxSynchronize());

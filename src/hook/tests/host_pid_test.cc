@@ -30,7 +30,7 @@ TEST(HostPidParse, OtherVersionsAndMalformedLinesAreRefused) {
   EXPECT_EQ(host_pid_parse("version=1\n0 7\n", 7), -1);
 }
 
-// The correction of the compute limiter maps the region's PIDs through the pids file.
+// The compute limiter's loop maps the region's PIDs through the pids file.
 TEST(HostPids, MapsAllOrSaysWhichCaseItIs) {
   char path[] = "/tmp/tessera-pids-test-XXXXXX";
   int fd = mkstemp(path);
