@@ -127,7 +127,7 @@ static void poll_device(struct tessera_region* r, int index, nvmlDevice_t device
       __atomic_exchange_n(&d->compute_poll_waited_ns, waited, __ATOMIC_RELAXED);
   unsigned count = 0;
   nvmlProcessUtilizationSample_t* samples = fetch_samples(device, now - WINDOW_US, &count);
-  if (samples == NULL) return;           /* nothing ran on the device in the last second */
+  if (samples == NULL) return;           /* nothing ran on the device in the window */
   pid_t hosts[TESSERA_REGION_MAX_SLOTS]; /* with container_host_pids, 8 KiB of 64 KiB of stack */
   int n = container_host_pids(r, hosts);
   struct loop_reading reading = {.held = waited != waited_before};
