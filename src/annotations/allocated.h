@@ -1,17 +1,15 @@
 // The pod's `tessera.io/allocated` annotation: what the node agent set up for each container of
 // the pod at PreStartContainer (node-side truth): the allocation ID of its files and the GPUs it
 // got. The node agent writes it and reads it back (the base of its next record; which containers
-// still wait for devices).
+// still wait for devices). Keyed by container name, so without a "version" field; readers ignore
+// the fields of a record they do not know.
 //
 //   {"main": {"allocation": "a1b2", "devices": ["GPU-a"]}, "warmup": {...}}
-//
-// Keyed by container name, it has no "version" field (a container may be named "version"); fields
-// may be added to a container's record, and readers ignore those they do not know.
 //
 //   Allocated a{{"main", {.allocation = "a1b2", .devices = {"GPU-a"}}}};
 //   Result<Allocated> back = ParseAllocated(AllocatedToJson(a));  // == a
 //
-// Plain values and pure functions; thread-safe.
+// Plain values and pure functions; thread-safe. Why: docs/annotations.md.
 #pragma once
 
 #include <map>

@@ -1,7 +1,7 @@
 // GpuConfig: the opaque parameters of driver gpu.tessera.io in a ResourceClaim's (or
 // DeviceClass's) device configuration, which set a DRA claim's compute mode. The webhook writes it
-// when it rewrites a pod's request into a claim; the DRA kubelet plugin reads it, with any a user
-// wrote (docs/dra.md).
+// when it rewrites a pod's request into a claim; the DRA kubelet plugin reads it, and any a user
+// wrote (docs/dra.md, "Claims by example").
 //
 //   {"apiVersion": "gpu.tessera.io/v1", "kind": "GpuConfig",
 //    "computeMode": "hard" | "elastic",   (default hard)

@@ -1,7 +1,7 @@
 // A subcommand of the `tessera` multi-call binary, as the part that owns it declares it: the
 // parts (node, scheduler, inspect, certgen, demo) each give one, and cli/ lists them (registry.cc)
 // and runs the one asked for, with its effective configuration. Below the parts, so that they
-// need not include cli/, which includes them all.
+// need not include cli/, which includes them all. A plain value; thread-compatible.
 //
 //   config::Command DemoCommand() {
 //     return {.name = "demo", .summary = "run the demo", .key_prefixes = {"demo"},
@@ -9,8 +9,6 @@
 //               return RunDemo(c);
 //             }};
 //   }
-//
-// A plain value; thread-compatible.
 #pragma once
 
 #include <functional>

@@ -1,18 +1,16 @@
 // Loads a Config from its four layers, lowest first:
 //   built-in defaults < config file (--config FILE) < environment (TESSERA_*) < flags.
 // This is the one place the precedence is written down.
+// Environment: TESSERA_ + the path upper-cased with '.' and '-' as '_', or <NAME>_BASE64 for a
+// string key (both at once is an error); the in-container library's variables
+// (abi/library_env.h) are ignored, any other unknown TESSERA_* variable is an error that suggests
+// the closest known name. Flags: --<path>=VALUE or --<path> VALUE and each key's aliases
+// (--kubeconfig, -d); a bool flag alone means true; --config FILE, --print-config and -h/--help are
+// handled here; everything else is returned as a positional argument. All errors of all layers
+// are reported together, one per line. Examples: docs/configuration.md.
 //
-// Environment: every key is TESSERA_ + path upper-cased with '.' and '-' as '_'
-// (node.device-split-count -> TESSERA_NODE_DEVICE_SPLIT_COUNT). A string key may instead come
-// base64-encoded as <NAME>_BASE64 (both at once is an error). The in-container library's own
-// variables (abi/library_env.h) are ignored here; any other unknown TESSERA_* variable is an error
-// that suggests the closest known name.
-//
-// Flags: --<path>=VALUE or --<path> VALUE, plus each key's aliases (--kubeconfig, -d); a bool
-// flag alone means true. --config FILE, --print-config and -h/--help are handled here too.
-// Everything that is not a flag is returned as a positional argument.
-//
-// All errors of all layers are reported together, one per line.
+//   ASSIGN_OR_RETURN(Loaded loaded, Load(schema, args, ProcessEnvironment()));
+//   if (loaded.help) std::cout << FlagHelp(schema, {"node"});
 #pragma once
 
 #include <map>

@@ -1,20 +1,16 @@
 // CommandRunner: runs the programs the demo calls (the dev cluster's script, kubectl), each in a
 // process group of its own, and collects what it prints (stdout and stderr together, optionally
-// line by line as it comes). Its own process group keeps a Ctrl-C at the terminal away from it:
-// only the demo gets the signal, and decides (Stop) what happens to the running command.
+// line by line as it comes). A command dies with the demo (PR_SET_PDEATHSIG), even with a demo
+// killed by SIGKILL, unless it is marked `survives_stop`, which always runs to its end.
+// Stop() refuses every later command but those marked `survives_stop`, sends SIGTERM to the
+// process group of each running one, waits for them to end and sends SIGKILL after the grace
+// period. Thread-safety: Run and Stop may be called from any thread, at the same time.
 //
 //   CommandRunner runner;
 //   CommandResult r = runner.Run({"/path/kubectl", "get", "pods"}, {.env = {{"KUBECONFIG", f}}});
 //   if (r.rc == 0) Use(r.output);
 //
-// A command dies with the demo (PR_SET_PDEATHSIG), even with a demo killed by SIGKILL, unless it
-// is marked `survives_stop` (taking the cluster down), which always runs to its end.
-//
-// Stop() refuses every later command but those marked `survives_stop`,
-// sends SIGTERM to the process group of each running one (the dev cluster's `up` then takes down
-// what it started), waits for them to end and sends SIGKILL after the grace period.
-//
-// Thread-safety: Run and Stop may be called from any thread, at the same time.
+// Why process groups, and what a stop does to `up` and `down`: docs/demo.md, "How it is wired".
 #pragma once
 
 #include <sys/types.h>

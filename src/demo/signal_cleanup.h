@@ -1,19 +1,16 @@
 // OnTerminatingSignal: when SIGINT (Ctrl-C), SIGTERM or SIGHUP arrives, runs a cleanup on a thread
 // of its own (not in the signal handler, so that it may start programs, wait and print), then ends
-// the process with 128 + the signal's number (130 for SIGINT, 143 for SIGTERM). The handler only
-// writes the signal's number to a pipe; the thread reads it. A signal that arrives while the
-// cleanup runs is ignored, so that a second Ctrl-C does not cut the cleanup short.
-//
-// The cleanup runs while the main thread goes on, so the objects it uses must outlive it: before
-// they go away, the main thread calls EndSignalCleanup, which blocks for good when a cleanup has
-// begun (the cleanup ends the process) and otherwise makes a later signal end the process at once,
-// without the cleanup (its objects are going away).
+// the process with 128 + the signal's number. A signal that arrives while the cleanup runs is
+// ignored. The cleanup's objects must outlive it: before they go away, the main thread calls
+// EndSignalCleanup, which blocks for good when a cleanup has begun (the cleanup ends the process)
+// and otherwise makes a later signal end the process at once, without the cleanup.
 //
 //   OnTerminatingSignal([&](int sig) { cluster.Down(); });
 //   ...
 //   EndSignalCleanup();  // before `cluster` is destroyed, on every path
 //
 // Thread-safety: call OnTerminatingSignal once per process, before starting other threads.
+// Why: docs/demo.md, "How it is wired" (Signals).
 #pragma once
 
 #include <functional>

@@ -5,6 +5,8 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "at_fork.h"
+
 struct entry {
   uint64_t key;
   uint64_t bytes;
@@ -201,3 +203,4 @@ void alloc_map_reset_in_child(void) {
   g_live = 0;
   g_used = 0;
 }
+HOOK_RESET_IN_CHILD(alloc_map_reset_in_child)

@@ -4,8 +4,8 @@
  * shared region.
  *
  * An open-addressing hash table that grows as needed (calloc). Thread-safety: every function takes
- * the table's process-local spin lock. After fork() the child calls alloc_map_reset_in_child() (its
- * allocations belong to the parent). */
+ * the table's process-local spin lock. After fork() the child starts with an empty table (its
+ * allocations belong to the parent; at_fork.h). */
 #ifndef TESSERA_HOOK_ALLOC_MAP_H_
 #define TESSERA_HOOK_ALLOC_MAP_H_
 
@@ -49,6 +49,7 @@ int alloc_map_take_context(uint64_t context, uint64_t* bytes_per_device, int dev
 /* Returns 1 when the key is recorded, without removing it. */
 int alloc_map_contains(int kind, uint64_t key);
 
+/* Empties the table (registered to run after fork(); tests call it for a fresh table). */
 void alloc_map_reset_in_child(void);
 
 #endif /* TESSERA_HOOK_ALLOC_MAP_H_ */

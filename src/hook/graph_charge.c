@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "at_fork.h"
 #include "log.h"
 #include "real.h"
 #include "region.h"
@@ -175,7 +176,7 @@ void graph_refresh_all(void) {
   pthread_mutex_unlock(&g_mutex);
 }
 
-void graph_charge_reset_in_child(void) {
+static void graph_charge_reset_in_child(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_mutex = fresh;
   g_execs = NULL; /* the parent's, left behind */
@@ -183,3 +184,4 @@ void graph_charge_reset_in_child(void) {
   for (int i = 0; i < HOOK_MAX_CUDA_DEVICES; ++i) g_charged[i] = 0;
   g_charged_devices = 0;
 }
+HOOK_RESET_IN_CHILD(graph_charge_reset_in_child)

@@ -1,18 +1,18 @@
 /* Graph memory nodes (cuGraphAddMemAllocNode, and stream-ordered allocations captured into a
- * graph): the charge of a device's graph memory is what the device keeps for graphs
- * (CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT): a launch backs the graph's allocations from it,
- * growing it when what it keeps unused is short, and it keeps the memory after the allocations
- * are freed, until cuDeviceGraphMemTrim.
- *
- * At instantiation the library sums the graph's allocation nodes per device; a launch of that
- * graph reserves the growth it may cause (its allocations less what is kept unused) before the
- * driver's call and settles to the driver's figure after it; over the limit the launch is refused
- * with CUDA_ERROR_OUT_OF_MEMORY. Launches of graphs without allocation nodes are not touched. The
- * charge follows the device's figure down at cuDeviceGraphMemTrim, memory queries and before an
- * allocation is refused (pool_refresh_all refreshes it too).
- *
+ * graph): a device's graph memory is charged what the device keeps for graphs
+ * (CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), which it keeps after the allocations are freed, until
+ * cuDeviceGraphMemTrim. A launch of a graph with allocation nodes (summed per device at
+ * instantiation) reserves the growth it may cause before the driver's call, is refused with
+ * CUDA_ERROR_OUT_OF_MEMORY when that does not fit, and settles to the driver's figure after it;
+ * other launches are not touched. The charge follows the figure down at cuDeviceGraphMemTrim,
+ * memory queries and before an allocation is refused (pool_refresh_all refreshes it too).
  * Thread-safety: every function is thread-safe (one process-local mutex, held across a launch of
- * a graph with allocation nodes). After fork() the child calls graph_charge_reset_in_child(). */
+ * a graph with allocation nodes). After fork() the child starts with an empty table (at_fork.h).
+ *
+ *   graph_note_exec(exec, graph);                      (after the graph is instantiated)
+ *   CUresult rc = graph_launch(exec, launch, stream);  (instead of the driver's cuGraphLaunch)
+ *
+ * Why: docs/in-container-library.md, "What is enforced" (graph memory). */
 #ifndef TESSERA_HOOK_GRAPH_CHARGE_H_
 #define TESSERA_HOOK_GRAPH_CHARGE_H_
 
@@ -30,7 +30,5 @@ CUresult graph_launch(CUgraphExec exec, CUresult (*launch)(CUgraphExec, CUstream
 
 /* Settles every device's graph memory charge to what the device keeps now. */
 void graph_refresh_all(void);
-
-void graph_charge_reset_in_child(void);
 
 #endif /* TESSERA_HOOK_GRAPH_CHARGE_H_ */

@@ -61,9 +61,6 @@ CUresult hook_ctx_set_limit(void* real, CUlimit limit, size_t value);
 CUresult hook_primary_retain(void* real, CUcontext* ctx, CUdevice dev);
 CUresult hook_primary_release(void* real, CUdevice dev);
 CUresult hook_primary_reset(void* real, CUdevice dev);
-/* After fork(): the child starts with fresh locks (and an empty VMM table). */
-void hook_context_reset_in_child(void);
-void hook_vmm_reset_in_child(void);
 
 CUresult hook_mem_get_info(void* real, size_t* free_bytes, size_t* total_bytes);
 CUresult hook_device_total_mem(void* real, size_t* bytes, CUdevice dev);

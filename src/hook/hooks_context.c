@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include "alloc_map.h"
+#include "at_fork.h"
 #include "charge.h"
 #include "compute.h"
 #include "context_cost.h"
@@ -157,10 +158,11 @@ CUresult hook_ctx_destroy(void* real, CUcontext ctx) {
  * measures its cost while the others wait and then only retain it. */
 static pthread_mutex_t g_primary_mutex = PTHREAD_MUTEX_INITIALIZER;
 
-void hook_context_reset_in_child(void) {
+static void hook_context_reset_in_child(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_primary_mutex = fresh;
 }
+HOOK_RESET_IN_CHILD(hook_context_reset_in_child)
 
 static int primary_active(CUdevice dev) {
   unsigned int flags = 0;

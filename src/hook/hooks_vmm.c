@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 
+#include "at_fork.h"
 #include "charge.h"
 #include "hooks.h"
 #include "log.h"
@@ -24,11 +25,11 @@ typedef __typeof__(&cuMemUnmap) mem_unmap_fn;
 
 static pthread_mutex_t g_vmm_mutex = PTHREAD_MUTEX_INITIALIZER;
 
-void hook_vmm_reset_in_child(void) {
+static void hook_vmm_reset_in_child(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_vmm_mutex = fresh;
-  vmm_map_reset_in_child();
 }
+HOOK_RESET_IN_CHILD(hook_vmm_reset_in_child)
 
 static int active(void) {
   return hook_state_init() == HOOK_ACTIVE;

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "at_fork.h"
 #include "log.h"
 #include "real.h"
 #include "region.h"
@@ -213,9 +214,10 @@ void pool_destroyed(CUmemoryPool pool, int outstanding) {
   pthread_mutex_unlock(&g_mutex);
 }
 
-void pool_charge_reset_in_child(void) {
+static void pool_charge_reset_in_child(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_mutex = fresh;
   g_pools = NULL; /* the parent's, left behind */
   g_count = g_capacity = 0;
 }
+HOOK_RESET_IN_CHILD(pool_charge_reset_in_child)

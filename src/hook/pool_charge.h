@@ -1,18 +1,18 @@
 /* Stream-ordered memory pools: the charge of a pool is the memory it holds (its reserved size,
- * CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), on the pool's device, whatever is allocated from it.
- *
- * The driver carves small allocations from chunks it reserves, keeps freed memory up to the pool's
- * release threshold, and gives the rest back at the next synchronisation. So an allocation is
- * charged only the growth of the pool it may cause (the request less what the pool holds unused),
- * reserved before the driver's call and settled to the pool's reserved size after it; a free
- * changes nothing (the pool keeps the memory). The charge follows the pool down when this process
- * next looks: at its next allocation from the pool, cuMemPoolTrimTo, a memory query
- * (cuMemGetInfo, NVML), a context destroyed or reset, or before an allocation is refused. Until
- * then it may lag above what the driver holds, never below. Host pools charge nothing.
- *
+ * CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), on the pool's device, whatever is allocated from it; host
+ * pools charge nothing. An allocation reserves the growth it may cause (the request less what the
+ * pool holds unused) before the driver's call and settles to the pool's reserved size after it; a
+ * free changes nothing. The charge follows the pool down when this process next looks (its next
+ * allocation from the pool, cuMemPoolTrimTo, a memory query, a context destroyed or reset, or
+ * before an allocation is refused): until then it may lag above what the driver holds, never below.
  * Thread-safety: every function is thread-safe (one process-local mutex, held across the driver's
- * call of an allocation so that the pool's growth is this call's). After fork() the child calls
- * pool_charge_reset_in_child(). */
+ * call of an allocation so that the pool's growth is this call's). After fork() the child starts
+ * with an empty table (at_fork.h).
+ *
+ *   pool_note(pool, dev);                   (when a pool's device is learnt)
+ *   CUresult rc = pool_alloc(&call, dev);   (instead of the driver's cuMemAllocAsync)
+ *
+ * Why: docs/in-container-library.md, "What is enforced" (stream-ordered pools). */
 #ifndef TESSERA_HOOK_POOL_CHARGE_H_
 #define TESSERA_HOOK_POOL_CHARGE_H_
 
@@ -48,7 +48,5 @@ int pool_outstanding(CUmemoryPool pool);
  * some, the driver frees it with the last of them, which the library cannot see: its charge
  * stays until the process exits (never less than the driver holds). */
 void pool_destroyed(CUmemoryPool pool, int outstanding);
-
-void pool_charge_reset_in_child(void);
 
 #endif /* TESSERA_HOOK_POOL_CHARGE_H_ */

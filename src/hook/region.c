@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "at_fork.h"
 #include "log.h"
 
 #define SWEEP_PERIOD_NS 200000000ull
@@ -504,7 +505,7 @@ void region_publish_device(int index, uint64_t limit, uint32_t cores) {
   __atomic_store_n(&r->devices[index].cores_percent, cores, __ATOMIC_RELAXED);
 }
 
-void region_reset_in_child(void) {
+static void region_reset_in_child(void) {
   /* The inherited descriptor shares the parent's open file description, and so its slot's
    * liveness lock: the child's slot needs a description of its own. */
   if (g_fd >= 0) {
@@ -524,3 +525,4 @@ void region_reset_in_child(void) {
   g_slot = -1;
   g_reaper_started = 0; /* threads do not survive fork() */
 }
+HOOK_RESET_IN_CHILD(region_reset_in_child)

@@ -1,31 +1,19 @@
-/* This process's view of the shared region (abi/shared_region.h): opening or creating it, the
- * robust lock, charging and releasing memory per device, this process's slot, and the release of
- * dead processes' charges.
+/* This process's view of the shared region (abi/shared_region.h): opening or creating it, taking
+ * this process's slot, charging and releasing memory per device, and freeing dead processes' slots.
  *
- * Dead processes: a process holds an open-file-description lock on its slot's byte of the region
- * file (abi/shared_region.h, TESSERA_SLOT_LIVENESS_LOCK) for as long as it lives, and the kernel
- * drops it when the process dies: a slot whose lock no one holds is dead, whatever PID namespace
- * its process was in (pods sharing one DRA claim share its region). A slot without that flag (an
- * older library) is dead when its PID no longer exists, is a zombie, or has another start time
- * (PID reuse). A dead slot's charge is released by a sweep, and only so: a process never gives its
- * slot back at exit, since the driver frees what the process still holds after every user-space
- * destructor has run (in its own exit handler, or when the kernel closes the device files), and
- * a charge released before that would let other processes allocate memory the device still holds.
- * Sweeps run (1) on the allocation path
- * when a charge does not fit, before it is refused, and (2) in a reaper thread that every process
- * which holds a slot starts: it wakes every 200 ms and sweeps unless another process's reaper swept
- * in the last 150 ms (last_sweep_ns), so a dead process's charge is gone within about 0.4 s even
- * when no process allocates, at a cost of about five sweeps a second per container.
+ * region_charge never takes a device's total past its limit; it sweeps dead processes once before
+ * it refuses. Charges and releases take no lock; only taking and freeing a slot takes the region's
+ * robust mutex, so a stopped holder delays new processes (up to a second each, then they are
+ * refused), never running ones. A process never gives its slot back itself: a sweep frees a dead
+ * process's slot and charge, before a refusal or from the reaper thread region_slot starts.
+ * Thread-safety: all functions are thread-safe. After fork() the child takes a
+ * descriptor and a slot of its own (at_fork.h).
  *
- * Charges and releases are lock-free (atomic operations on the device's total and the process's
- * slot, in the order that errs high if the process is killed between them); the region's robust
- * process-shared mutex serialises only taking and freeing slots, so a process stopped while it
- * holds the lock delays new processes of the container (by at most a second each, then they are
- * refused), never the charges and releases of running ones. A total left above the slots' sum by
- * a process killed mid-update is given back when the container next has no process.
+ *   if (region_open(path, error, sizeof(error)) != 0) return -1;  (error says why)
+ *   if (region_charge(index, bytes, limit) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+ *   region_uncharge(index, bytes);                                (when the driver freed it)
  *
- * Thread-safety: all functions are thread-safe. After fork() the child calls
- * region_reset_in_child(). */
+ * Why (liveness locks, sweeps, issue 28): docs/in-container-library.md, "The shared region". */
 #ifndef TESSERA_HOOK_REGION_H_
 #define TESSERA_HOOK_REGION_H_
 
@@ -64,7 +52,5 @@ int region_sweep(void);
 /* Has the reaper thread (started with this process's slot) call `fn` every time it wakes, about
  * every 200 ms, whether or not it sweeps. */
 void region_each_round(void (*fn)(void));
-
-void region_reset_in_child(void);
 
 #endif /* TESSERA_HOOK_REGION_H_ */

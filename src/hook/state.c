@@ -9,12 +9,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "alloc_map.h"
-#include "compute.h"
-#include "graph_charge.h"
-#include "hooks.h"
+#include "at_fork.h"
 #include "log.h"
-#include "pool_charge.h"
 #include "real.h"
 #include "region.h"
 
@@ -33,18 +29,12 @@ static pthread_mutex_t g_map_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t g_nvml_once = PTHREAD_ONCE_INIT;
 static int g_nvml_ready; /* 1 initialised, -1 unavailable (set once, by nvml_init_once) */
 
-static void at_fork_child(void) {
-  alloc_map_reset_in_child();
-  region_reset_in_child();
-  compute_reset_in_child();
-  hook_context_reset_in_child();
-  hook_vmm_reset_in_child();
-  pool_charge_reset_in_child();
-  graph_charge_reset_in_child();
+static void state_reset_in_child(void) {
   hook_forget_contexts(); /* the parent's contexts, cached by the forking thread, are not ours */
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_map_mutex = fresh;
 }
+HOOK_RESET_IN_CHILD(state_reset_in_child)
 
 static void init_once(void) {
   int saved = tessera_in_hook;
@@ -64,7 +54,7 @@ static void init_once(void) {
       hook_log(HOOK_LOG_ERROR, "CUDA is disabled in this process: %s", error);
       g_mode = HOOK_FAILED;
     } else {
-      pthread_atfork(NULL, NULL, at_fork_child);
+      hook_at_fork_arm();
       g_mode = HOOK_ACTIVE;
       HOOK_LOG(HOOK_LOG_INFO, "limits from %s, region %s", g_limits.source, g_limits.region_path);
     }

@@ -7,7 +7,7 @@
  * reordering cannot move a limit to another device.
  *
  * Thread-safety: hook_state_init runs once (pthread_once); the other functions are thread-safe.
- * fork() is handled by a pthread_atfork child handler. */
+ * After fork() the child starts with a fresh lock and forgets the parent's contexts (at_fork.h). */
 #ifndef TESSERA_HOOK_STATE_H_
 #define TESSERA_HOOK_STATE_H_
 

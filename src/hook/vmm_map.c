@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 
+#include "at_fork.h"
+
 struct vmm_handle {
   uint64_t handle;
   uint64_t bytes;
@@ -105,10 +107,11 @@ int vmm_unmap(uint64_t va, uint64_t size, uint64_t* bytes_per_device, int device
   return released;
 }
 
-void vmm_map_reset_in_child(void) {
+static void vmm_map_reset_in_child(void) {
   /* The parent's tables are left behind, not freed: another thread may have been changing them. */
   g_handles = NULL;
   g_handle_count = g_handle_capacity = 0;
   g_mappings = NULL;
   g_mapping_count = g_mapping_capacity = 0;
 }
+HOOK_RESET_IN_CHILD(vmm_map_reset_in_child)

@@ -1,16 +1,15 @@
-/* What this process's cuMemCreate handles hold, for the virtual memory management API (VMM).
- *
- * The driver holds a handle's physical memory until the handle is released (cuMemRelease) AND
- * every mapping of it is unmapped (cuMemUnmap): create, map, release is the usual pattern (the
- * mapping keeps the memory). The charge therefore follows the handle through its mappings: it is
- * released when the last of the two happens.
- *
+/* What this process's cuMemCreate handles hold, for the virtual memory management API (VMM). The
+ * driver holds a handle's memory until the handle is released (cuMemRelease) AND every mapping of
+ * it is unmapped (cuMemUnmap), so its charge is released with the last of the two.
  * Handles: handle -> (container device index, charged bytes, number of mappings, released).
- * Mappings: mapped address -> (size, handle). Both are small arrays searched linearly: VMM calls
- * are rare next to allocations, and programs map a few hundred ranges at most.
+ * Mappings: mapped address -> (size, handle). Both are small arrays searched linearly.
  *
  * Thread-safety: none; the caller (hooks_vmm.c) serialises every call with its own mutex. After
- * fork() the child calls vmm_map_reset_in_child() (the handles belong to the parent). */
+ * fork() the child starts with empty tables (the handles belong to the parent; at_fork.h).
+ *
+ *   if (vmm_release(handle, &index, &bytes) == 1) region_uncharge(index, bytes);
+ *
+ * Why: docs/in-container-library.md, "What is enforced" (virtual memory management). */
 #ifndef TESSERA_HOOK_VMM_MAP_H_
 #define TESSERA_HOOK_VMM_MAP_H_
 
@@ -34,7 +33,5 @@ int vmm_map(uint64_t va, uint64_t size, uint64_t handle);
 /* [va, va + size) was unmapped: drops the mappings inside it and adds the charges of the released
  * handles they were the last mappings of to bytes_per_device[index]. Returns how many charges. */
 int vmm_unmap(uint64_t va, uint64_t size, uint64_t* bytes_per_device, int devices);
-
-void vmm_map_reset_in_child(void);
 
 #endif /* TESSERA_HOOK_VMM_MAP_H_ */

@@ -1,16 +1,16 @@
-// GuardedServer: an httplib::Server that idle, slow and many connections cannot stall.
+// GuardedServer: an httplib::Server that idle, slow and many connections cannot stall. Each
+// connection runs on its own thread, up to `max_connections` at once (one more is answered 503,
+// or closed at once over TLS, and counted); the TLS handshake, and each request's headers and body,
+// get `request_timeout` in all, each answer `write_timeout` in all; a kept-alive connection that
+// sends no new request within `idle_timeout` is closed; Stop() ends every wait at once. Handlers
+// run on the connection threads, so a slow handler holds only its own connection. Routes are
+// added with httplib's API before listening. Thread-safe as httplib::Server is.
 //
-// cpp-httplib serves connections on a fixed pool of 8 threads, and its timeouts apply to each
-// read: eight idle connections, or clients sending one byte every few seconds, stop every
-// endpoint. This server instead
-//   - runs each connection on its own thread, up to `max_connections` at once; a connection
-//     over that number is answered 503 (plain HTTP) or closed at once and counted;
-//   - gives the TLS handshake, and each request's headers and body, `request_timeout` in all,
-//     and each answer `write_timeout` in all;
-//   - closes a kept-alive connection that sends no new request within `idle_timeout`;
-//   - ends every wait at once when Stop() is called.
-// Handlers run on the connection threads, so a slow handler holds only its own connection.
-// Routes are added with httplib's API before listening. Thread-safe as httplib::Server is.
+//   GuardedServer server({.max_connections = 1024}, /*tls=*/nullptr);
+//   server.Get("/healthz", [](const httplib::Request&, httplib::Response& r) { r.status = 200; });
+//   int port = server.Bind("0.0.0.0", 0);  // then listen_after_bind() on a thread
+//
+// Why: docs/scheduler.md, "HTTP endpoints".
 #pragma once
 
 #include <openssl/ssl.h>

@@ -1,16 +1,14 @@
 // `tessera inspect` / `kubectl tessera inspect [NODE] [-d] [-o wide|gib|json]`: the GPUs of the
 // cluster, what is allocated on each, the pods waiting for one and why. Reads the API server
 // (kube.* keys: kubeconfig) or, with --scheduler URL, the scheduler's GET /inspect.
-//
-// Keys (prefix "inspect"):
-//   inspect.output (-o)          plain | wide | json
-//   inspect.details (-d)         list the pods on each GPU
-//   inspect.scheduler            URL of the Tessera scheduler; "" = read the API server
-//   inspect.scheduler-ca         PEM CA bundle for an https:// scheduler URL
-//   inspect.chart                auto (when stdout is a terminal) | always | never
-//   inspect.scheduler-name       schedulerName of Tessera's pods (finds pending pods)
+// Keys (prefix "inspect"): output (-o: plain, wide, gib, json), details (-d), scheduler (URL; ""
+// = the API server), scheduler-ca, chart (auto, always, never), scheduler-name.
 // Exit codes: 0 shown, 1 the source could not be read or the node is unknown, 2 bad arguments.
 // Thread-compatible.
+//
+//   int rc = RunInspect(config, positional, env, isatty(1), std::cout, std::cerr);
+//
+// Every key and the output: docs/inspect.md.
 #pragma once
 
 #include <ostream>

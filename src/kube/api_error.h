@@ -1,18 +1,18 @@
 // ApiError: what the Kubernetes API server said when a call failed, and its mapping onto Status.
-//
-// Every failed call of the kube client returns a tessera::Status whose code says what a caller can
-// do about it; when the server answered, the message reads
-// "<call>: HTTP <code> <Reason>: <server message>", e.g.
-// "PATCH /api/v1/namespaces/default/pods/p1: HTTP 409 Conflict: the object has been modified".
-// Codes:
+// A failed call of the kube client returns a tessera::Status whose code says what a caller can do
+// about it; when the server answered, the message reads "<call>: HTTP <code> <Reason>: <server
+// message>". Codes:
 //   404             -> kNotFound            409 reason Conflict  -> kConflict (re-read, retry)
 //   409 AlreadyExists -> kAlreadyExists     400, 422             -> kInvalidArgument
 //   401, 403        -> kPermissionDenied    410 (Expired, Gone)  -> kFailedPrecondition
 //   429             -> kResourceExhausted   504, 408             -> kDeadlineExceeded
 //   other 5xx and network errors          -> kUnavailable
-// ErrorDetails() reads the HTTP code, reason and server message back from such a Status, so the
-// Status stays the one error value that flows through RETURN_IF_ERROR. Plain values:
-// thread-compatible.
+// ErrorDetails() reads the HTTP code, reason and message back, so the Status stays the one error
+// value that flows through RETURN_IF_ERROR. Plain values: thread-compatible.
+//
+//   if (ErrorDetails(status).http_status == 409) { /* re-read the object and try again */ }
+//
+// An example message: docs/kube-client.md, "Calls and errors".
 #pragma once
 
 #include <string>

@@ -1,17 +1,18 @@
 // Client: calls to the Kubernetes API server on JSON objects, for what Tessera needs.
 //
 // Every call waits for the client-side rate limiter (token bucket: qps, burst), sends the bearer
-// token when there is one, and retries a bounded number of times when the server answers 429 (or a
-// 5xx with Retry-After), waiting as long as Retry-After says (capped). Failures come back as a
-// Status mapped by api_error.h: a resourceVersion precondition that failed is kConflict, a missing
-// object kNotFound, a network failure kUnavailable; ErrorDetails() reads the HTTP code, reason and
-// server message back. Objects are nlohmann::json as the server sent them; objects.h reads them.
-// Thread-safe: share one Client between threads.
+// token when there is one, and retries a bounded number of times when the server answers 429 (or
+// a 5xx with Retry-After), waiting as Retry-After says (capped). Failures come back as a Status
+// mapped by api_error.h (a failed resourceVersion precondition is kConflict, a missing object
+// kNotFound, a network failure kUnavailable). Objects are nlohmann::json as the server sent them;
+// objects.h reads them. Thread-safe: share one Client between threads.
 //
 //   ASSIGN_OR_RETURN(auto client, Client::Create(connection, {.qps = 50, .burst = 100}));
 //   ASSIGN_OR_RETURN(Json pod, client->Get(kPods, "default", "p1"));
 //   RETURN_IF_ERROR(client->PatchAnnotations(kPods, "default", "p1", {{"k", "v"}},
 //                                            ResourceVersionOf(pod)).status());
+//
+// Retries, paging and errors in detail: docs/kube-client.md, "Calls and errors".
 #pragma once
 
 #include <chrono>

@@ -1,16 +1,16 @@
 // The rules that find the API server and how to authenticate to it (a ConnectionConfig,
 // kube/connection_config.h): kubeconfig or in-cluster service account.
-//
 // ResolveConnection() applies the precedence, first match wins:
 //   1. the config key kube.kubeconfig (flag --kubeconfig, env TESSERA_KUBE_KUBECONFIG or
-//      TESSERA_KUBE_KUBECONFIG_BASE64): a value that contains a newline is the kubeconfig itself,
-//      otherwise it is a path;
-//   2. $KUBECONFIG (a ':'-separated list: the first file that exists is used; files are not
-//   merged);
+//      TESSERA_KUBE_KUBECONFIG_BASE64): a value with a newline is the kubeconfig, else a path;
+//   2. $KUBECONFIG (':'-separated: the first file that exists is used; files are not merged);
 //   3. ~/.kube/config when it exists;
 //   4. in-cluster: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT with the service
 //      account's token (re-read about every minute, it rotates) and ca.crt.
-// Plain values: thread-compatible.
+// Plain values: thread-compatible. What a kubeconfig may hold: docs/kube-client.md, "Connecting".
+//
+//   ASSIGN_OR_RETURN(ConnectionConfig connection,
+//                    ResolveConnection(config.GetString("kube.kubeconfig"), env));
 #pragma once
 
 #include <map>

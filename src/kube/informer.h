@@ -1,20 +1,19 @@
 // Informer: a local, always-current copy of one kind of API object, fed by LIST then WATCH.
 //
 // Start() runs a background thread: it LISTs (all pages), fills the cache, reports synced, then
-// WATCHes from the list's resourceVersion, with bookmarks, resuming from the last version seen
-// whenever the watch ends or breaks (reconnecting with exponential backoff and jitter). When the
-// server says the version is too old (410, as a status or as an in-stream ERROR event) it LISTs
-// again and reconciles: objects that vanished get on_delete, changed ones on_update, new ones
-// on_add, so a consumer never misses a transition even across a re-list.
-//
+// WATCHes with bookmarks, resuming from the last version seen whenever the watch ends (with
+// backoff). When the version is too old (410) it LISTs again and reconciles: vanished objects get
+// on_delete, changed ones on_update, new ones on_add, so no transition is missed across a re-list.
 // Handlers run on the informer's thread, one at a time, in event order, after the cache has been
-// changed (so Get() inside a handler sees the new state); they must not call Stop(). Get/List/
+// changed (Get() in a handler sees the new state); they must not call Stop(). Get/List/
 // HasSynced/WaitForSync are thread-safe. Stop() (or the destructor) ends the thread promptly.
 //
 //   Informer pods(*client, kPods, {.selectors = {.field_selector = "spec.nodeName=n1"}},
 //                 {.on_add = [](const Json& p) { ... }});
 //   pods.Start();
 //   if (!pods.WaitForSync(std::chrono::seconds(30))) return Unavailable("pods not synced");
+//
+// Backoff and the 410 cases: docs/kube-client.md, "Informer semantics".
 #pragma once
 
 #include <atomic>

@@ -1,16 +1,18 @@
 // LeaderElector: one leader among replicas, through a coordination.k8s.io/v1 Lease.
 //
-// The leader holds the Lease (spec.holderIdentity = its identity) and renews spec.renewTime every
-// retry_period. A candidate takes the Lease when it is free (no holder) or when its record has not
-// changed for lease_duration, measured on the candidate's own clock from when it first saw that
-// record (no clock comparison between machines). Updates carry the Lease's resourceVersion, so two
-// candidates never both win. A leader that cannot renew for renew_deadline (< lease_duration) stops
-// leading before anyone else may take over. Stop() releases the Lease (clears holderIdentity) so
-// that the next candidate takes over at its next try instead of after lease_duration.
-//
+// The leader holds the Lease and renews it every retry_period. A candidate takes it when it is
+// free or its record has not changed for lease_duration on the candidate's own clock; updates
+// carry the resourceVersion, so two candidates never both win. A leader that cannot renew for
+// renew_deadline (< lease_duration) stops leading before anyone else may take over. Stop()
+// releases the Lease, so the next candidate takes over at its next try.
 // Callbacks run on the elector's thread: on_started_leading when leadership is won,
 // on_stopped_leading when it is lost or given up (always after a start, exactly once per start).
 // IsLeader/Leader are thread-safe; Stop() must not be called from a callback.
+//
+//   ASSIGN_OR_RETURN(auto elector, LeaderElector::Create(client, options));
+//   elector->Start();  // campaigns on its own thread
+//
+// Why: docs/kube-client.md, "Leader election".
 #pragma once
 
 #include <atomic>

@@ -1,16 +1,17 @@
 // Agent: the node agent put together. Discovers the GPUs, publishes the node's `tessera.io/gpus`
 // annotation (again whenever health changes it), serves and registers one device plugin per
 // enabled resource, keeps health current, keeps each running container's pids file current and
-// removes the files of containers that are gone. Policy lives in the parts (Allocator,
-// PluginManager, HealthMonitor, Housekeeper, PidsRefresher); the Agent only wires and starts them.
-//
-// With mode kDra (node.mode=dra, docs/dra.md) it registers no device plugin: the annotation says
-// the devices are not served (the scheduler extender's path then places no pod here, so a GPU
-// never belongs to both paths), and the DRA kubelet plugin and the ResourceSlice publisher given
-// to UseDra serve kubelet and the DRA scheduler instead. Health, memory guard, pids and
-// housekeeping run in both modes.
-//
+// removes the files of containers that are gone. With mode kDra it serves the DRA parts given to
+// UseDra instead of device plugins. Policy lives in the parts (Allocator, PluginManager,
+// HealthMonitor, Housekeeper, PidsRefresher); the Agent only wires and starts them.
 // Start/Stop from one thread; the publisher and housekeeping run on their own threads.
+//
+//   Agent agent(options, gpus, pods, writer, checkpoint);
+//   agent.MonitorHealth(probe);
+//   RETURN_IF_ERROR(agent.Start());
+//   agent.Stop();  // publishes first that the devices are not served
+//
+// DRA mode: docs/dra.md, "Mode"; the rest: docs/node-agent.md.
 #pragma once
 
 #include <atomic>

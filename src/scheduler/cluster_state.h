@@ -1,26 +1,18 @@
-// ClusterState: the scheduler's cache of GPU inventory and usage.
+// ClusterState: the scheduler's cache of GPU inventory (nodes' tessera.io/gpus) and usage (the
+// tessera.io/allocation of pods that are bound and not finished), fed incrementally with watch
+// events (OnNode/OnPod with v1 API objects as JSON). A pod that is deleted, Succeeded or Failed,
+// or marked tessera.io/allocation-failed frees its GPUs. The state depends only on the set of live
+// objects, not on the order of events (a replay gives a Snapshot() that compares equal). With
+// annotation signing on, values that do not verify are not trusted (annotations/signing.h).
+// Bind reserves through Reserve(), under the pod's shard lock and that node's lock only (lock
+// order: pod shard, then node). Nodes are never erased, so NodeState pointers stay valid for the
+// life of the ClusterState. Thread-safe: every method may be called from any thread.
 //
-// Inventory comes from nodes' tessera.io/gpus annotations, usage from the tessera.io/allocation
-// annotations of pods that are bound and not finished; both are fed incrementally as watch events
-// (OnNode/OnPod with v1 API objects as JSON). A pod that is deleted, Succeeded or Failed, or that
-// the node agent marks with tessera.io/allocation-failed, frees its GPUs. Usage is kept per GPU
-// UUID, so the state depends only on the set of live objects, not on the order of events: a
-// restart that replays the same objects rebuilds the same state (Snapshot() compares equal).
+//   ClusterState state(dialects, signing);
+//   RETURN_IF_ERROR(state.OnNode(EventType::kAdded, node));
+//   RETURN_IF_ERROR(state.OnPod(EventType::kModified, pod));
 //
-// With annotation signing on (annotations/signing.h), values that do not verify are not trusted:
-// an inventory is not used (the node gets no GPU pods), an allocation-failed marker is ignored,
-// and a pod keeps the charge of the last allocation that verified (or that its bind reserved)
-// whatever its annotations say later. A pod whose allocation never verified while this state
-// knew it (a scheduler restart after tampering) is charged as read, so that its GPUs are not
-// given twice; each refusal is logged and counted (Signing::Refused), once per value.
-//
-// Bind reserves through Reserve(): the decision and the charge happen under the pod's shard lock
-// and that node's lock only (lock order: pod shard, then node). There is no global lock on the
-// hot path: the node table takes a shared lock to look names up and an exclusive one only to add
-// a node never seen before. Nodes are never erased (a deleted node keeps an empty inventory), so
-// NodeState pointers stay valid for the life of the ClusterState.
-//
-// Thread-safe: every method may be called from any thread.
+// Why: docs/scheduler.md, "Bind, reservations and release"; docs/annotations.md, "Signatures".
 #pragma once
 
 #include <array>

@@ -1,17 +1,16 @@
 // DRA rewriting: turns a pod's dialect requests (the one request model, request.h) into
 // resource.k8s.io/v1 claims of Tessera's DRA driver (gpu.tessera.io), for the admission webhook's
-// DRA mode (scheduler.webhook.dra, docs/dra.md "Existing pod specs under DRA").
-//
-// Each GPU container becomes one claim, made from a ResourceClaimTemplate named after its shape
-// (`tessera-gpu-2x4096mi-30c`), so containers of equal shape share one template per namespace.
-// The template has one request per GPU (`gpu-0`, `gpu-1`, ...) of exactly one device of the
-// DeviceClass gpu.tessera.io with the consumable capacity {memory, cores}, the pod's GPU
-// selection annotations as CEL selectors on the devices' model and uuid attributes, and for two
-// or more GPUs the constraint that their gpu.tessera.io/uuid differ. Pure functions: thread-safe.
+// DRA mode (scheduler.webhook.dra). Each GPU container becomes one claim, made from a
+// ResourceClaimTemplate named after its shape (`tessera-gpu-2x4096mi-30c`), so containers of equal
+// shape share one template per namespace; the template asks for one device of the DeviceClass
+// gpu.tessera.io per GPU, with the consumable capacity {memory, cores}.
+// Pure functions: thread-safe.
 //
 //   ASSIGN_OR_RETURN(DraRewrite r, RewriteToDra(pod, request, dialects));
 //   for (const nlohmann::json& t : r.templates) { /* create it in the pod's namespace */ }
 //   /* answer r.patch (JSONPatch) */
+//
+// Requests, selectors and constraints: docs/dra.md, "Existing pod specs under DRA".
 #pragma once
 
 #include <cstdint>

@@ -1,16 +1,16 @@
 // Extender: the kube-scheduler extender protocol (filter, prioritize, bind, preempt): JSON in, the
 // answer's JSON text out. With a Preemptor, a filter in which no node fits may start a GPU
 // preemption (preemptor.h), and the preempt verb widens kube-scheduler's candidates.
+// Keys are PascalCase (kube-scheduler's extender types have no JSON tags); embedded Pods and Nodes
+// are ordinary API objects (camelCase); null is accepted wherever absence is. Filter takes
+// NodeNames (nodeCacheCapable: true) or full Nodes and answers in the same form. A body of the
+// wrong shape is InvalidArgument (HTTP 400); scheduling failures are answers, not errors.
+// Thread-safe (delegates to Engine).
 //
-// kube-scheduler's extender types have no JSON tags, so keys are PascalCase; embedded Pods and
-// Nodes are ordinary API objects (camelCase). Unset pointers arrive as null, and null is accepted
-// wherever absence is. Filter takes NodeNames (nodeCacheCapable: true) or full Nodes, and answers
-// in the same form. A body of the wrong shape is InvalidArgument (the server turns it into HTTP
-// 400); scheduling failures are answers, not errors. Thread-safe (delegates to Engine).
+//   Extender extender(engine, state, metrics, &preemptor);
+//   ASSIGN_OR_RETURN(std::string answer, extender.Filter(args));  // the body of POST /filter
 //
-// Answers are written as text rather than built as JSON values: filter and prioritize answer with
-// one entry per node (5,000 in a large cluster), and a JSON value per entry costs several times
-// the decision itself.
+// Why answers are written as text: docs/scheduler.md, "Performance".
 #pragma once
 
 #include <string>

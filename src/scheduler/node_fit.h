@@ -1,16 +1,17 @@
 // Fitting one pod onto one node's GPUs: the core of filter, prioritize and bind.
 //
-// Fit() decides whether a PodRequest fits the GPUs of a node given their current usage, and when
-// asked, which GPUs each container gets (the GPU policy: binpack = the fullest GPU that still fits,
-// spread = the emptiest; each GPU of a container distinct; a multi-GPU container kept on one NUMA
-// node when one has enough GPUs) or why it does not fit (a sentence naming sizes). App containers
-// are placed first and their charges add up on a GPU; each init container then reuses the pod's
-// GPUs where it can, and only the part above what the pod already holds is charged (the peak of
-// init against the sum of app, as Kubernetes counts). The allocation Fit returns gives, through
-// ChargesOf (protocol.h), exactly the charge Fit checked.
+// Fit() decides whether a PodRequest fits a node's GPUs given their current usage and, when asked,
+// which GPUs each container gets (the GPU policy; a container's GPUs distinct; a multi-GPU
+// container on one NUMA node when one has enough GPUs) or why it does not fit (a sentence naming
+// sizes). Init containers reuse the pod's GPUs where they can and are charged only above what the
+// pod already holds. The allocation Fit returns gives, through ChargesOf (protocol.h), exactly the
+// charge Fit checked. Pure functions over the caller's data; the caller holds the node's lock.
+// FitScratch is working memory reused between calls (one per thread).
 //
-// Pure functions over the caller's data; the caller holds the node's lock. FitScratch is working
-// memory reused between calls (one per thread).
+//   FitOutput out;
+//   if (!Fit(request, node.slots, {.want_reason = true}, scratch, &out)) Refuse(out.reason);
+//
+// Policies and the init rule: docs/scheduler.md, "Request dialects" and "Selection and policies".
 #pragma once
 
 #include <cstdint>

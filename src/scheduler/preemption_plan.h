@@ -1,18 +1,15 @@
 // Preemption planning: which lower-priority pods to remove from one node so that a pod's GPUs
-// fit there, and which node's plan is best. Pure functions over the caller's copies: thread-safe.
-//
-// kube-scheduler cannot plan this itself: the GPU resources are ignoredByScheduler, so its dry
-// run finds every pod reprievable and proposes no victims for a pod that lacks only GPUs
-// (SelectVictimsOnNode in pkg/scheduler/framework/plugins/defaultpreemption). The rules follow
-// its own: only pods of lower priority are victims; pods that are already terminating are gone
-// for the plan and are no victims; first every eligible pod is removed, and a node where the pod
-// does not fit then is no candidate; then pods are reprieved, the most important first (higher
-// priority, then the smaller share of this node, so that few large pods go rather than many
-// small ones). A search over smaller victim sets follows, within a budget of fits, so that the
-// plan evicts the fewest pods it can find.
+// fit there, and which node's plan is best. Only pods of lower priority are victims; pods already
+// terminating count as gone and are no victims; a node where the pod does not fit with every
+// eligible pod gone is no candidate. Pods are then reprieved, the most important first (higher
+// priority, then the smaller share of this node), and smaller victim sets are searched within a
+// budget of fits, so that the plan evicts the fewest pods it can find.
+// Pure functions over the caller's copies: thread-safe.
 //
 //   std::optional<PreemptionPlan> plan = PlanOnNode(request, 1000, "node-a", gpus, pods, {}, opt);
 //   if (plan && (!best || BetterPlan(*plan, *best))) best = plan;
+//
+// Why kube-scheduler cannot plan this, and whose rules these are: docs/scheduler.md, "Preemption".
 #pragma once
 
 #include <cstdint>

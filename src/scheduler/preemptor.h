@@ -1,23 +1,17 @@
 // Preemptor: GPU preemption for pods that fit nowhere, from the two places kube-scheduler gives
-// an extender.
+// an extender. AfterNoFit (a filter in which no node fits) plans over the filtered nodes, holds
+// the best plan's GPUs for the pod (ClusterState::Nominate) and evicts its victims through the
+// Evictor on a worker thread; until they are gone, later filters of the pod report the preemption
+// under way. Choose (the preempt verb) widens each of kube-scheduler's candidates by the GPU
+// victims it needs, drops those where the pod would still not fit, and nominates the best plan's
+// GPUs; kube-scheduler then evicts. Only pods of strictly lower priority are victims, never more
+// than the plan needs, and nothing is evicted where that would not make the pod fit. A pod with
+// preemptionPolicy Never preempts nothing; its priority is the one its pod events gave.
+// Thread-safe.
 //
-// - After a filter in which no node fits (AfterNoFit): kube-scheduler's own preemption cannot
-//   help a pod that lacks only GPUs (preemption_plan.h), so the Tessera scheduler plans over the
-//   nodes the pod was filtered on (all passed kube-scheduler's in-tree filters), picks the best
-//   plan, holds its GPUs for the pod (ClusterState::Nominate) and evicts the victims through the
-//   Evictor, on a worker thread. While they end, later filters of the pod report the preemption
-//   under way instead of starting another; once they are gone the pod fits where it was
-//   nominated, and pods of the same or lower priority cannot take those GPUs meanwhile.
-// - The preempt verb (Choose): when kube-scheduler's dry run did find victims (for what it checks
-//   in-tree, such as CPU), it asks which of its candidate nodes to take. Each candidate's victims
-//   are widened by the GPU victims the node needs; a node where even that does not make the pod
-//   fit is dropped; the best plan is the one answer, and its GPUs are nominated for the pod.
-//   kube-scheduler then evicts.
+//   if (auto note = preemptor.AfterNoFit(pod, request, failed_nodes)) { /* its filter reason */ }
 //
-// Only pods of strictly lower priority are victims, never more than the plan needs, and nothing
-// is evicted where eviction would not make the pod fit. A pod with preemptionPolicy Never
-// preempts nothing. The pod's priority is the one its pod events gave (never what a request
-// says). Thread-safe.
+// Why kube-scheduler cannot do it, and the rules: docs/scheduler.md, "Preemption".
 #pragma once
 
 #include <chrono>

@@ -1,26 +1,19 @@
 // Webhook: the admission webhook for pods (AdmissionReview admission.k8s.io/v1).
 //
-// /mutate sets spec.schedulerName (scheduler.name) on pods that ask for a Tessera resource, and a
-// limit of 1 of the vGPU count resource on containers that give vGPU memory or cores without it
-// (one GPU, as in HAMi: kubelet only gives devices to containers that ask for that resource), and,
-// when asked, the nodeSelector tessera.io/gpu-node=true (so that kube-scheduler's own filters keep
-// the pod to GPU nodes before it samples), with a JSONPatch; /validate only checks. Both deny an
-// invalid request with a message that says what is allowed: the dialect rules (dialect.h), and more
-// GPUs in one container than the largest known node has. Pods labelled tessera.io/webhook=ignore
-// pass untouched, as do other kinds and DELETE operations. /validate also guards Tessera's
-// annotations on CREATE and UPDATE (annotation_guard.h), before the opt-out label is looked at, and
-// refuses a GPU pod created with spec.nodeName set. /validate adds an admission warning (kubectl
-// prints it) when the request is valid but no known GPU node could ever hold it, even empty. A
-// review of the wrong shape is InvalidArgument (HTTP 400).
+// Mutate (/mutate) patches pods that ask for a Tessera resource (JSONPatch): spec.schedulerName,
+// a vGPU count limit of 1 where a container gives vGPU memory or cores without it, and when asked
+// the nodeSelector tessera.io/gpu-node=true. In DRA mode (WebhookDra) it rewrites them to DRA
+// claims instead (dra_rewrite.h; `on`: every GPU pod not labelled tessera.io/webhook=device-plugin,
+// `opt-in`: those labelled tessera.io/webhook=dra; a dry run creates nothing). Validate (/validate)
+// only checks, guards Tessera's annotations (annotation_guard.h) and refuses GPU pods created with
+// spec.nodeName. Both deny an invalid request with a message that says what is allowed, and pass
+// pods labelled tessera.io/webhook=ignore, other kinds and DELETEs untouched. A review of the
+// wrong shape is InvalidArgument (HTTP 400). Thread-safe.
 //
-// DRA mode (WebhookDra, scheduler.webhook.dra): /mutate rewrites a GPU pod to DRA claims instead
-// (dra_rewrite.h): its dialect resources become a claim per GPU container, made from a
-// ResourceClaimTemplate it creates in the pod's namespace (ClaimTemplates), and schedulerName,
-// the vGPU count and the GPU node selector are left alone, so that kube-scheduler's DRA plugin
-// places the pod and not the extender. `on` rewrites every GPU pod except those labelled
-// tessera.io/webhook=device-plugin; `opt-in` only those labelled tessera.io/webhook=dra. A
-// dry-run review gets the same patch and creates nothing (sideEffects: NoneOnDryRun).
-// Thread-safe.
+//   Webhook webhook(state, "tessera", DefaultTrustedUsers(), /*gpu_node_selector=*/true);
+//   ASSIGN_OR_RETURN(nlohmann::json answer, webhook.Mutate(review));
+//
+// Rules and why: docs/scheduler.md, "Admission webhook"; DRA mode: docs/dra.md.
 #pragma once
 
 #include <optional>

@@ -1,27 +1,19 @@
 // Allocator: the node agent's answers to kubelet's GetPreferredAllocation, Allocate and
 // PreStartContainer, independent of gRPC (the device plugin servers translate and delegate).
 //
-// kubelet's calls carry device IDs only. Allocate needs no owner: it draws a new allocation ID,
-// answers with mounts of that allocation's folders (and its CDI device), and writes placeholder
-// files that give no GPU. PreStartContainer, called before every start of a container, finds the
-// containers that hold its device IDs in kubelet's device checkpoint
-// (node/kubelet/kubelet_checkpoint.h; several when kubelet handed an init container's devices on to
-// an app container), reads each one's decision (`tessera.io/allocation`) from the pod cache, and
-// rewrites the files of every allocation of that container, so whichever of its answers kubelet
-// applied holds its limits. Pods without a decision get the whole GPUs behind their device IDs. A
-// case that cannot be decided exactly (no checkpoint entry, an unreadable checkpoint) refuses the
-// container with a message saying why; a decision that cannot be honoured fails the call with an
-// error naming the pod and the reason, and marks the pod (`tessera.io/allocation-failed`) so the
-// scheduler frees it. With signing on, a decision whose signature is missing or does not verify is
-// not the scheduler's: the container is refused, and the pod is not marked (a signed verdict would
-// free a charge the scheduler keeps for the pod's genuine decision). Nothing is kept in memory
-// between calls, so agent and kubelet restarts lose nothing.
-//
-// Files: <state-dir>/allocations/<id>/{limits,owner.json} (mounted read-only at
-// /var/run/tessera), <state-dir>/regions/<id>/ (read-write at /var/run/tessera-region),
-// <state-dir>/ld.so.preload, <cdi-dir>/tessera.io-container-<id>.json.
-//
+// Allocate draws a new allocation ID, writes its files for no GPU and answers with their mounts
+// (and CDI device). PreStart finds the containers that hold its device IDs in kubelet's device
+// checkpoint and rewrites every allocation of each with its pod's `tessera.io/allocation` (no
+// decision: the whole GPUs behind the IDs). A case that cannot be decided exactly, or a decision
+// whose signature does not verify, refuses the container saying why; a decision that cannot be
+// honoured fails the call naming the pod and the reason, and marks the pod
+// `tessera.io/allocation-failed`. Nothing is kept in memory between calls.
 // Thread-safe; the file writes of one PreStartContainer are serialised with the others'.
+//
+//   ASSIGN_OR_RETURN(AllocateAnswer answer, allocator.Allocate("nvidia.com/gpu", {"0-3"}));
+//   RETURN_IF_ERROR(allocator.PreStart("nvidia.com/gpu", {"0-3"}));  // before each start
+//
+// Files and why: docs/node-agent.md, "Allocation ID, files and mounts" and "The pod mapping".
 #pragma once
 
 #include <map>

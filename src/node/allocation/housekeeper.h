@@ -1,17 +1,16 @@
-// Housekeeper: removes the files of allocations whose container no longer exists: the
-// allocation folder, the shared-region folder and the CDI spec, when the owner pod recorded in
-// owner.json is gone from the pod cache, was replaced (another UID) or is terminal (Succeeded or
-// Failed); and, after `grace`, those that never got an owner (Allocate without
-// PreStartContainer, pod rejected). A pod being deleted keeps its files: its containers run on
-// through preStop hooks and the grace period, and a process they start then must find its limits.
-// Running containers keep their files, also across agent restarts (nothing is wiped at start).
-// The files of a DRA claim (owner.json names a `claimUid`, dra/dra_driver.h) are kept while the
-// ClaimOwner holds the claim prepared, and removed `grace` after their last write once it does not
-// (an agent that stopped between writing them and recording the claim; a node back in
-// device-plugin mode: no ClaimOwner); a claim that is gone `grace` without its
-// NodeUnprepareResources is released by the ClaimOwner (ReleaseAbandoned).
-//
+// Housekeeper: removes the files of allocations whose container no longer exists (the allocation
+// folder, the shared-region folder and the CDI spec): when the owner pod in owner.json is gone
+// from the pod cache, was replaced (another UID) or is terminal, and `grace` after their last
+// write for those that never got an owner. A pod being deleted, and running containers, keep
+// their files, also across agent restarts. A DRA claim's files are kept while the ClaimOwner
+// holds the claim prepared, and removed `grace` after their last write once it does not.
 // Call from one thread (the agent's housekeeping loop); the Allocator is thread-safe.
+//
+//   Housekeeper housekeeper(allocator, pods, state_dir, std::chrono::minutes(10));
+//   housekeeper.SetClaimOwner(&dra_driver);  // DRA mode
+//   std::vector<std::string> removed = housekeeper.RunOnce();
+//
+// Why: docs/node-agent.md, "Housekeeping and restarts"; docs/dra.md, "Restarts".
 #pragma once
 
 #include <chrono>

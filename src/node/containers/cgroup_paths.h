@@ -1,19 +1,14 @@
 // Finding a Kubernetes container's cgroup folder on the node, from what the pod object says: the
 // pod's UID, its QoS class and the container's ID (status.containerStatuses[].containerID).
-//
-// kubelet lays pods out under a hierarchy root in one of two ways, by its cgroup driver:
-//   cgroupfs: kubepods/[burstable/|besteffort/]pod<uid>/<container>
-//   systemd:  kubepods.slice/[kubepods-burstable.slice/]kubepods-[burstable-]pod<uid, '-' as
-//             '_'>.slice/<container>
-// and the runtime names the container's folder: "<id>" (containerd and docker with cgroupfs),
-// "cri-containerd-<id>.scope", "crio-<id>.scope", "docker-<id>.scope" (systemd), "crio-<id>"
-// (CRI-O with cgroupfs). The hierarchy root is the cgroup root itself with cgroup v2 (it holds
-// cgroup.controllers), and with v1 the first controller hierarchy that holds the pod (pids, then
-// memory, cpu, systemd). The container is found by its ID among the pod folder's children, so the
-// runtime's prefix need not be known; CRI-O's "crio-conmon-<id>" (the monitor, not the container)
-// is not taken.
-//
+// It knows kubelet's cgroupfs and systemd layouts under cgroup v1 and v2, and finds the container
+// by its ID among the pod folder's children, so the runtime's prefix need not be known; CRI-O's
+// "crio-conmon-<id>" (the monitor, not the container) is not taken.
 // Pure functions over the file system; thread-safe.
+//
+//   std::optional<std::string> dir = FindContainerCgroup(cgroup_root, pod_uid,
+//       ParseQosClass(qos_class), ParseContainerId(container_id)->id, kubelet_cgroup_root);
+//
+// The layouts and runtimes' names: docs/node-agent.md, "The pids file".
 #pragma once
 
 #include <optional>

@@ -1,16 +1,16 @@
 // PidsRefresher: keeps each allocation's pids file (src/abi/host_pids.h) current: the host PIDs of
 // its owner container's processes and their PIDs inside the container, so that the library can
 // match NVML's per-process data to its own processes without probing each one.
+// For each allocation whose owner pod is in the cache (same UID, not finished) and whose container
+// runs with a container ID, the processes of its cgroup are listed (cgroup_paths.h,
+// container_pids.h); any other container, or one whose cgroup is not found (logged once per
+// container ID, at info), gets an empty list. The file is rewritten atomically, only when it
+// changes. Call from one thread (the agent's housekeeping loop, which also removes folders).
 //
-// For every allocation folder with an owner (owner.json) whose pod is in the cache with the same
-// UID and not finished, and whose container has a container ID in the pod's status: while the
-// container runs (state running, or no state given), its cgroup is found from the pod UID, QoS
-// class and container ID (cgroup_paths.h) and its processes listed (container_pids.h); a
-// container that is not running, or whose cgroup is not found, gets an empty list (PIDs of a
-// container that is gone must not be matched). A cgroup that is not found is logged once per
-// container ID, at info. The file is rewritten atomically and only when its content changes.
+//   PidsRefresher pids(pods, {.state_dir = state_dir, .cgroup_root = "/sys/fs/cgroup"});
+//   pids.RunOnce();  // every node.pid-refresh
 //
-// Call from one thread (the agent's housekeeping loop, which also removes allocation folders).
+// Why: docs/node-agent.md, "The pids file".
 #pragma once
 
 #include <map>

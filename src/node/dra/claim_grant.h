@@ -1,19 +1,15 @@
 // ClaimGrant: what one allocated ResourceClaim gives on this node, read from its
-// status.allocation (resource.k8s.io/v1) for the driver gpu.tessera.io.
-//
-// Each result of the driver names a device `gpu-<index>` in the pool named after the node and, with
-// consumable capacity, a shareID and consumedCapacity {memory, cores}. The grant: for each result,
-// that GPU with memory limit = consumedCapacity.memory and compute = consumedCapacity.cores (0 =
-// no compute limit); a result without consumedCapacity (an exclusive allocation) gets the whole
-// GPU. Two results on one GPU (two requests of one claim sharing it) add up. One claim = one set of
-// limits, shared by every container that uses the claim.
-//
-// The compute mode comes from the claim's opaque configuration for this driver
-// (status.allocation.devices.config, the DeviceClass's entries before the claim's, a later entry
-// replacing an earlier one whole), whose parameters are a GpuConfig (annotations/gpu_config.h).
-// An entry applies to the requests it names (all when none); one mode for the whole claim.
-//
+// status.allocation (resource.k8s.io/v1) for the driver gpu.tessera.io. Each result names a
+// device `gpu-<index>` of the node's pool: that GPU, with memory limit consumedCapacity.memory and
+// compute consumedCapacity.cores (0 = no compute limit); a result without consumedCapacity (an
+// exclusive allocation) gets the whole GPU, and two results on one GPU add up. The compute mode
+// comes from the claim's opaque GpuConfig for this driver (annotations/gpu_config.h), one mode for
+// the whole claim. One claim = one set of limits, shared by every container that uses the claim.
 // Plain values and pure functions; thread-compatible.
+//
+//   ASSIGN_OR_RETURN(ClaimGrant g, GrantOfClaim(claim, ref, node_name, board.Get().gpus));
+//
+// Refusals and which config applies: docs/dra.md, "Prepare and unprepare", "Claims by example".
 #pragma once
 
 #include <optional>

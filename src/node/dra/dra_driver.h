@@ -1,19 +1,18 @@
 // DraDriver: the node side of the DRA driver gpu.tessera.io without gRPC: prepares and unprepares
 // ResourceClaims for kubelet (dra_service.h translates and delegates).
 //
-// Prepare reads the claim from the API server, checks its UID, takes its grant (claim_grant.h)
-// and writes the claim's files, one set per claim UID shared by every container that uses the
-// claim, in the allocator's layout (allocator.h): <state-dir>/allocations/<uid>/{limits,owner.json}
-// (mounted read-only at /var/run/tessera), <state-dir>/regions/<uid>/ (read-write at
-// /var/run/tessera-region) and the CDI spec <cdi-dir>/tessera.io-claim-<uid>.json of device
-// `tessera.io/claim=<uid>`, which carries the device nodes, those mounts, the library and
-// /etc/ld.so.preload (DRA has no Allocate answer to carry them). Then it records the claim in
-// <state-dir>/dra-claims.json (prepared_claims.h). A prepared claim answers the same again without
-// asking the API server (its allocation cannot change while it is reserved), and rewrites only
-// files that are missing or differ. Unprepare removes the files and forgets the claim; an unknown
-// claim is fine.
+// Prepare reads the claim from the API server, checks its UID, takes its grant (claim_grant.h),
+// writes the claim's files (one set per claim UID, shared by every container that uses the claim,
+// in the allocator's layout, with a CDI spec of device `tessera.io/claim=<uid>`) and records the
+// claim in <state-dir>/dra-claims.json (prepared_claims.h). A prepared claim answers the same again
+// without asking the API server, and rewrites only files that are missing or differ. Unprepare
+// removes the files and forgets the claim; an unknown claim is fine. Thread-safe: calls are
+// serialised.
 //
-// Thread-safe: calls are serialised.
+//   RETURN_IF_ERROR(driver.Init());  // reads dra-claims.json back
+//   ASSIGN_OR_RETURN(std::vector<PreparedDevice> devices, driver.Prepare({ns, name, uid}));
+//
+// Files, paths and restarts: docs/dra.md, "Files" and "Restarts".
 #pragma once
 
 #include <chrono>

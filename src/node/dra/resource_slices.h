@@ -1,28 +1,19 @@
 // ResourceSlicePublisher: keeps the node's ResourceSlice for the DRA driver gpu.tessera.io
-// (slice_content.h says what it holds) as the node's GPUs are, on the API server.
+// (slice_content.h says what it holds) on the API server as the node's GPUs are.
 //
-// On its own thread it lists the driver's slices of this node (field selector spec.nodeName,
-// spec.driver), deletes those not named ResourceSliceName(node) (left by an older agent), creates
-// ours when it is missing and updates it, with pool.generation one higher, when what it says
-// differs from the GPUs last given to Update: a GPU that turns unhealthy leaves the slice, one that
-// is healthy again comes back. It does so after each Update, at once when a watch of the node's
-// slices sees ours deleted (kubelet deletes every slice of its node when it starts: the node's
-// GPUs were invisible to the scheduler until the next resync, up to 30 s), and every `resync`
-// (which also repairs a slice someone else changed); API errors are logged and retried with
-// backoff.
-//
-// Stop leaves the slice on the API server: kubelet deletes a driver's slices of its node 30 s
-// after the driver's plugin unregisters (pkg/kubelet/cm/dra/plugin, wipingDelay), and at kubelet
-// start, so an agent restarted within that time (an upgrade) does not take the node's devices away
-// from the scheduler meanwhile.
-//
+// On its own thread it creates the slice when it is missing, updates it (pool.generation one
+// higher) when it differs from the GPUs last given to Update, and deletes the driver's slices of
+// this node under another name. It does so after each Update, at once when a watch sees the slice
+// deleted, and every `resync`; API errors are logged and retried with backoff. A GPU that turns
+// unhealthy leaves the slice until it is healthy again. Stop leaves the slice on the API server.
 // Thread-safe: Update may be called from any thread; Start and Stop from one.
 //
 //   ResourceSlicePublisher slices(client, {.node_name = node, .node_uid = uid});
 //   RETURN_IF_ERROR(slices.Start());
 //   slices.Update(board.Get().gpus);  // again whenever the DeviceBoard's version changes
-//   ...
 //   slices.Stop();
+//
+// Why (kubelet's deletions, rolling updates): docs/dra.md, "What each node publishes".
 #pragma once
 
 #include <chrono>

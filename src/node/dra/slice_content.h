@@ -1,19 +1,14 @@
 // What the node's ResourceSlice (resource.k8s.io/v1) holds: one pool named after the node, one
 // device `gpu-<index>` per healthy GPU with its attributes and the consumable capacities
 // `memory` (bytes) and `cores` (percent), shared between claims (allowMultipleAllocations).
+// The content passes the pinned API server's validation (Kubernetes v1.36,
+// pkg/apis/resource/validation/validation.go): a GPU that cannot be published validly is left out
+// with a warning rather than failing the whole slice. Pure functions: thread-safe.
 //
-//   ResourceSlice  <node>-gpu.tessera.io, owned by the Node (it goes when the node goes)
-//     spec: driver gpu.tessera.io, nodeName <node>, pool {name <node>, generation, count 1}
-//     devices[]: name gpu-0, allowMultipleAllocations: true,
-//       attributes: uuid, index, model, memory (MiB), sms, pciBusID, numaNode,
-//                   computeCapability and driverVersion (versions: "9.0.0", "580.65.6")
-//       capacity: memory {value 80Gi, requestPolicy {default 80Gi, validRange {256Mi, step 256Mi}}}
-//                 cores  {value 100,  requestPolicy {default 0, validRange {0..100, step 1}}}
+//   nlohmann::json slice = ResourceSliceObject({.node_name = node, .node_uid = uid},
+//                                              SliceDevices(gpus), generation);
 //
-// Everything here respects the pinned API server's validation
-// (pkg/apis/resource/validation/validation.go, Kubernetes v1.36): a GPU that cannot be published
-// validly is left out with a warning rather than failing the whole slice. Pure functions:
-// thread-safe.
+// Every field, attribute and capacity: docs/dra.md, "What each node publishes".
 #pragma once
 
 #include <cstdint>

@@ -1,17 +1,16 @@
-// MemoryGuard: the host-side check of each container's GPU memory.
+// MemoryGuard: the host-side check of each container's GPU memory, which does not trust the
+// container: it adds up what the driver (NVML) says the container's host processes hold on each
+// of its GPUs, and when the sum is over the container's limit by more than `tolerance` on
+// `strikes` checks in a row, records it (a log line, a Warning event on the pod, a metric) and,
+// under the `kill` action, kills the container's processes on that GPU, the largest first, until
+// what is left fits the limit. A process is killed only while it is still in the container's
+// cgroup (GuardActions::Kill). Check() from one thread (the agent's housekeeping loop); the
+// counters may be read from any.
 //
-// libtessera-cuda.so keeps a container's allocations under its limit from inside the container,
-// where a process of the container can get around it: by writing the container's shared region
-// (its accounting), or by not going through the library (a static binary, a private link
-// namespace). The guard does not trust the container: it asks the driver (NVML) how much memory
-// each of the container's host processes holds on each of its GPUs, and when the sum is over the
-// container's limit by more than `tolerance` on `strikes` checks in a row, it records it (a log
-// line, a Warning event on the pod, a metric) and, under the `kill` action, kills the container's
-// processes on that GPU, the largest first, until what is left fits the limit. A process is
-// killed only while it is still in the container's cgroup (checked through a pidfd, so a PID
-// reused by another process is never signalled).
+//   MemoryGuard guard({.action = GuardAction::kKill}, actions);
+//   guard.Check(GuardedContainers(folders, pids.cgroups()), memory);  // every 2 s
 //
-// Check() from one thread (the agent's housekeeping loop); the counters may be read from any.
+// Why, and what it allows: docs/node-agent.md, "The host-side memory check".
 #pragma once
 
 #include <atomic>

@@ -2,19 +2,16 @@
 // NVML's per-process utilisation samples (nvmlDeviceGetProcessUtilization). The metrics exporter
 // adds them up per container through each allocation's pids file (src/abi/host_pids.h).
 //
-// What a sample says (docs/compute-limit.md, "Reading the achieved share"): `smUtil` is the whole
-// percent of one sample period in which a kernel of the process ran, stamped with the period's
-// end (CPU time, microseconds). Each process is sampled on a phase of its own, so the stamps of
-// two processes do not line up; a period in which a process did not run has no sample; the
-// period (1/6 s to 1 s depending on the product) is not reported, and the driver keeps a limited
-// history. The arithmetic is therefore done by pure functions over samples and `now`
-// (ProcessSharesOf, InferSamplePeriodUs), and NvmlProcessShares only reads NVML.
-//
-// Usage:
-//   ProcessShares shares = NvmlProcessShares(nvml, gpus);  // at each scrape
-//
+// The arithmetic is done by pure functions over samples and `now` (ProcessSharesOf over a
+// ShareWindow, and InferSamplePeriodUs, as NVML does not report its period); NvmlProcessShares
+// only reads NVML.
 // Thread-safety: the pure functions are thread-safe (no state); NvmlProcessShares is thread-safe
 // as NVML is, and the library must outlive the call.
+//
+//   ProcessShares shares = NvmlProcessShares(nvml, gpus);  // at each scrape
+//
+// What a sample says: docs/node-agent.md, "Metrics"; docs/compute-limit.md, "Reading the
+// achieved share".
 #pragma once
 
 #include <cstdint>

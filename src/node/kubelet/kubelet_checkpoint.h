@@ -1,22 +1,17 @@
 // Which container holds which devices, and which Allocate answer it got: read from kubelet's
-// device manager checkpoint, `<kubelet-dir>/device-plugins/kubelet_internal_checkpoint`.
-//
-// kubelet's calls to a device plugin never name the pod or the container, and its PodResources
-// API leaves plain init containers out and cannot tell apart two containers of one pod that hold
-// the same devices (kubelet hands an init container's devices on to the app containers). The
-// checkpoint can: kubelet writes it (atomically, by rename) after every container's allocation,
-// before any container of the pod starts, with one entry per (pod UID, container, resource)
-// holding the device IDs and the Allocate answer it keeps for that container. Every Allocate
-// answer of this agent names its own allocation folder, so the answer tells which allocation
-// belongs to which container. The format (kubelet's checkpoint v2, pkg/kubelet/cm/devicemanager/
-// checkpoint) has been the same from Kubernetes 1.20 to 1.36:
-//   {"Data":{"PodDeviceEntries":[{"PodUID":..,"ContainerName":..,"ResourceName":..,
-//    "DeviceIDs":{"<numa>":[ids]},"AllocResp":"<base64 ContainerAllocateResponse>"}],
-//    "RegisteredDevices":{..}},"Checksum":..}
-// (the checksum is a hash of Go's printing of the data and is not checked here).
+// device manager checkpoint, `<kubelet-dir>/device-plugins/kubelet_internal_checkpoint` (one entry
+// per pod UID, container and resource, with its device IDs and Allocate answer; the checksum is
+// not checked). Every Allocate answer of this agent names its own allocation folder, so the answer
+// tells which allocation belongs to which container.
 //
 // DeviceAssignments is the interface (fakes in tests). KubeletCheckpoint is thread-safe; it
 // parses the file again only when it changed (inode, size or modification time).
+//
+//   KubeletCheckpoint checkpoint(kubelet_dir + "/device-plugins/kubelet_internal_checkpoint",
+//                                state_dir + "/allocations");
+//   ASSIGN_OR_RETURN(AssignmentList held, checkpoint.List());
+//
+// Why the checkpoint, and its format: docs/node-agent.md, "The pod mapping".
 #pragma once
 
 #include <sys/types.h>

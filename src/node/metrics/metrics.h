@@ -1,25 +1,16 @@
-// The node agent's metrics in Prometheus text format: per container (from each allocation's
-// owner.json, limits file, pids file and shared region) memory used and limit, compute limit and
-// the compute share it used per device; the same per DRA claim (its folder's files; one region
-// for every pod that uses the claim) but the share, for want of its containers' PIDs; per GPU total
-// memory, health and the memory the containers and claims use on it.
-//
-//   tessera_container_memory_used_bytes{namespace,pod,container,gpu}
-//   tessera_container_memory_limit_bytes{namespace,pod,container,gpu}
-//   tessera_container_compute_limit_percent{namespace,pod,container,gpu}
-//   tessera_container_compute_share_percent{namespace,pod,container,gpu}
-//   tessera_claim_memory_used_bytes{namespace,claim,gpu}
-//   tessera_claim_memory_limit_bytes{namespace,claim,gpu}
-//   tessera_claim_compute_limit_percent{namespace,claim,gpu}
-//   tessera_gpu_memory_total_bytes{gpu,index,model}
-//   tessera_gpu_memory_used_by_containers_bytes{gpu}
-//   tessera_gpu_healthy{gpu}
-// The region is read without its lock (values may be a few allocations old, never torn); a
-// region that is missing, of another version or too short counts as 0 used. The compute share is
-// the sum of the `shares` of the host PIDs in the allocation's pids file (src/abi/host_pids.h),
-// at most 100; a container without a readable pids file, or on a GPU that `shares` lacks, has no
-// share sample.
+// The node agent's metrics in Prometheus text format, read at each scrape from each allocation's
+// owner.json, limits file, pids file and shared region, the GPU list and the processes' compute
+// shares: per container and GPU (tessera_container_*: memory used and limit, compute limit and
+// share), per DRA claim and GPU (tessera_claim_*: the same but the share), per GPU (tessera_gpu_*:
+// total memory, memory the containers and claims use, health). The region is read without its
+// lock; one that is missing, of another version or too short counts as 0 used. A container's
+// share is the sum of the shares of the host PIDs in its pids file, at most 100; without a
+// readable pids file, or on a GPU that `shares` lacks, it has no share sample.
 // Pure function over files; thread-compatible.
+//
+//   std::string body = RenderMetrics(state_dir, gpus, NvmlProcessShares(nvml, gpus));
+//
+// Every family, its labels and why: docs/node-agent.md, "Metrics".
 #pragma once
 
 #include <cstdint>
