@@ -1,31 +1,17 @@
-/* The shared region: one memory-mapped file per container, shared by every process of the
- * container that loads libtessera-cuda.so, and read by the node agent's metrics exporter.
+/* The shared region: one memory-mapped file per container (per claim under DRA), shared by every
+ * process of it that loads libtessera-cuda.so, and read by the node agent's metrics exporter.
  *
  * Location: `region=` in the limits file, else CUDA_DEVICE_MEMORY_SHARED_CACHE, else
- * TESSERA_REGION_DEFAULT_PATH. The file is created by the first process (mode 0666, so processes
- * of other users in the container share it) and sized to sizeof(struct tessera_region).
+ * TESSERA_REGION_DEFAULT_PATH; created by the first process (mode 0666) and sized to
+ * sizeof(struct tessera_region). A reader checks `magic` and `version` and refuses any other
+ * version. A change to a field's meaning or place bumps TESSERA_REGION_VERSION; a field taken from
+ * `reserved` space keeps it when zero means what it meant before ("nothing yet"). Fields are
+ * naturally aligned fixed-width integers, little-endian, x86-64 / aarch64 layout
+ * (src/hook/tests/region_layout_test.cc pins them), written with atomic operations; `lock`
+ * serialises only claiming and freeing slots. Readers without the lock may see a value a few
+ * allocations old, never a torn 64-bit value.
  *
- * Versioning: `magic` and `version` identify the layout. A reader must check both and refuse any
- * other version; a change to any field's meaning or place bumps TESSERA_REGION_VERSION. Fields are
- * naturally aligned fixed-width integers, little-endian, x86-64 / aarch64 layout; the test
- * src/hook/tests/region_layout_test.cc pins sizes and offsets.
- *
- * Thread-safety: fields are written with atomic operations. A charge adds to the device's
- * used_bytes by compare-and-swap against the limit, then to the process's slot; a release takes
- * from the slot, then from the device; so a process killed between the two steps leaves
- * used_bytes above the sum of the live slots, never below (the library resets the totals when it
- * takes a slot in a region where no slot is taken). `lock` (a robust, process-shared pthread
- * mutex) serialises only claiming a slot (start_time, then pid) and freeing one (each device's
- * charge out of the slot, then out of used_bytes; then pid 0). Readers (the metrics exporter)
- * may see a value that is a few allocations old, never a torn 64-bit value.
- *
- * Version 1 regions written by libraries that changed used_bytes under `lock` read the same:
- * the fields and their meaning did not change. The two protocols must not write one region at
- * once; they do not, because every process of a container loads the one library file mounted
- * into it when it started.
- *
- * Fields taken from `reserved` space keep the version when zero means what it meant before
- * ("nothing yet"), so a region written by an older library stays valid. */
+ * Protocol and history: docs/in-container-library.md, "The shared region". */
 #ifndef TESSERA_ABI_SHARED_REGION_H_
 #define TESSERA_ABI_SHARED_REGION_H_
 
@@ -63,10 +49,10 @@ struct tessera_region_device {
   uint32_t compute_gain_recent;    /* the gain averaged over the loop's window, likewise */
   uint64_t compute_poll_us;        /* when the last poll of NVML started (elects the poller) */
   uint64_t compute_waited_ns;      /* time the container's launches slept on the budget */
-  uint64_t compute_poll_waited_ns; /* compute_waited_ns at the last poll */
+  uint64_t compute_poll_waited_ns; /* compute_waited_ns at the last step */
   uint64_t compute_gain_us;        /* when the gain last moved (0: never) */
-  uint64_t reserved4;              /* unused (was compute_used_avg_ns) */
-  uint64_t reserved5;              /* unused (was compute_estimated_avg_ns) */
+  uint64_t compute_start_us;       /* the container's first launch (0: not yet) */
+  uint64_t compute_sample_us;      /* the newest sample the gain last moved on (0: none) */
   uint64_t reserved2; /* unused (was compute_changed_us; older regions may hold a value) */
 };
 

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 
+#include "at_fork.h"
 #include "compute_estimates.h"
 #include "compute_loop.h"
 #include "compute_sampling.h"
@@ -110,20 +111,21 @@ static int launch_index(void) {
   return hook_device_index(dev);
 }
 
-void compute_reset_in_child(void) {
+static void compute_reset_in_child(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_sampler.mutex = fresh;
   g_sampler.context = NULL; /* the parent's events are not the child's */
   __atomic_store_n(&g_sampler.pending, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&g_captures, 0, __ATOMIC_RELAXED); /* the child has a driver of its own */
-  estimates_reset_in_child();
-  fast_clock_reset_in_child();
 }
+HOOK_RESET_IN_CHILD(compute_reset_in_child)
 
 /* The charge factor 100/P in 32.32 fixed point, rounded up (a charge is never too small). */
 static uint64_t scale_of(int percent) {
   return ((100ull << 32) + (uint64_t)percent - 1) / (uint64_t)percent;
 }
+
+static void poll_round(void);
 
 /* Runs once, on the first governed call. */
 static void decide_state(void) {
@@ -146,7 +148,7 @@ static void decide_state(void) {
     if (s == STATE_ON) {
       /* A slot names this process among the container's for the loop's NVML samples, and
        * starts the reaper thread that polls them. */
-      region_each_round(loop_poll);
+      region_each_round(poll_round);
       region_slot();
     }
   }
@@ -170,11 +172,6 @@ uint64_t compute_expected_ns(uintptr_t key) {
 
 static int contended(int index, uint64_t now) {
   return __atomic_load_n(&g_devices[index].compute_contended_ns, __ATOMIC_RELAXED) > now;
-}
-
-int compute_held_percent(int index, int nvml_contended) {
-  if (state() != STATE_ON) return 0;
-  return !g_elastic || nvml_contended ? g_percent[index] : 0;
 }
 
 /* The charge factor a launch on device `index` pays now: 100/P times the loop's gain
@@ -251,8 +248,19 @@ static void hold_contended(int index, uint64_t now) {
   }
 }
 
-void compute_mark_contended(int index) {
-  if (state() == STATE_ON && g_percent[index] != 0) hold_contended(index, fast_now_ns());
+/* The loop's reading of device `index` (compute_loop.h, loop_held_fn): NVML showed the device
+ * contended or not. Elastic: contention holds the container for the hold time from now. Returns
+ * the percent the loop holds the container at: a hard limit always, an elastic one only on a
+ * reading that itself shows contention (the spans' evidence can be a kernel's own outliers, and
+ * held to its percent on it the loop would raise the charges of a container alone); 0: none. */
+static int held_on_reading(int index, int nvml_contended) {
+  if (state() != STATE_ON || g_percent[index] == 0) return 0;
+  if (nvml_contended) hold_contended(index, fast_now_ns());
+  return !g_elastic || nvml_contended ? g_percent[index] : 0;
+}
+
+static void poll_round(void) {
+  loop_poll(held_on_reading);
 }
 
 /* Counts a span as inflated or not; a quarter of the last 16 or so inflated is evidence of

@@ -1,16 +1,14 @@
-/* The compute (SM) limiter: a container's share of each device's time, hard or elastic
- * (docs/compute-limit.md).
+/* The compute (SM) limiter: a container's share of each device's time, hard or elastic.
  *
- * Every governed launch goes through compute_begin (before the driver call) and compute_end
- * (after it). compute_begin charges the launch's expected device time to the container's budget
- * for the device (a virtual-time counter in the shared region, advanced at 100/P of wall time per
- * nanosecond of device time) and sleeps while the container is ahead of its share. The expected
- * cost per kernel at its launch shape (or graph) is the mean of event-timed samples taken about
- * once a millisecond per process (compute_estimates.h); a key not measured yet is charged the
- * process's typical cost until its samples settle the difference. A feedback loop on NVML's
- * per-process utilisation (compute_loop.h) multiplies every charge by a gain that holds the
- * measured share at the limit. Elastic containers are charged only while the device is
- * contended, which inflated spans and NVML's samples reveal.
+ * Every governed launch is bracketed: compute_begin charges its expected device time (the mean of
+ * event-timed samples, compute_estimates.h, times the NVML loop's gain, compute_loop.h) to the
+ * container's budget in the shared region and sleeps while the container is ahead of its share;
+ * compute_end times the launch when it was drawn for a sample. Elastic containers are charged
+ * only while the device is contended. How and why: docs/compute-limit.md, "How it works".
+ *
+ *   struct compute_launch launch;
+ *   CUresult rc = compute_begin(key, stream, ptsz, &launch);
+ *   if (rc == CUDA_SUCCESS) rc = compute_end(&launch, real_launch(...));
  *
  * Thread-safety: all functions are thread-safe; a struct compute_launch belongs to one call. */
 #ifndef TESSERA_HOOK_COMPUTE_H_
@@ -65,19 +63,7 @@ void compute_context_ending(CUcontext context, CUdevice device, int whole_device
 void compute_capture_begun(void);
 void compute_capture_ended(void);
 
-/* Elastic: evidence that other contexts' work competes with the container's on device `index`
- * (the loop's NVML samples): the device counts as contended for the hold time from now. */
-void compute_mark_contended(int index);
-
-/* The percent the loop holds container device `index` at: a hard limit always, an elastic one
- * when NVML's reading showed the device contended (`nvml_contended`; the spans' evidence can
- * be a kernel's own outliers, and held to its percent on it the loop would raise the charges of
- * a container alone); 0 when none. */
-int compute_held_percent(int index, int nvml_contended);
-
 /* For tests and the benchmark: the cost the limiter expects for `key`, in ns (0 = unknown). */
 uint64_t compute_expected_ns(uintptr_t key);
-
-void compute_reset_in_child(void);
 
 #endif /* TESSERA_HOOK_COMPUTE_H_ */

@@ -4,6 +4,8 @@
 
 #include <pthread.h>
 
+#include "at_fork.h"
+
 struct estimate g_estimates[ESTIMATE_SETS * ESTIMATE_WAYS];
 static uint8_t g_next_victim[ESTIMATE_SETS];
 static pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -65,7 +67,8 @@ void estimate_take_owed(struct estimate* e, uint64_t* launches, uint64_t* charge
   pthread_mutex_unlock(&g_mutex);
 }
 
-void estimates_reset_in_child(void) {
+static void estimates_reset_in_child(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_mutex = fresh;
 }
+HOOK_RESET_IN_CHILD(estimates_reset_in_child)

@@ -1,16 +1,13 @@
-/* The compute limiter's expected costs (compute.h): per key (a kernel at one launch shape, or a
- * graph exec) the device time a launch is expected to take, learnt from samples.
+/* The compute limiter's expected costs: per key (a kernel at one launch shape, or a graph exec)
+ * the device time a launch is expected to take, learnt from samples by compute.c. A fixed
+ * ESTIMATE_WAYS-way set-associative table: memory stays bounded whatever the number of keys, and an
+ * evicted key is learnt again like a new one; a key not measured yet is charged a provisional
+ * cost and its launches counted as owed until compute.c settles them.
  *
- * A fixed table, ESTIMATE_WAYS-way set associative: a new key takes the place of one of its set's
- * entries in turn, so memory stays bounded whatever the number of distinct keys, and an evicted
- * key is learnt again like a new one. Until a key is measured its launches are charged a
- * provisional cost and counted as owed; the limiter settles the difference once the key has
- * enough samples (compute.c).
- *
- * Thread-safety: lookups are lock-free (a racing eviction can make one launch read the cost of
- * the entry's previous key: one charge off by one kernel, nothing worse); inserts and the owed
- * counts take one process-local mutex; cost_ns and samples are written by the sampler only
- * (compute.c, under its mutex). After fork() the child calls estimates_reset_in_child(). */
+ * Thread-safety: lookups are lock-free (a racing eviction can make one launch read the previous
+ * key's cost: one charge off by one kernel); inserts and owed counts take one process-local
+ * mutex; cost_ns and samples are written by compute.c's sampler under its mutex. After fork() the
+ * child starts with a fresh lock (at_fork.h). */
 #ifndef TESSERA_HOOK_COMPUTE_ESTIMATES_H_
 #define TESSERA_HOOK_COMPUTE_ESTIMATES_H_
 
@@ -60,7 +57,5 @@ void estimate_owe(uintptr_t key, uint64_t charged_ns);
 
 /* Takes what `e` owes (the launches and what they were charged) and clears it. */
 void estimate_take_owed(struct estimate* e, uint64_t* launches, uint64_t* charged_ns);
-
-void estimates_reset_in_child(void);
 
 #endif /* TESSERA_HOOK_COMPUTE_ESTIMATES_H_ */

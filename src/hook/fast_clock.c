@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "at_fork.h"
+
 /* At most this many counter ticks between the two counter reads around clock_gettime (about
  * 0.4 us at 2.5 GHz; the call itself takes about 70): a pair read around a preemption or an
  * interrupt would skew the anchor and the rate, and is not used. */
@@ -79,3 +81,4 @@ void fast_clock_reset_in_child(void) {
    * is measured again within a millisecond). */
   memset(&fast_clock_anchor, 0, sizeof(fast_clock_anchor));
 }
+HOOK_RESET_IN_CHILD(fast_clock_reset_in_child)

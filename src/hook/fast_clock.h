@@ -1,16 +1,13 @@
 /* CLOCK_MONOTONIC for the compute limiter's launch path, cheaper than clock_gettime where the CPU
- * allows it (docs/compute-limit.md, "Launch path cost").
+ * allows it. On x86-64 with the kernel's clocksource "tsc", a reading is the time-stamp counter
+ * scaled from an anchor at most FAST_CLOCK_ANCHOR_NS old: within a few microseconds of
+ * clock_gettime, and it may step back by as much across a new anchor. Until the counter's rate is
+ * measured (the first millisecond), and on every other system, a reading is clock_gettime. Why:
+ * docs/compute-limit.md, "Launch path cost".
  *
- * On x86-64, when the kernel itself keeps CLOCK_MONOTONIC with the time-stamp counter (clocksource
- * "tsc": the counter is invariant and synchronised across CPUs, the vDSO reads it in user space
- * too), a reading is the counter scaled from an anchor: a (counter, CLOCK_MONOTONIC) pair at most
- * FAST_CLOCK_ANCHOR_NS old, with the counter's rate measured between anchors (smoothed). Such a
- * reading is within a few microseconds of clock_gettime (NTP slews CLOCK_MONOTONIC by at most
- * 500 ppm, 0.5 us a millisecond; an anchor whose two reads were more than FAST_CLOCK_MAX_SKEW
- * ticks apart is refused), and may step back by as much across a new anchor. Until the rate is
- * measured (the first millisecond), and on every other system, a reading is clock_gettime.
+ *   uint64_t now = fast_now_ns();
  *
- * Thread-safety: all functions are thread-safe; fast_clock_reset_in_child after fork(). */
+ * Thread-safety: all functions are thread-safe; after fork() the child re-anchors (at_fork.h). */
 #ifndef TESSERA_HOOK_FAST_CLOCK_H_
 #define TESSERA_HOOK_FAST_CLOCK_H_
 
@@ -39,6 +36,7 @@ int fast_clock_uses_counter(void);
 /* A reading through clock_gettime, re-anchoring when the counter is used. */
 uint64_t fast_clock_slow(void);
 
+/* Forgets the anchor (registered to run after fork(); tests call it for a fresh start). */
 void fast_clock_reset_in_child(void);
 
 /* CLOCK_MONOTONIC in nanoseconds, as above. */

@@ -1,6 +1,9 @@
 // The compute limiter's feedback loop (src/hook/compute_loop.h): the pure arithmetic of a step,
 // table-driven.
+#include <sys/types.h>
+
 #include <cstdint>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -28,7 +31,11 @@ class LoopStep : public ::testing::TestWithParam<Step> {};
 TEST_P(LoopStep, MovesTheGainAsTheTableSays) {
   const Step& s = GetParam();
   loop_gains g{s.gain, s.recent};
-  loop_reading r{s.ours, s.others, s.held, s.dt_s};
+  loop_reading r{};
+  r.ours = s.ours;
+  r.others = s.others;
+  r.held = s.held;
+  r.dt_s = s.dt_s;
   loop_step(&g, s.percent, &r);
   EXPECT_NEAR(g.gain == 0 ? kOne : g.gain, s.want * kOne, 1.0) << s.what;  // 0 means 1.0
 }
@@ -71,7 +78,8 @@ INSTANTIATE_TEST_SUITE_P(
 // before, whether or not the gain moves.
 TEST(LoopStep, RecentFollowsTheGain) {
   loop_gains g{2 * kOne, kOne};
-  loop_reading none{0, 0, 0, LOOP_WINDOW_S / 4};
+  loop_reading none{};
+  none.dt_s = LOOP_WINDOW_S / 4;
   loop_step(&g, 0, &none);
   EXPECT_NEAR(g.recent, 1.5 * kOne, 1.0);
   none.dt_s = LOOP_WINDOW_S;
@@ -86,6 +94,159 @@ TEST(LoopContended, WhenTheOthersFilledTheRest) {
   EXPECT_FALSE(loop_contended(30, 40)) << "the device had idle time: nobody waited";
   EXPECT_FALSE(loop_contended(97, 2)) << "a trace of others' work is noise";
   EXPECT_FALSE(loop_contended(0, 100)) << "the container did not run";
+}
+
+// --- what NVML's samples say (loop_measure) ----------------------------------------------------
+
+constexpr uint64_t kNow = 1'700'000'000'000'000;  // CLOCK_REALTIME us, as NVML stamps
+constexpr uint64_t kLongAgo = kNow - 3'600'000'000;
+constexpr uint64_t kMs = 1000;
+
+struct Sample {
+  unsigned pid;
+  uint64_t age_ms;  // before kNow
+  unsigned util;
+};
+
+struct Measured {
+  int ok;
+  loop_reading r;
+};
+
+Measured Measure(const std::vector<Sample>& in, uint64_t start_us, std::vector<pid_t> ours,
+                 const loop_history* history = nullptr) {
+  std::vector<nvmlProcessUtilizationSample_t> samples;
+  for (const Sample& s : in) {
+    nvmlProcessUtilizationSample_t x{};
+    x.pid = s.pid;
+    x.timeStamp = kNow - s.age_ms * kMs;
+    x.smUtil = s.util;
+    samples.push_back(x);
+  }
+  Measured m{};
+  m.ok = loop_measure(samples.data(), static_cast<unsigned>(samples.size()), kNow, start_us,
+                      ours.data(), static_cast<int>(ours.size()), history, &m.r);
+  return m;
+}
+
+// The time a reading covers and its newest sample, in ms before kNow.
+void ExpectCovers(const loop_reading& r, uint64_t from_ms, uint64_t to_ms, uint64_t newest_ms) {
+  EXPECT_EQ(r.from_us, kNow - from_ms * kMs);
+  EXPECT_EQ(r.to_us, kNow - to_ms * kMs);
+  EXPECT_EQ(r.newest_us, kNow - newest_ms * kMs);
+}
+
+// Sampled every period (each process on its own phase): the mean of the window's samples.
+TEST(LoopMeasure, APeriodSampledProcessIsTheMeanOfTheWindow) {
+  Measured m = Measure({{7, 2000, 90}, {7, 400, 30}, {7, 233, 20}, {7, 67, 25}}, kLongAgo, {7});
+  ASSERT_TRUE(m.ok);
+  EXPECT_DOUBLE_EQ(m.r.ours, 25.0);
+  EXPECT_DOUBLE_EQ(m.r.others, 0.0);
+  // Over the window's periods (1/6 s each): from the start of the oldest to the newest's end.
+  ExpectCovers(m.r, 566, 67, 67);
+}
+
+TEST(LoopMeasure, APeriodSampledProcessIdleInTheWindowIsNoReading) {
+  EXPECT_FALSE(Measure({{7, 2000, 90}, {7, 1833, 90}}, kLongAgo, {7}).ok);
+}
+
+// One process per instant (an H200): each process's newest sample, its share of the last second,
+// however old within the lookback: a process of four may go seconds without being drawn.
+TEST(LoopMeasure, ProcessesSampledOneInstantAtATimeAreTheirNewestSamples) {
+  Measured m = Measure({{1, 100, 10}, {2, 500, 10}, {3, 1200, 10}, {4, 2500, 10}, {9, 300, 50}},
+                       kLongAgo, {1, 2, 3, 4});
+  ASSERT_TRUE(m.ok);
+  EXPECT_DOUBLE_EQ(m.r.ours, 40.0);
+  EXPECT_DOUBLE_EQ(m.r.others, 50.0);
+  // Each sample covers the second before it; the four, weighed by share, cover on average the
+  // second that ended 1.075 s ago.
+  ExpectCovers(m.r, 2075, 1075, 100);
+}
+
+TEST(LoopMeasure, SamplesOlderThanTheLookbackAreNotRead) {
+  EXPECT_FALSE(Measure({{7, 3500, 30}}, kLongAgo, {7}).ok);
+}
+
+TEST(LoopMeasure, AShareAboveAHundredIsAHundred) {
+  Measured m = Measure({{7, 100, 130}}, kLongAgo, {7});
+  ASSERT_TRUE(m.ok);
+  EXPECT_DOUBLE_EQ(m.r.ours, 100.0);
+}
+
+// A sample of the last second taken half a second after the container's first launch holds half
+// a second of idle: taken over the half second it covers.
+TEST(LoopMeasure, AFirstSecondSampleIsTakenOverTheTimeSinceTheStart) {
+  Measured m = Measure({{7, 100, 15}}, kNow - 600 * kMs, {7});
+  ASSERT_TRUE(m.ok);
+  EXPECT_DOUBLE_EQ(m.r.ours, 30.0);
+  ExpectCovers(m.r, 600, 100, 100);
+}
+
+TEST(LoopMeasure, ASampleTooSoonAfterTheStartIsNoReading) {
+  EXPECT_FALSE(Measure({{7, 100, 15}}, kNow - 300 * kMs, {7}).ok);
+}
+
+// Another process's samples are not the container's: its start does not apply to them.
+TEST(LoopMeasure, OthersAreReadWhateverTheContainersStart) {
+  Measured m = Measure({{7, 100, 40}, {9, 50, 30}}, kNow - 1500 * kMs, {7});
+  ASSERT_TRUE(m.ok);
+  EXPECT_DOUBLE_EQ(m.r.others, 30.0);
+}
+
+// Until each of the container's processes can be read, a reading would miss one: none.
+TEST(LoopMeasure, NoReadingWhileOneOfTheContainersProcessesCannotBeReadYet) {
+  EXPECT_FALSE(Measure({{7, 100, 40}, {8, 1100, 40}}, kNow - 1200 * kMs, {7, 8}).ok);
+}
+
+// Sampled every period: a period that began before the start is not read; the next one is.
+TEST(LoopMeasure, APeriodThatBeganBeforeTheStartIsNotRead) {
+  const uint64_t start = kNow - 300 * kMs;  // periods of 1/6 s end 366, 200 and 33 ms ago
+  EXPECT_FALSE(Measure({{7, 366, 10}, {7, 200, 50}}, start, {7}).ok);
+  Measured m = Measure({{7, 366, 10}, {7, 200, 50}, {7, 33, 30}}, start, {7});
+  ASSERT_TRUE(m.ok);
+  EXPECT_DOUBLE_EQ(m.r.ours, 30.0);
+}
+
+// A reading measured under another gain than today's is taken to today's: the gain the process
+// saw over the time the reading covers, when it knows.
+TEST(LoopStep, TheShareIsTakenFromTheGainThenToTodays) {
+  loop_gains g{kOne / 2, kOne / 2};
+  loop_reading r{};
+  r.ours = 15.0;
+  r.held = 1;
+  r.dt_s = 0.5;
+  r.gain_then = kOne;  // measured under twice today's charges: at today's, 30%
+  loop_step(&g, 30, &r);
+  EXPECT_NEAR(g.gain, kOne / 2, 1.0);
+}
+
+// Each process's share was measured under the gains of its own sample's second.
+TEST(LoopMeasure, TheGainThenIsEachProcesssWeighedByItsShare) {
+  loop_history h{};
+  loop_history_note(&h, kNow - 3500 * kMs, kOne);
+  loop_history_note(&h, kNow - 1200 * kMs, kOne / 2);
+  Measured m = Measure({{1, 100, 10}, {2, 1500, 30}}, kLongAgo, {1, 2}, &h);
+  ASSERT_TRUE(m.ok);
+  EXPECT_DOUBLE_EQ(m.r.gain_then, (10 * 0.5 + 30 * 1.0) / 40 * kOne);
+  EXPECT_EQ(Measure({{1, 100, 10}, {2, 3000, 30}}, kLongAgo, {1, 2}, &h).r.gain_then, 0.0)
+      << "one sample before the history: unknown";
+}
+
+TEST(LoopHistory, TheMeanGainOverATimeTheHistoryCovers) {
+  loop_history h{};
+  loop_history_note(&h, kNow, kOne);
+  loop_history_note(&h, kNow + 1000 * kMs, kOne / 2);
+  EXPECT_DOUBLE_EQ(loop_history_mean(&h, kNow + 500 * kMs, kNow + 1500 * kMs), 0.75 * kOne);
+  EXPECT_DOUBLE_EQ(loop_history_mean(&h, kNow, kNow + 400 * kMs), kOne);
+  EXPECT_DOUBLE_EQ(loop_history_mean(&h, kNow + 2000 * kMs, kNow + 3000 * kMs), kOne / 2);
+  EXPECT_EQ(loop_history_mean(&h, kNow - 1, kNow + 400 * kMs), 0.0) << "before the history";
+}
+
+TEST(LoopHistory, KeepsTheNewestRoundsOnly) {
+  loop_history h{};
+  for (int i = 0; i < LOOP_HISTORY + 8; ++i) loop_history_note(&h, kNow + i * 200 * kMs, i);
+  EXPECT_EQ(loop_history_mean(&h, kNow + 7 * 200 * kMs, kNow + 9 * 200 * kMs), 0.0);
+  EXPECT_DOUBLE_EQ(loop_history_mean(&h, kNow + 8 * 200 * kMs, kNow + 10 * 200 * kMs), 8.5);
 }
 
 }  // namespace

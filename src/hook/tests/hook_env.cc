@@ -59,19 +59,17 @@ uint64_t HookEnv::ContextCost(const std::string& devices) {
 
 Env HookEnv::ProbeEnv(const std::string& devices) const {
   const char* path = std::getenv("PATH");
-  if (RealDriver()) {
-    return Env{{"PATH", path ? path : "/usr/bin:/bin"},
-               {"LD_PRELOAD", library()},
-               {"CUDA_DEVICE_MEMORY_SHARED_CACHE", region_path()}};
+  Env env{{"PATH", path ? path : "/usr/bin:/bin"},
+          {"LD_PRELOAD", library()},
+          {"CUDA_DEVICE_MEMORY_SHARED_CACHE", region_path()}};
+  if (!RealDriver()) {
+    env["LD_LIBRARY_PATH"] = build_dir_ + "/lib/simgpu";
+    env["SIMGPU_STATE"] = dir_ + "/state";
+    env["SIMGPU_DEVICES"] = devices;
   }
-  return Env{
-      {"PATH", path ? path : "/usr/bin:/bin"},
-      {"LD_LIBRARY_PATH", build_dir_ + "/lib/simgpu"},
-      {"LD_PRELOAD", library()},
-      {"SIMGPU_STATE", dir_ + "/state"},
-      {"SIMGPU_DEVICES", devices},
-      {"CUDA_DEVICE_MEMORY_SHARED_CACHE", region_path()},
-  };
+  // The library's log level, when the one running the tests set it (to read what it did).
+  if (const char* level = std::getenv("TESSERA_LOG_LEVEL")) env["TESSERA_LOG_LEVEL"] = level;
+  return env;
 }
 
 std::string HookEnv::WriteFile(const std::string& name, const std::string& text) const {

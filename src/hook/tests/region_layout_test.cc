@@ -25,8 +25,8 @@ TEST(RegionLayout, Version1IsPinned) {
   EXPECT_EQ(offsetof(tessera_region_device, compute_waited_ns), 80u);
   EXPECT_EQ(offsetof(tessera_region_device, compute_poll_waited_ns), 88u);
   EXPECT_EQ(offsetof(tessera_region_device, compute_gain_us), 96u);
-  EXPECT_EQ(offsetof(tessera_region_device, reserved4), 104u);
-  EXPECT_EQ(offsetof(tessera_region_device, reserved5), 112u);
+  EXPECT_EQ(offsetof(tessera_region_device, compute_start_us), 104u);
+  EXPECT_EQ(offsetof(tessera_region_device, compute_sample_us), 112u);
   EXPECT_EQ(offsetof(tessera_region_device, reserved2), 120u);
   EXPECT_EQ(sizeof(tessera_region_slot), 144u);
   EXPECT_EQ(offsetof(tessera_region_slot, start_time), 8u);

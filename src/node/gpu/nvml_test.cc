@@ -30,7 +30,9 @@ class NvmlTest : public ::testing::Test {
   static void SetUpTestSuite() {
     state_ = new testing::TempDir();
     ::setenv("SIMGPU_STATE", state_->path().c_str(), 1);
-    ::setenv("SIMGPU_DEVICES", "gpu=SimGPU-A:16GiB:108;gpu=SimGPU-H200:141GiB:132", 1);
+    // Each process sampled on a phase of its own (nvml=own; simgpu's default is an H200's one
+    // process per instant, which ProcessSharesOf's table covers).
+    ::setenv("SIMGPU_DEVICES", "gpu=SimGPU-A:16GiB:108;gpu=SimGPU-H200:141GiB:132;nvml=own", 1);
   }
   static void TearDownTestSuite() { delete state_; }
   static std::string BuildDir() {
@@ -158,7 +160,7 @@ TEST_F(NvmlTest, ProcessSharesNameTheProcessThatKeepsTheGpuBusy) {
   EXPECT_EQ(shares[(*gpus)[1].uuid].count(static_cast<uint32_t>(pid)), 0u);
 }
 
-// simgpu samples each process on a phase of its own (nvml=own, its default): shares of two
+// simgpu samples each process on a phase of its own (nvml=own, as set above): shares of two
 // processes taking turns on the GPU add up to its whole time. (Grouping samples by equal stamps
 // read each as a quarter.) One process per instant is ProcessSharesOf's table.
 TEST_F(NvmlTest, SharesOfProcessesTakingTurnsAddUpToTheBusyGpu) {
