@@ -258,15 +258,19 @@ class ComputeTest : public ::testing::Test {
 // transient at a quarter of its share (docs/compute-limit.md, "Measured shares").
 constexpr double kRun = 8.0;
 
+// A hard container alone at `percent`: within 3 points over the run, 5 in its first second.
+void ExpectHardAlone(const Shares& s, int percent) {
+  ExpectShare(s.whole[0], percent, 3.0, s.stolen_whole, kWhole);
+  ExpectShare(s.first_second[0], percent, 5.0, s.stolen_first_second, kFirst);
+}
+
 // --- one container alone, hard -------------------------------------------------------------
 
 class HardAlone : public ComputeTest, public ::testing::WithParamInterface<std::tuple<int, int>> {};
 
 TEST_P(HardAlone, BusyFractionTracksTheLimit) {
   auto [percent, kernel_us] = GetParam();
-  Shares s = Run({{.percent = percent}}, kernel_us, kRun);
-  ExpectShare(s.whole[0], percent, 3.0, s.stolen_whole, kWhole);
-  ExpectShare(s.first_second[0], percent, 5.0, s.stolen_first_second, kFirst);
+  ExpectHardAlone(Run({{.percent = percent}}, kernel_us, kRun), percent);
 }
 
 INSTANTIATE_TEST_SUITE_P(Limits, HardAlone,
@@ -323,9 +327,7 @@ TEST_P(Kernels, HardThirtyAgainstANeighbourSaturatingFromItsFirstLaunch) {
 }
 
 TEST_P(Kernels, AllGraphWorkObeysTheHardLimit) {
-  Shares s = Run({{.percent = 25, .path = "graph"}}, GetParam(), kRun);
-  ExpectShare(s.whole[0], 25, 3.0, s.stolen_whole, kWhole);
-  ExpectShare(s.first_second[0], 25, 5.0, s.stolen_first_second, kFirst);
+  ExpectHardAlone(Run({{.percent = 25, .path = "graph"}}, GetParam(), kRun), 25);
 }
 
 // PyTorch captures graphs in global mode while its NCCL watchdog queries events: the driver then
@@ -345,9 +347,7 @@ TEST_P(Kernels, FourProcessesShareOneBudget) {
 // A kernel's time follows its launch's size (elementwise, GEMM, attention): a launch is charged
 // what a launch of its shape takes, not its function's smallest launch.
 TEST_P(Kernels, HardThirtyOverLaunchesOfManySizes) {
-  Shares s = Run({{.percent = 30}}, "grid" + std::to_string(GetParam()), kRun);
-  ExpectShare(s.whole[0], 30, 3.0, s.stolen_whole, kWhole);
-  ExpectShare(s.first_second[0], 30, 5.0, s.stolen_first_second, kFirst);
+  ExpectHardAlone(Run({{.percent = 30}}, "grid" + std::to_string(GetParam()), kRun), 30);
 }
 
 // torch.compile, Triton autotuning and a large model's libraries launch thousands of distinct
@@ -358,16 +358,14 @@ TEST_P(Kernels, HardThirtyOverTwoThousandDistinctFunctions) {
   ExpectShare(s.whole[0], 30, 3.0, s.stolen_whole, kWhole);
 }
 
-// Persistent kernels (cuBLAS/CUTLASS 3 GEMMs, FlashAttention-3, Triton persistent matmuls) launch
-// one block per SM whatever the problem's size: one key covers launches of many lengths, and its
-// estimate, the mean of its spans, follows their mix (a minimum picks the shortest).
 // Cases of what a real GPU does that issue 17's matrix did not have (issue 29).
 class RealGpu : public ComputeTest, public ::testing::WithParamInterface<int> {};
 
+// Persistent kernels (cuBLAS/CUTLASS 3 GEMMs, FlashAttention-3, Triton persistent matmuls) launch
+// one block per SM whatever the problem's size: one key covers launches of many lengths, and its
+// estimate, the mean of its spans, follows their mix (a minimum picks the shortest).
 TEST_P(RealGpu, HardThirtyOverArgumentScaledKernels) {
-  Shares s = Run({{.percent = 30}}, "work" + std::to_string(GetParam()), kRun);
-  ExpectShare(s.whole[0], 30, 3.0, s.stolen_whole, kWhole);
-  ExpectShare(s.first_second[0], 30, 5.0, s.stolen_first_second, kFirst);
+  ExpectHardAlone(Run({{.percent = 30}}, "work" + std::to_string(GetParam()), kRun), 30);
 }
 
 // A container's own streams run together (simgpu's `streams=concurrent`, as a real context's):
