@@ -19,9 +19,6 @@
 #define LEAD_NS 100000ull          /* how early a launch may queue before its slot */
 #define SPREAD_MAX_NS 1000000ull   /* hard: a sleep ends up to 1/8 of it, at most this, early */
 #define MAX_WAIT_NS 60000000000ull /* no share makes a launch wait longer: the clock is wrong */
-#define MEAN_FIRST 8               /* a key's first spans: their plain mean */
-#define MEAN_SHIFT 3               /* then a span moves the estimate by 1/8 of the difference */
-#define TRIM 3                     /* a span counts for at most this many times the estimate */
 #define CONTENTION_HOLD_NS 500000000ull /* elastic: contended for this long after evidence */
 #define EVIDENCE_SHIFT 4                /* inflated spans are counted over about 16 spans */
 #define EVIDENCE_RATE 4                 /* 1 in this many inflated makes evidence */
@@ -302,26 +299,19 @@ static void settle_owed(struct estimate* e, uint64_t cost, int index, uint64_t n
                                         __ATOMIC_RELAXED));
 }
 
-/* Folds one measured span into the key's estimate (g_sampler.mutex held): the plain mean of
- * its first MEAN_FIRST spans, then a moving mean that weighs each new span 1/2^MEAN_SHIFT, so
- * that it follows the kernel's mean time as clocks and co-running work move it. Each span counts
- * for at most TRIM times the estimate: a rare span that holds another context's time slice (or a
- * long host delay) moves it a little, not by its whole length. */
+/* Folds one measured span into the key's estimate (g_sampler.mutex held; estimate_fold: the
+ * mean, its trim and the first span's restart). A span well over the estimate counts towards
+ * contention evidence (note_span). */
 static void learn(uintptr_t key, uint64_t span, int exact, int index, uint64_t now) {
   struct estimate* e = estimate_get(key);
-  if (span == 0) span = 1; /* a kernel that takes no measurable time is still a known one */
   uint64_t cost = e->cost_ns;
   if (cost != 0) {
     uint64_t excess = cost / 2 > MIN_EXCESS_NS ? cost / 2 : MIN_EXCESS_NS;
     note_span(index, span > cost + excess, now);
-    if (span > TRIM * cost) span = TRIM * cost;
   }
-  uint32_t samples = e->samples < UINT32_MAX ? e->samples + 1 : UINT32_MAX;
+  uint32_t samples = e->samples;
+  uint64_t next = estimate_fold(cost, &samples, span);
   __atomic_store_n(&e->samples, samples, __ATOMIC_RELAXED);
-  int64_t diff = (int64_t)span - (int64_t)cost;
-  int64_t step = samples <= MEAN_FIRST ? diff / (int64_t)samples : diff / (1 << MEAN_SHIFT);
-  uint64_t next = (uint64_t)((int64_t)cost + step);
-  if (next == 0) next = 1;
   __atomic_store_n(&e->cost_ns, next, __ATOMIC_RELEASE);
   if (samples == SETTLE_SAMPLES) settle_owed(e, next, index, os_now_ns());
   uint64_t typical = __atomic_load_n(&g_typical_ns, __ATOMIC_RELAXED);

@@ -67,6 +67,26 @@ void estimate_take_owed(struct estimate* e, uint64_t* launches, uint64_t* charge
   pthread_mutex_unlock(&g_mutex);
 }
 
+uint64_t estimate_fold(uint64_t cost, uint32_t* samples, uint64_t span) {
+  if (span == 0) span = 1; /* a kernel that takes no measurable time is still a known one */
+  uint32_t n = *samples < UINT32_MAX ? *samples + 1 : UINT32_MAX;
+  /* A first span has no estimate to be trimmed to and can hold the process's start-up (the
+   * module loaded at a function's first launch): a later span far under the plain mean shows it. */
+  if (cost != 0 && n <= MEAN_FIRST && span < cost / RESTART) {
+    cost = 0;
+    n = 1;
+  }
+  if (cost != 0) {
+    uint64_t most = cost * TRIM_HALVES / 2;
+    if (span > most) span = most;
+  }
+  int64_t diff = (int64_t)span - (int64_t)cost;
+  int64_t step = n <= MEAN_FIRST ? diff / (int64_t)n : diff / (1 << MEAN_SHIFT);
+  uint64_t next = (uint64_t)((int64_t)cost + step);
+  *samples = n;
+  return next != 0 ? next : 1;
+}
+
 static void estimates_reset_in_child(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_mutex = fresh;

@@ -16,6 +16,11 @@
 #define ESTIMATE_WAYS 4
 #define ESTIMATE_SETS 1024 /* power of two */
 
+#define MEAN_FIRST 8  /* a key's first spans: their plain mean */
+#define MEAN_SHIFT 3  /* then a span moves the estimate by 1/8 of the difference */
+#define TRIM_HALVES 3 /* a span counts for at most this many halves of the estimate */
+#define RESTART 3     /* while the mean is plain, a span this many times under it restarts it */
+
 struct estimate {
   uintptr_t key;          /* 0: free */
   uint64_t cost_ns;       /* the mean of its spans (compute.c, learn); 0: not measured yet */
@@ -48,6 +53,17 @@ static inline uint64_t estimate_cost(uintptr_t key) {
   struct estimate* e = estimate_lookup(key);
   return e ? __atomic_load_n(&e->cost_ns, __ATOMIC_ACQUIRE) : 0;
 }
+
+/* The estimate `cost` (0: none yet) after one more span of `span` ns; `samples` counts the spans
+ * taken and is updated. The plain mean of the first MEAN_FIRST spans, then a moving mean that
+ * weighs each span 1/2^MEAN_SHIFT; a span counts for at most TRIM_HALVES/2 of the estimate; while
+ * the mean is plain, a span under 1/RESTART of it restarts it (docs/compute-limit.md, "The
+ * estimate follows the mean"). Never returns 0. Pure.
+ *
+ *   uint32_t n = e->samples;
+ *   e->cost_ns = estimate_fold(e->cost_ns, &n, span);
+ *   e->samples = n; */
+uint64_t estimate_fold(uint64_t cost, uint32_t* samples, uint64_t span);
 
 /* The entry of `key`, inserted (evicting another key of its set) when missing. */
 struct estimate* estimate_get(uintptr_t key);
