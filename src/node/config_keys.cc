@@ -125,6 +125,11 @@ void AddConfigKeys(config::Schema& s) {
          .type = Type::kString,
          .default_value = "/",
          .help = "kubelet's cgroupRoot (--cgroup-root), the cgroup above kubepods"});
+  s.Add({.path = "node.sysfs-root",
+         .type = Type::kString,
+         .default_value = "/sys",
+         .help = "the host's sysfs, to read each GPU's PCIe root complex for the ResourceSlice's "
+                 "resource.kubernetes.io/pcieRoot"});
   s.Add({.path = "node.proc-root",
          .type = Type::kString,
          .default_value = "/proc",

@@ -84,7 +84,7 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
   }
   std::unique_ptr<GpuSource> gpus;
   if (nvml.ok()) {
-    gpus = std::make_unique<NvmlGpuSource>(**nvml);
+    gpus = std::make_unique<NvmlGpuSource>(**nvml, cfg.GetString("node.sysfs-root"));
   } else {
     gpus = std::make_unique<UnavailableGpuSource>(nvml.status());
   }

@@ -4,6 +4,7 @@
 
 #include "common/strings.h"
 #include "log/log.h"
+#include "node/gpu/pci_address.h"
 
 namespace tessera::node {
 namespace {
@@ -63,6 +64,13 @@ json Attributes(const GpuInfo& g) {
   if (g.numa >= 0) a["numaNode"] = {{"int", g.numa}};
   AddVersion(a, "computeCapability", g.compute_capability, g.index);
   AddVersion(a, "driverVersion", g.driver_version, g.index);
+  // Kubernetes' standard attributes (deviceattribute, KEP-4381 and KEP-6072): other drivers'
+  // devices publish the same names, so a claim can ask for a GPU and a NIC on one root complex or
+  // NUMA node (matchAttribute). NUMA in the scalar form: the list form needs DRAListTypeAttributes
+  // (1.37).
+  AddString(a, "resource.kubernetes.io/pciBusID", StandardPciBusId(g.pci_bus_id), g.index);
+  AddString(a, "resource.kubernetes.io/pcieRoot", g.pcie_root, g.index);
+  if (g.numa >= 0) a["resource.kubernetes.io/numaNode"] = {{"int", g.numa}};
   return a;
 }
 

@@ -30,7 +30,15 @@ bool IsDnsSubdomain(const std::string& s) {
 // content.IsCIdentifier, at most DeviceMaxIDLength (32) characters.
 bool IsAttributeName(const std::string& s) {
   static const std::regex kC("[A-Za-z_][A-Za-z0-9_]*");
-  return s.size() <= 32 && std::regex_match(s, kC);
+  static const std::regex kDomain(
+      "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+  size_t slash = s.find('/');
+  std::string id = slash == std::string::npos ? s : s.substr(slash + 1);
+  if (slash != std::string::npos) {
+    std::string domain = s.substr(0, slash);
+    if (domain.size() > 63 || !std::regex_match(domain, kDomain)) return false;
+  }
+  return id.size() <= 32 && std::regex_match(id, kC);
 }
 
 // Bytes from the quantities BytesQuantity writes (a whole number with an optional binary suffix).
@@ -50,6 +58,7 @@ GpuInfo Gpu(int index, uint64_t memory_mib, bool healthy = true) {
           .memory_mib = memory_mib,
           .sms = 132,
           .pci_bus_id = "00000000:17:00.0",
+          .pcie_root = "pci0000:00",
           .numa = 0,
           .compute_capability = "9.0",
           .driver_version = "580.65.06",
@@ -171,9 +180,9 @@ TEST(SliceContentTest, EveryDeviceAllowsMultipleAllocations) {
   }
 }
 
-// Attribute and capacity names are C identifiers of at most 32 characters (validateQualifiedName
-// without a domain: the driver's own), at most 32 of them together, each attribute exactly one
-// typed value, string values at most 64 characters.
+// Attribute and capacity names are C identifiers of at most 32 characters, the driver's own or
+// qualified by a domain (validateQualifiedName), at most 32 of them together, each attribute
+// exactly one typed value, string values at most 64 characters.
 TEST(SliceContentTest, AttributesFollowTheNameValueAndCountRules) {
   json d = SliceDevices({Gpu(2, 143771)})[0];
   const json& a = d["attributes"];
@@ -186,6 +195,9 @@ TEST(SliceContentTest, AttributesFollowTheNameValueAndCountRules) {
   EXPECT_EQ(a["numaNode"], json({{"int", 0}}));
   EXPECT_EQ(a["computeCapability"], json({{"version", "9.0.0"}}));
   EXPECT_EQ(a["driverVersion"], json({{"version", "580.65.6"}}));
+  EXPECT_EQ(a["resource.kubernetes.io/pciBusID"], json({{"string", "0000:17:00.0"}}));
+  EXPECT_EQ(a["resource.kubernetes.io/pcieRoot"], json({{"string", "pci0000:00"}}));
+  EXPECT_EQ(a["resource.kubernetes.io/numaNode"], json({{"int", 0}}));
   EXPECT_LE(a.size() + d["capacity"].size(), 32u);
   for (const json& map : {a, d["capacity"]}) {
     for (const auto& [name, value] : map.items()) EXPECT_TRUE(IsAttributeName(name)) << name;
@@ -212,17 +224,29 @@ TEST(SliceContentTest, UnknownAndTooLongAttributesAreLeftOut) {
   g.numa = -1;
   g.sms = 0;
   g.pci_bus_id = "";
+  g.pcie_root = "";
   g.model = std::string(65, 'M');
   g.compute_capability = "";
   g.driver_version = "r580 beta";
   json a = SliceDevices({g})[0]["attributes"];
-  for (const char* name :
-       {"numaNode", "sms", "pciBusID", "model", "computeCapability", "driverVersion"}) {
+  for (const char* name : {"numaNode", "sms", "pciBusID", "model", "computeCapability",
+                           "driverVersion", "resource.kubernetes.io/pciBusID",
+                           "resource.kubernetes.io/pcieRoot", "resource.kubernetes.io/numaNode"}) {
     EXPECT_FALSE(a.contains(name)) << name;
   }
   EXPECT_TRUE(a.contains("uuid"));
   g.model = std::string(64, 'M');
   EXPECT_TRUE(SliceDevices({g})[0]["attributes"].contains("model"));
+}
+
+// A bus ID that is not one (a driver that answers something else) publishes no standard one; the
+// driver's own attribute keeps what NVML said.
+TEST(SliceContentTest, ABusIdNotInTheStandardFormIsNotPublishedAsOne) {
+  GpuInfo g = Gpu(0, 81920);
+  g.pci_bus_id = "00010000:17:00.0";  // a domain over four digits
+  json a = SliceDevices({g})[0]["attributes"];
+  EXPECT_FALSE(a.contains("resource.kubernetes.io/pciBusID"));
+  EXPECT_EQ(a["pciBusID"], json({{"string", "00010000:17:00.0"}}));
 }
 
 TEST(SliceContentTest, DottedVersionsBecomeSemanticVersions) {

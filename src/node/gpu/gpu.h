@@ -18,6 +18,7 @@ struct GpuInfo {
   uint64_t memory_mib = 0;         // total memory
   int sms = 0;                     // streaming multiprocessors
   std::string pci_bus_id;          // "00000000:17:00.0"
+  std::string pcie_root;           // "pci0000:00" (pci_address.h), empty when unknown
   int numa = -1;                   // NUMA node, -1 when unknown
   std::string compute_capability;  // "9.0", empty when unknown
   std::string driver_version;      // the node's driver, as NVML says it ("580.65.06"); may be empty

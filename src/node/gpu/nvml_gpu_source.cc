@@ -1,5 +1,7 @@
 #include "node/gpu/nvml_gpu_source.h"
 
+#include "node/gpu/pci_address.h"
+
 namespace tessera::node {
 
 Result<std::vector<GpuInfo>> NvmlGpuSource::Discover() {
@@ -33,6 +35,7 @@ Result<std::vector<GpuInfo>> NvmlGpuSource::Discover() {
     nvmlPciInfo_t pci{};
     if (nvml_.DeviceGetPciInfo && nvml_.DeviceGetPciInfo(dev, &pci) == NVML_SUCCESS) {
       g.pci_bus_id = pci.busId;
+      g.pcie_root = PcieRootOf(sysfs_root_, StandardPciBusId(g.pci_bus_id));
     }
     unsigned int numa = 0;
     if (nvml_.DeviceGetNumaNodeId && nvml_.DeviceGetNumaNodeId(dev, &numa) == NVML_SUCCESS) {

@@ -88,6 +88,26 @@ make_node_driver() {
   start "$node-simgpu-driver" --node "$node" --env "SIMGPU_STATE=/run/simgpu" \
     --env "SIMGPU_DEVICES=${node_gpus[$node]}" -- "$tessera_build/bin/simgpu" driver
   wait_for "$node-simgpu-driver" 20 "driver socket" test -S "$nd/run/simgpu/driver.sock"
+  make_node_sysfs "$node"
+}
+
+# The node's sysfs for simgpu's GPUs, under the driver root (the agent's --node.sysfs-root): each
+# GPU's link bus/pci/devices/<bus ID> -> ../../../devices/pci0000:00/0000:00:01.0/<bus ID>, as the
+# kernel lays out a PCI device, so that the agent publishes its PCIe root complex (docs/dra.md).
+make_node_sysfs() {
+  local node=$1 nd bdf
+  nd=$(node_dir "$node")
+  local sys=$nd$driver_root/sys
+  rm -rf "$sys"
+  mkdir -p "$sys/bus/pci/devices"
+  for bdf in $(SIMGPU_STATE="$nd/run/simgpu" "$tessera_build/bin/simgpu" stat | python3 -c '
+import json, sys
+for d in json.load(sys.stdin)["devices"]:
+    domain, rest = d["pci_bus_id"].split(":", 1)
+    print((domain[-4:] + ":" + rest).lower())'); do
+    mkdir -p "$sys/devices/pci0000:00/0000:00:01.0/$bdf"
+    ln -s "../../../devices/pci0000:00/0000:00:01.0/$bdf" "$sys/bus/pci/devices/$bdf"
+  done
 }
 
 gpu_count() {

@@ -164,6 +164,7 @@ start_node_agent() {
     --node.library-path=/usr/local/lib/tessera/libtessera-cuda.so \
     --node.device-split-count=10 --node.metrics-listen=:9394 --log.format=json --log.level=debug \
     --node.nvml-library="$driver_root/lib/libnvidia-ml.so.1" --node.driver-root="$driver_root" \
+    --node.sysfs-root="$driver_root/sys" \
     --node.kubelet-cgroup-root="/tsr$net-$node" --node.housekeeping-interval=2s \
     --node.annotation-key-file="$annotation_key"
   if [[ " ${DEV_CLUSTER_AGENT_ENV:-} " == *" TESSERA_NODE_MODE=dra "* ]]; then

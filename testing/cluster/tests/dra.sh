@@ -48,6 +48,18 @@ wait_slice() { # wait_slice WANT SECONDS
   [[ $(slice_devices) == "$1" ]]
 }
 mem=24268Mi  # as the API server writes the quantity back
+# Each of node-a's devices' standard attributes (docs/dra.md): "pciBusID/pcieRoot/numaNode ...".
+standard_attributes() {
+  k get resourceslices -o json | python3 -c '
+import json, sys
+std = "resource.kubernetes.io/"
+print(" ".join(sorted(d["attributes"].get(std + "pciBusID", {}).get("string", "-") + "/" +
+                      d["attributes"].get(std + "pcieRoot", {}).get("string", "-") + "/" +
+                      str(d["attributes"].get(std + "numaNode", {}).get("int", "-"))
+                      for s in json.load(sys.stdin)["items"]
+                      if s["spec"]["driver"] == sys.argv[1] and s["spec"].get("nodeName") == sys.argv[2]
+                      for d in s["spec"]["devices"])))' "$driver" "$node"
+}
 check "the DeviceClass $driver is installed" k get deviceclass "$driver"
 check "node-a's ResourceSlice has its two GPUs with their memory ($(slice_devices))" \
   wait_slice "gpu-0:$mem gpu-1:$mem" 60
@@ -60,6 +72,8 @@ import json, sys
 print(" ".join(sorted({d["attributes"]["computeCapability"]["version"] + "/" + d["attributes"]["driverVersion"]["version"]
                        for s in json.load(sys.stdin)["items"] if s["spec"]["driver"] == sys.argv[1]
                        for d in s["spec"]["devices"]})))' "$driver")" = 9.0.0/580.65.6
+check "and the standard PCI bus ID, PCIe root and NUMA node ($(standard_attributes))" \
+  test "$(standard_attributes)" = "0000:10:00.0/pci0000:00/0 0000:18:00.0/pci0000:00/0"
 
 # claim_object KIND NAME MEMORY [CORES [CEL]]: a ResourceClaim or ResourceClaimTemplate that asks
 # for one Tessera GPU's capacity (CORES may be empty), of a device that CEL selects.
