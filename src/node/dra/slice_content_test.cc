@@ -27,16 +27,15 @@ bool IsDnsSubdomain(const std::string& s) {
     start = dot + 1;
   }
 }
-// content.IsCIdentifier, at most DeviceMaxIDLength (32) characters.
+// validateQualifiedName: a C identifier of at most DeviceMaxIDLength (32) characters, after an
+// optional domain and a slash.
 bool IsAttributeName(const std::string& s) {
   static const std::regex kC("[A-Za-z_][A-Za-z0-9_]*");
-  static const std::regex kDomain(
-      "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
   size_t slash = s.find('/');
   std::string id = slash == std::string::npos ? s : s.substr(slash + 1);
   if (slash != std::string::npos) {
-    std::string domain = s.substr(0, slash);
-    if (domain.size() > 63 || !std::regex_match(domain, kDomain)) return false;
+    std::string domain = s.substr(0, slash);  // at most DeviceMaxDomainLength (63)
+    if (domain.size() > 63 || !IsDnsSubdomain(domain)) return false;
   }
   return id.size() <= 32 && std::regex_match(id, kC);
 }
