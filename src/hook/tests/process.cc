@@ -8,6 +8,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 namespace tessera::hooktest {
@@ -48,6 +51,15 @@ pid_t Spawn(const std::vector<std::string>& argv, const Env& env, int* out_fd, i
   return pid;
 }
 
+std::string ReadSmall(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
 int ExitCode(int status) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -62,11 +74,15 @@ std::vector<std::string> EnvStrings(const Env& env) {
 
 std::string RunResult::Describe() const {
   return "exit " + std::to_string(exit_code) + (timed_out ? " (timed out)" : "") +
-         "\n--- stdout\n" + out + "--- stderr\n" + err;
+         "\n--- stdout\n" + out + "--- stderr\n" + err +
+         (stuck.empty() ? "" : "--- threads\n" + stuck);
 }
 
-RunResult RunProgram(const std::vector<std::string>& argv, const Env& env,
-                     std::chrono::milliseconds timeout) {
+namespace {
+
+// RunProgram; a child past its deadline is described only when `describe` (not gdb itself).
+RunResult Run(const std::vector<std::string>& argv, const Env& env,
+              std::chrono::milliseconds timeout, bool describe) {
   RunResult result;
   int out_fd, err_fd;
   pid_t pid = Spawn(argv, env, &out_fd, &err_fd);
@@ -81,6 +97,7 @@ RunResult RunProgram(const std::vector<std::string>& argv, const Env& env,
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       result.timed_out = true;
+      if (describe) result.stuck = ThreadsOf(pid);
       kill(pid, SIGKILL);
       break;
     }
@@ -105,6 +122,36 @@ RunResult RunProgram(const std::vector<std::string>& argv, const Env& env,
   waitpid(pid, &status, 0);
   result.exit_code = result.timed_out ? -1 : ExitCode(status);
   return result;
+}
+
+}  // namespace
+
+std::string ThreadsOf(pid_t pid) {
+  const std::string task = "/proc/" + std::to_string(pid) + "/task";
+  std::string out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(task, ec)) {
+    const std::string dir = entry.path().string();
+    std::string stat = ReadSmall(dir + "/stat");  // "tid (comm) S ...": the state after ')'
+    auto close = stat.rfind(')');
+    char state = close != std::string::npos && close + 2 < stat.size() ? stat[close + 2] : '?';
+    out += "thread " + entry.path().filename().string() + " (" + ReadSmall(dir + "/comm") +
+           ") state " + state + ", wchan " + ReadSmall(dir + "/wchan") + ", syscall " +
+           ReadSmall(dir + "/syscall") + "\n";
+  }
+  if (ec) return "cannot list " + task + ": " + ec.message() + "\n";
+  if (access("/usr/bin/gdb", X_OK) == 0) {
+    RunResult gdb =
+        Run({"/usr/bin/gdb", "-p", std::to_string(pid), "-batch", "-ex", "thread apply all bt"},
+            {{"PATH", "/usr/bin:/bin"}}, std::chrono::seconds(30), false);
+    out += gdb.out;
+  }
+  return out;
+}
+
+RunResult RunProgram(const std::vector<std::string>& argv, const Env& env,
+                     std::chrono::milliseconds timeout) {
+  return Run(argv, env, timeout, true);
 }
 
 Child::Child(const std::vector<std::string>& argv, const Env& env) {

@@ -19,10 +19,12 @@ struct RunResult {
   bool timed_out = false;
   std::string out;
   std::string err;
+  std::string stuck;  // where a timed-out child's threads were (ThreadsOf), for the failure
   std::string Describe() const;
 };
 
-// Runs argv[0] (a path) with exactly `env`, waits at most `timeout`.
+// Runs argv[0] (a path) with exactly `env`, waits at most `timeout`; a child still running then
+// has its threads described (ThreadsOf) and is killed.
 RunResult RunProgram(const std::vector<std::string>& argv, const Env& env,
                      std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
@@ -47,6 +49,11 @@ class Child {
   int out_fd_ = -1;
   std::string buffer_;
 };
+
+// Where each thread of running process `pid` is: its name, state, kernel wait channel and system
+// call from /proc, and the threads' stacks when gdb is installed. A hang that happens once in many
+// runs (a worker of the churn test in CI) can then be told from a slow machine.
+std::string ThreadsOf(pid_t pid);
 
 // Builds a NULL-terminated "K=V" list.
 std::vector<std::string> EnvStrings(const Env& env);
