@@ -37,7 +37,8 @@ struct tessera_region_device {
   uint64_t peak_bytes;    /* highest used_bytes seen since the region was created */
   uint64_t context_bytes; /* device memory one context costs, as measured (0 = not measured) */
   uint32_t cores_percent; /* compute limit (0 = none); used by the compute limiter */
-  uint32_t reserved0;
+  /* The compute loop's last steps all one way (compute_loop.h, loop_gains; 0: none). */
+  int32_t compute_gain_streak;
   /* Compute limiter (src/hook/compute.c), changed only with atomic operations, never under
    * `lock`. Both are CLOCK_MONOTONIC nanoseconds; 0 in a fresh region means "nothing yet". */
   uint64_t compute_tat_ns;       /* end of the virtual time the container has been granted */

@@ -74,12 +74,14 @@ int loop_measure(const nvmlProcessUtilizationSample_t* samples, unsigned count, 
                  uint64_t start_us, const pid_t* ours, int n, const struct loop_history* h,
                  struct loop_reading* r);
 
-/* The loop's state (the region's compute_gain and compute_gain_recent), in 1/LOOP_GAIN_ONE;
- * 0 means 1.0. */
+/* The loop's state (the region's compute_gain, compute_gain_recent and compute_gain_streak); the
+ * gains in 1/LOOP_GAIN_ONE, 0 meaning 1.0. */
 struct loop_gains {
   uint32_t gain;   /* every charge is multiplied by it */
   uint32_t recent; /* the gain averaged over the window: what the share was measured under */
+  int32_t streak;  /* the last steps all one way: +n raised n times, -n lowered (0: none) */
 };
+#define LOOP_STREAK_MAX 4 /* a step is at most this many times dt / time constant */
 
 /* Whether the reading shows the device contended: the container ran while other processes'
  * work filled the rest, so that together they kept it busy. Others that only ran while the
@@ -89,9 +91,11 @@ int loop_contended(double ours, double others);
 /* One step, for a container held at `percent` now (0: not held, the gain stays). The share is
  * first taken to today's gain (ours x gain then / gain, the recent gain when the reading has no
  * gain then: while held, the share goes as 1 / gain);
- * its ratio to the percent, within 1/8..2, multiplies the gain by 1 + (ratio - 1) x dt / time
- * constant. A share within half a point of the percent moves nothing; the gain stays within
- * 1/64..16 and falls only while `held`. `recent` follows the gain in any case. */
+ * its ratio to the percent, within 1/8..2, multiplies the gain by 1 + (ratio - 1) x dt x n / time
+ * constant, n the length of the streak of steps the same way (at most LOOP_STREAK_MAX), dt x n at
+ * most the time constant (the whole ratio). A share within half a point of the percent moves
+ * nothing and ends the streak; the gain stays within 1/64..16 and falls only while `held`.
+ * `recent` follows the gain in any case. */
 void loop_step(struct loop_gains* g, int percent, const struct loop_reading* r);
 
 /* What the loop asks the limiter at each reading of container device `index`: NVML showed the

@@ -16,6 +16,7 @@ TEST(RegionLayout, Version1IsPinned) {
   EXPECT_EQ(offsetof(tessera_region_device, peak_bytes), 16u);
   EXPECT_EQ(offsetof(tessera_region_device, context_bytes), 24u);
   EXPECT_EQ(offsetof(tessera_region_device, cores_percent), 32u);
+  EXPECT_EQ(offsetof(tessera_region_device, compute_gain_streak), 36u);  // reserved0 before, 0
   EXPECT_EQ(offsetof(tessera_region_device, compute_tat_ns), 40u);
   EXPECT_EQ(offsetof(tessera_region_device, compute_contended_ns), 48u);
   EXPECT_EQ(offsetof(tessera_region_device, reserved3), 56u);
