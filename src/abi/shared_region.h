@@ -54,7 +54,9 @@ struct tessera_region_device {
   uint64_t compute_gain_us;        /* when the gain last moved (0: never) */
   uint64_t compute_start_us;       /* the container's first launch (0: not yet) */
   uint64_t compute_sample_us;      /* the newest sample the gain last moved on (0: none) */
-  uint64_t reserved2; /* unused (was compute_changed_us; older regions may hold a value) */
+  /* When the loop's steps all one way began (compute_loop.h, loop_gains; CLOCK_REALTIME us). Was
+   * compute_changed_us: an older region may hold a time there, with compute_gain_streak 0. */
+  uint64_t compute_streak_us;
 };
 
 /* The slot's process holds an open-file-description lock (F_OFD_SETLK, F_WRLCK) on byte

@@ -193,17 +193,23 @@ void loop_step(struct loop_gains* g, int percent, const struct loop_reading* r) 
   }
   if (ratio > RATIO_MAX) ratio = RATIO_MAX;
   if (ratio < RATIO_MIN) ratio = RATIO_MIN;
-  /* An error that keeps its sign step after step is a share that follows the gain less than
-   * 1 / gain (a time-sliced neighbour sets part of it, host gaps another): each step in a row
-   * goes further, up to the whole ratio (a 70% container beside a hard 30% one with kernels as
-   * long as a slice took 6 s to move its gain from 0.98 to 0.72, 66-68% all the while). A step
-   * the other way starts again at one. */
-  int32_t streak =
-      ratio > 1.0 ? (g->streak > 0 ? g->streak + 1 : 1) : (g->streak < 0 ? g->streak - 1 : -1);
-  if (streak > LOOP_STREAK_MAX) streak = LOOP_STREAK_MAX;
-  if (streak < -LOOP_STREAK_MAX) streak = -LOOP_STREAK_MAX;
-  g->streak = streak;
-  double dt = r->dt_s * (streak > 0 ? streak : -streak);
+  /* An error that keeps its sign in a share measured wholly after the steps against it began is
+   * a share that follows the gain less than 1 / gain (a time-sliced neighbour sets part of it,
+   * host gaps another): the step goes further, up to the whole ratio (a 70% container beside a
+   * hard 30% one with kernels as long as a slice took 6 s to move its gain from 0.98 to 0.72,
+   * 66-68% all the while). A reading that still covers time before them says nothing of their
+   * effect: stepping further on such lagging readings overshot (75% alone ran at 95%). */
+  const int32_t way = ratio > 1.0 ? 1 : -1;
+  if (g->streak != way) {
+    g->streak = way;
+    g->streak_us = r->now_us;
+  }
+  uint64_t n = 1;
+  if (r->from_us > g->streak_us && r->to_us > r->from_us) {
+    n = 2 + (r->from_us - g->streak_us) / (r->to_us - r->from_us);
+    if (n > LOOP_STREAK_MAX) n = LOOP_STREAK_MAX;
+  }
+  double dt = r->dt_s * (double)n;
   if (dt > TIME_CONSTANT_S) dt = TIME_CONSTANT_S;
   /* The library links no libm: the step is linear in the ratio, which for a step of the whole
    * time constant is the ratio itself. */

@@ -34,10 +34,11 @@
 
 /* What one poll read from NVML and the region. */
 struct loop_reading {
-  double ours;   /* the container's share of the device over the window, percent */
-  double others; /* the other processes' share over the same time, percent */
-  int held;      /* a launch of the container waited on its budget since the last poll */
-  double dt_s;   /* seconds since the last step */
+  double ours;     /* the container's share of the device over the window, percent */
+  double others;   /* the other processes' share over the same time, percent */
+  int held;        /* a launch of the container waited on its budget since the last poll */
+  double dt_s;     /* seconds since the last step */
+  uint64_t now_us; /* when it was read (CLOCK_REALTIME us) */
   /* The time the container's share was measured over (its processes' samples' periods, weighed
    * by their shares), and its newest sample's stamp; CLOCK_REALTIME us. */
   uint64_t from_us, to_us, newest_us;
@@ -77,9 +78,10 @@ int loop_measure(const nvmlProcessUtilizationSample_t* samples, unsigned count, 
 /* The loop's state (the region's compute_gain, compute_gain_recent and compute_gain_streak); the
  * gains in 1/LOOP_GAIN_ONE, 0 meaning 1.0. */
 struct loop_gains {
-  uint32_t gain;   /* every charge is multiplied by it */
-  uint32_t recent; /* the gain averaged over the window: what the share was measured under */
-  int32_t streak;  /* the last steps all one way: +n raised n times, -n lowered (0: none) */
+  uint32_t gain;      /* every charge is multiplied by it */
+  uint32_t recent;    /* the gain averaged over the window: what the share was measured under */
+  int32_t streak;     /* the last steps all one way: 1 raised, -1 lowered (0: none) */
+  uint64_t streak_us; /* when the first of them was taken (CLOCK_REALTIME us) */
 };
 #define LOOP_STREAK_MAX 4 /* a step is at most this many times dt / time constant */
 
@@ -92,10 +94,12 @@ int loop_contended(double ours, double others);
  * first taken to today's gain (ours x gain then / gain, the recent gain when the reading has no
  * gain then: while held, the share goes as 1 / gain);
  * its ratio to the percent, within 1/8..2, multiplies the gain by 1 + (ratio - 1) x dt x n / time
- * constant, n the length of the streak of steps the same way (at most LOOP_STREAK_MAX), dt x n at
- * most the time constant (the whole ratio). A share within half a point of the percent moves
- * nothing and ends the streak; the gain stays within 1/64..16 and falls only while `held`.
- * `recent` follows the gain in any case. */
+ * constant. n is 1, or, when the steps have all gone one way since before the reading's measure
+ * began (its share was measured wholly under their gains, and still says the same), 2 and one
+ * more for each whole measure's length since: at most LOOP_STREAK_MAX, dt x n at most the time
+ * constant (the whole ratio). A share within half a point of the percent moves nothing and ends
+ * the steps one way; the gain stays within 1/64..16 and falls only while `held`. `recent` follows
+ * the gain in any case. */
 void loop_step(struct loop_gains* g, int percent, const struct loop_reading* r);
 
 /* What the loop asks the limiter at each reading of container device `index`: NVML showed the

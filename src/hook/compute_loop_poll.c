@@ -102,22 +102,23 @@ static void poll_device(struct tessera_region* r, int index, nvmlDevice_t device
     return;
   }
   __atomic_store_n(&d->compute_poll_waited_ns, waited, __ATOMIC_RELAXED);
-  /* A step over the time since the last one; the first over the time since the container's
-   * start, all of it under the gain it started with (it only started the steps' clock once, and
-   * a container whose first spans hold a neighbour's slices stayed under its share for a poll
-   * longer: 13.4% in a first second, docs/compute-limit.md). */
+  /* The first reading only starts the steps' clock: it is the least reliable (a container
+   * alone at 75% read 65% when NVML samples one process per instant), and steps on it sent first
+   * seconds past their bounds there (docs/compute-limit.md). */
   uint64_t moved = __atomic_exchange_n(&d->compute_gain_us, now, __ATOMIC_RELAXED);
-  if (moved == 0) moved = start;
   reading.dt_s = moved != 0 && moved < now ? (double)(now - moved) / 1e6 : 0;
+  reading.now_us = now;
   struct loop_gains gains = {__atomic_load_n(&d->compute_gain, __ATOMIC_RELAXED),
                              __atomic_load_n(&d->compute_gain_recent, __ATOMIC_RELAXED),
-                             __atomic_load_n(&d->compute_gain_streak, __ATOMIC_RELAXED)};
+                             __atomic_load_n(&d->compute_gain_streak, __ATOMIC_RELAXED),
+                             __atomic_load_n(&d->compute_streak_us, __ATOMIC_RELAXED)};
   uint32_t before = gains.gain;
   loop_step(&gains, percent, &reading);
   __atomic_store_n(&d->compute_gain, gains.gain, __ATOMIC_RELAXED);
   loop_history_note(&g_history[index], now, gains.gain);
   __atomic_store_n(&d->compute_gain_recent, gains.recent, __ATOMIC_RELAXED);
   __atomic_store_n(&d->compute_gain_streak, gains.streak, __ATOMIC_RELAXED);
+  __atomic_store_n(&d->compute_streak_us, gains.streak_us, __ATOMIC_RELAXED);
   if (gains.gain != before) {
     HOOK_LOG(HOOK_LOG_DEBUG,
              "compute: device %d: NVML saw the container at %.1f%% (others %.1f%%, %s): charges "

@@ -30,7 +30,7 @@ class LoopStep : public ::testing::TestWithParam<Step> {};
 
 TEST_P(LoopStep, MovesTheGainAsTheTableSays) {
   const Step& s = GetParam();
-  loop_gains g{s.gain, s.recent, 0};
+  loop_gains g{s.gain, s.recent, 0, 0};
   loop_reading r{};
   r.ours = s.ours;
   r.others = s.others;
@@ -77,7 +77,7 @@ INSTANTIATE_TEST_SUITE_P(
 // `recent` follows the gain: all the way after half a window (the samples' mean age), in part
 // before, whether or not the gain moves.
 TEST(LoopStep, RecentFollowsTheGain) {
-  loop_gains g{2 * kOne, kOne, 0};
+  loop_gains g{2 * kOne, kOne, 0, 0};
   loop_reading none{};
   none.dt_s = LOOP_WINDOW_S / 4;
   loop_step(&g, 0, &none);
@@ -210,7 +210,7 @@ TEST(LoopMeasure, APeriodThatBeganBeforeTheStartIsNotRead) {
 // A reading measured under another gain than today's is taken to today's: the gain the process
 // saw over the time the reading covers, when it knows.
 TEST(LoopStep, TheShareIsTakenFromTheGainThenToTodays) {
-  loop_gains g{kOne / 2, kOne / 2, 0};
+  loop_gains g{kOne / 2, kOne / 2, 0, 0};
   loop_reading r{};
   r.ours = 15.0;
   r.held = 1;
@@ -220,32 +220,44 @@ TEST(LoopStep, TheShareIsTakenFromTheGainThenToTodays) {
   EXPECT_NEAR(g.gain, kOne / 2, 1.0);
 }
 
-// A share that stays under (or over) the limit step after step follows the gain less than 1 / gain:
-// each step in a row goes further, at most to the whole ratio; a step the other way, a share at
-// the limit or one that did not use its share starts again at one step.
-TEST(LoopStep, StepsInARowGoFurtherUpToTheWholeRatio) {
-  loop_gains g{kOne, kOne, 0};
-  loop_reading under{};
-  under.ours = 27.0;  // of 30: a ratio of 0.9
-  under.held = 1;
-  under.dt_s = 0.1;  // a fifth of the time constant
-  // (1 - 0.9) x 0.1 s x n / 0.5 s for the n-th in a row, n at most 4
-  const double steps[] = {0.02, 0.04, 0.06, 0.08, 0.08};
+// A share that stays under (or over) the limit in readings measured wholly after the steps
+// against it began follows the gain less than 1 / gain: each step goes further, 2 times and one
+// more per whole measure's length since, at most to the whole ratio; a step the other way, a
+// share at the limit or one that did not use its share starts again.
+TEST(LoopStep, StepsOneWayGoFurtherOnceAReadingLiesWhollyAfterTheFirst) {
+  constexpr uint64_t kT0 = kNow, kWindow = 500 * kMs, kEvery = 200 * kMs;
+  loop_gains g{kOne, kOne, 0, 0};
+  // (1 - 0.9) x 0.2 s x n / 0.5 s at the k-th poll: n is 1 while the reading's measure began
+  // before the first step (k < 3), then 2 + whole windows since it (3 from k = 5), and dt x n at
+  // most 0.5 s (the whole ratio, from n = 3).
+  const double falls[] = {0.04, 0.04, 0.04, 0.08, 0.08, 0.10, 0.10, 0.10, 0.10};
   double want = 1.0;
-  for (double fall : steps) {
+  loop_reading under{};
+  for (int k = 0; k < 9; ++k) {
+    under.ours = 27.0;  // of 30: a ratio of 0.9
+    under.held = 1;
+    under.dt_s = 0.2;
+    under.now_us = kT0 + k * kEvery;
+    under.from_us = under.now_us - kWindow;
+    under.to_us = under.now_us;
     under.gain_then = g.gain;  // measured under today's gain: the ratio stays 0.9
     loop_step(&g, 30, &under);
-    want *= 1.0 - fall;
-    EXPECT_NEAR(g.gain, want * kOne, 2.0) << "a fall of " << fall;
+    want *= 1.0 - falls[k];
+    EXPECT_NEAR(g.gain, want * kOne, 2.0) << "poll " << k;
   }
-  EXPECT_EQ(g.streak, -LOOP_STREAK_MAX);
+  EXPECT_EQ(g.streak, -1);
+  EXPECT_EQ(g.streak_us, kT0);
 
   loop_reading over = under;
   over.ours = 33.0;
+  over.now_us += kEvery;
+  over.from_us += kEvery;
+  over.to_us += kEvery;
   over.gain_then = g.gain;
   loop_step(&g, 30, &over);
   EXPECT_EQ(g.streak, 1) << "a step the other way starts again";
-  EXPECT_NEAR(g.gain, want * 1.02 * kOne, 2.0);
+  EXPECT_EQ(g.streak_us, over.now_us);
+  EXPECT_NEAR(g.gain, want * 1.04 * kOne, 2.0);
 
   loop_reading at = over;
   at.ours = 30.2;
@@ -256,25 +268,33 @@ TEST(LoopStep, StepsInARowGoFurtherUpToTheWholeRatio) {
   loop_reading idle = under;
   idle.held = 0;
   idle.gain_then = g.gain;
-  g.streak = -3;
+  g.streak = -1;
   loop_step(&g, 30, &idle);
   EXPECT_EQ(g.streak, 0) << "it did not use its share";
 
-  g.streak = 3;
+  g.streak = 1;
   loop_step(&g, 0, &over);
   EXPECT_EQ(g.streak, 0) << "not held at a percent (elastic, uncontended)";
 }
 
-TEST(LoopStep, AStreakNeverStepsPastTheWholeRatio) {
-  loop_gains g{kOne, kOne, -3};
-  loop_reading r{};
-  r.ours = 15.0;  // a ratio of 0.5
-  r.held = 1;
-  r.dt_s = 0.3;  // 4 x 0.3 s is more than the time constant
-  r.gain_then = kOne;
-  loop_step(&g, 30, &r);
-  EXPECT_EQ(g.streak, -4);
-  EXPECT_NEAR(g.gain, 0.5 * kOne, 1.0);
+// NVML's share of the last second (one process per instant) read every 0.2 s: each reading still
+// covers the time before the first step against it for a second, and the steps stay single.
+TEST(LoopStep, ReadingsThatCoverTimeBeforeTheStepsDoNotGoFurther) {
+  loop_gains g{kOne, kOne, 0, 0};
+  double want = 1.0;
+  for (int k = 0; k < 5; ++k) {
+    loop_reading r{};
+    r.ours = 60.0;  // of 75: a ratio of 0.8, lagging the steps
+    r.held = 1;
+    r.dt_s = 0.2;
+    r.now_us = kNow + k * 200 * kMs;
+    r.from_us = r.now_us - 1000 * kMs;
+    r.to_us = r.now_us;
+    r.gain_then = g.gain;
+    loop_step(&g, 75, &r);
+    want *= 1.0 - 0.2 * 0.2 / 0.5;
+    EXPECT_NEAR(g.gain, want * kOne, 2.0) << "poll " << k;
+  }
 }
 
 // Each process's share was measured under the gains of its own sample's second.

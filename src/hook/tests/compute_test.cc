@@ -418,7 +418,7 @@ void ExpectThirtySeventy(const Shares& s, double within) {
 // neighbour's slice, so its spans hold that slice, its estimates start 1.5 to 2 times its time,
 // and it runs under its share until the limiter's loop has stepped on NVML's first samples
 // (0.2-0.4 s) and their half-second window has followed (docs/compute-limit.md, Known limits:
-// 24.8-30.7% in the first second for 2 ms kernels beside a busy neighbour on simgpu's defaults).
+// 16.9-21.6% in the first second for 2 ms kernels beside a busy neighbour on simgpu's defaults).
 // No span the library can time tells a kernel's time from a slice it was switched out for.
 double FirstSecondTolerance(int kernel_us, int slice_us) {
   return kernel_us >= slice_us ? 15.0 : 10.0;

@@ -28,7 +28,7 @@ TEST(RegionLayout, Version1IsPinned) {
   EXPECT_EQ(offsetof(tessera_region_device, compute_gain_us), 96u);
   EXPECT_EQ(offsetof(tessera_region_device, compute_start_us), 104u);
   EXPECT_EQ(offsetof(tessera_region_device, compute_sample_us), 112u);
-  EXPECT_EQ(offsetof(tessera_region_device, reserved2), 120u);
+  EXPECT_EQ(offsetof(tessera_region_device, compute_streak_us), 120u);  // reserved2 before
   EXPECT_EQ(sizeof(tessera_region_slot), 144u);
   EXPECT_EQ(offsetof(tessera_region_slot, start_time), 8u);
   EXPECT_EQ(offsetof(tessera_region_slot, used_bytes), 16u);
