@@ -11,6 +11,7 @@
 #define RATIO_MIN 0.125        /* and one below as this (FIFO inflates spans twentyfold) */
 #define GAIN_MIN (1.0 / 64)    /* a 64-fold inflation of the estimates is the most corrected */
 #define GAIN_MAX 16.0          /* a 16-fold underestimate likewise */
+#define STREAK_MAX 4           /* a step one way goes at most this many times as far */
 #define MAX_PIDS 256           /* distinct processes of one reading taken into account */
 
 #define WINDOW_US ((uint64_t)(LOOP_WINDOW_S * 1e6))
@@ -179,8 +180,11 @@ void loop_step(struct loop_gains* g, int percent, const struct loop_reading* r) 
   recent += (gain - recent) * (follow < 1.0 ? follow : 1.0);
   g->recent = (uint32_t)(recent + 0.5);
   const double then = r->gain_then > 0 ? r->gain_then : recent;
-  if (percent <= 0) g->streak = 0;                          /* not held: no steps in a row */
-  if (percent <= 0 || r->ours <= 0 || r->dt_s <= 0) return; /* nothing held or seen */
+  if (percent <= 0) {
+    g->streak = 0; /* not held: the gain stays, and no steps one way go on */
+    return;
+  }
+  if (r->ours <= 0 || r->dt_s <= 0) return; /* nothing seen */
   /* While the budget holds the container its share goes as 1 / gain: the share measured under the
    * recent gains, taken to today's gain. Without it a step taken before the window saw its effect
    * was taken again at the next poll, and the next (a hard 30% container beside a busy neighbour
@@ -207,7 +211,7 @@ void loop_step(struct loop_gains* g, int percent, const struct loop_reading* r) 
   uint64_t n = 1;
   if (r->from_us > g->streak_us && r->to_us > r->from_us) {
     n = 2 + (r->from_us - g->streak_us) / (r->to_us - r->from_us);
-    if (n > LOOP_STREAK_MAX) n = LOOP_STREAK_MAX;
+    if (n > STREAK_MAX) n = STREAK_MAX;
   }
   double dt = r->dt_s * (double)n;
   if (dt > TIME_CONSTANT_S) dt = TIME_CONSTANT_S;

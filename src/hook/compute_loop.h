@@ -83,7 +83,6 @@ struct loop_gains {
   int32_t streak;     /* the last steps all one way: 1 raised, -1 lowered (0: none) */
   uint64_t streak_us; /* when the first of them was taken (CLOCK_REALTIME us) */
 };
-#define LOOP_STREAK_MAX 4 /* a step is at most this many times dt / time constant */
 
 /* Whether the reading shows the device contended: the container ran while other processes'
  * work filled the rest, so that together they kept it busy. Others that only ran while the
@@ -96,7 +95,7 @@ int loop_contended(double ours, double others);
  * its ratio to the percent, within 1/8..2, multiplies the gain by 1 + (ratio - 1) x dt x n / time
  * constant. n is 1, or, when the steps have all gone one way since before the reading's measure
  * began (its share was measured wholly under their gains, and still says the same), 2 and one
- * more for each whole measure's length since: at most LOOP_STREAK_MAX, dt x n at most the time
+ * more for each whole measure's length since: at most 4, dt x n at most the time
  * constant (the whole ratio). A share within half a point of the percent moves nothing and ends
  * the steps one way; the gain stays within 1/64..16 and falls only while `held`. `recent` follows
  * the gain in any case. */
