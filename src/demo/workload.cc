@@ -6,8 +6,10 @@
 //   1. NVML, as nvidia-smi does: name and memory total  -> nvml.name, nvml.total_mib
 //   2. allocates in 64 MiB steps until the driver says out of memory -> oom.allocated_mib,
 //   oom.error
-//   3. keeps the GPU busy with 2 ms kernels for 1.5 s and measures its share of the device time
-//      -> compute.percent
+//   3. keeps the GPU busy with 2 ms kernels for 3 s and reads its share of the device's time as
+//      an operator would (nvidia-smi pmon): NVML's utilisation samples of its own process, from
+//      its second second on -> compute.percent. Counting kernels would not do: a real kernel's
+//      time varies with the clocks (and simgpu's by its drift and jitter).
 //
 // With `--nvml-only`, step 1 alone (tests that start many containers at once). With `--hold MIB`,
 // step 1, then MIB MiB allocated in 64 MiB steps (as far as the driver allows) and held until the
@@ -21,9 +23,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "abi/cuda_driver.h"
+#include "abi/host_pids.h"
+#include "abi/library_env.h"
 #include "abi/nvml.h"
 
 namespace {
@@ -31,12 +38,21 @@ namespace {
 constexpr uint64_t kMiB = 1ull << 20;
 constexpr uint64_t kStep = 64 * kMiB;
 constexpr int kKernelUs = 2000;
-constexpr double kComputeSeconds = 1.5;
+constexpr uint64_t kComputeUs = 3'000'000;
+// NVML's samples read: those stamped from this long after the start on. With one sample per
+// process and period each covers its period; where the driver samples one process per instant
+// (an H200), each covers the second before its stamp: either way they lie within the run.
+constexpr uint64_t kSkipUs = 1'000'000;
+constexpr uint64_t kPollGapUs = 50'000;  // under NVML's shortest period (1/6 s), to miss none
+// How long the pids file may take to list this process: 4 of the node agent's default refreshes.
+constexpr uint64_t kPidsWaitUs = 250'000;
+constexpr int kPidsWaits = 16;
 
-double NowSeconds() {
+// NVML stamps its samples in CPU microseconds of the real-time clock.
+uint64_t NowUs() {
   timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000 + static_cast<uint64_t>(ts.tv_nsec) / 1000;
 }
 
 bool Ok(CUresult rc, const char* what) {
@@ -98,20 +114,106 @@ bool FillMemory() {
   for (;;) pause();
 }
 
+// This process's PID as NVML names it: its host PID from Tessera's pids file
+// (src/abi/host_pids.h) in a container, getpid() where there is no such file. 0 while the file
+// does not list it (a process younger than the node agent's last refresh).
+pid_t OwnHostPid() {
+  std::ifstream file(TESSERA_PIDS_PATH);
+  if (!file) {
+    const char* path = std::getenv(TESSERA_ENV_PIDS_FILE);
+    if (path == nullptr || path[0] == '\0') return getpid();
+    file.open(path);
+    if (!file) return getpid();
+  }
+  std::string line;
+  if (!std::getline(file, line) || line != "version=" + std::to_string(TESSERA_PIDS_VERSION)) {
+    return 0;
+  }
+  while (std::getline(file, line)) {
+    std::istringstream fields(line);
+    pid_t host = 0;
+    pid_t own = 0;
+    if (fields >> host >> own && own == getpid()) return host;
+  }
+  return 0;
+}
+
+// NVML's utilisation samples of GPU 0, gathered by polling (a driver may return only each
+// process's newest sample). They are told apart by PID at the end: the node agent writes the pids
+// file a while after the container starts.
+class DeviceUtilization {
+ public:
+  ~DeviceUtilization() {
+    if (open_) nvmlShutdown();
+  }
+
+  bool Open() {
+    open_ = nvmlInit() == NVML_SUCCESS;
+    if (!open_ || nvmlDeviceGetHandleByIndex(0, &device_) != NVML_SUCCESS) {
+      std::fprintf(stderr, "workload: NVML could not open GPU 0\n");
+      return false;
+    }
+    return true;
+  }
+
+  void Poll(uint64_t now_us) {
+    if (now_us - polled_us_ < kPollGapUs) return;
+    polled_us_ = now_us;
+    unsigned count = 0;
+    nvmlReturn_t rc = nvmlDeviceGetProcessUtilization(device_, nullptr, &count, last_seen_us_);
+    if (rc != NVML_ERROR_INSUFFICIENT_SIZE || count == 0) return;  // NOT_FOUND: nothing new
+    std::vector<nvmlProcessUtilizationSample_t> got(count + 16);
+    count = static_cast<unsigned>(got.size());
+    if (nvmlDeviceGetProcessUtilization(device_, got.data(), &count, last_seen_us_) !=
+        NVML_SUCCESS) {
+      return;
+    }
+    for (unsigned i = 0; i < count; ++i) {
+      if (got[i].timeStamp > last_seen_us_) last_seen_us_ = got[i].timeStamp;
+      samples_.push_back(got[i]);
+    }
+  }
+
+  // The mean smUtil of process `pid`'s samples stamped within [from_us, to_us]; false when none.
+  bool MeanPercent(pid_t pid, uint64_t from_us, uint64_t to_us, double* percent, int* used) const {
+    double sum = 0;
+    *used = 0;
+    for (const nvmlProcessUtilizationSample_t& s : samples_) {
+      if (s.pid != static_cast<unsigned>(pid) || s.timeStamp < from_us || s.timeStamp > to_us) {
+        continue;
+      }
+      sum += s.smUtil;
+      ++*used;
+    }
+    if (*used == 0) return false;
+    *percent = sum / *used;
+    return true;
+  }
+
+ private:
+  bool open_ = false;
+  nvmlDevice_t device_{};
+  uint64_t polled_us_ = 0;
+  uint64_t last_seen_us_ = 0;
+  std::vector<nvmlProcessUtilizationSample_t> samples_;
+};
+
 bool MeasureCompute() {
   static const char kImage[] = "tessera demo workload";
   CUmodule module;
   CUfunction kernel;
   CUstream stream;
+  DeviceUtilization nvml;
   if (!Ok(cuModuleLoadData(&module, kImage), "cuModuleLoadData") ||
       !Ok(cuModuleGetFunction(&kernel, module, "busy_2000us"), "cuModuleGetFunction") ||
-      !Ok(cuStreamCreate(&stream, 0), "cuStreamCreate")) {
+      !Ok(cuStreamCreate(&stream, 0), "cuStreamCreate") || !nvml.Open()) {
     return false;
   }
   void* no_params[] = {nullptr};
   int launches = 0;
-  double start = NowSeconds();
-  while (NowSeconds() - start < kComputeSeconds) {
+  uint64_t start = NowUs();
+  uint64_t now = start;
+  while (now - start < kComputeUs) {
     for (int i = 0; i < 5; ++i, ++launches) {
       if (!Ok(cuLaunchKernel(kernel, 1, 1, 1, 1, 1, 1, 0, stream, no_params, nullptr),
               "cuLaunchKernel")) {
@@ -119,11 +221,38 @@ bool MeasureCompute() {
       }
     }
     if (!Ok(cuStreamSynchronize(stream), "cuStreamSynchronize")) return false;
+    now = NowUs();
+    nvml.Poll(now);
   }
-  double elapsed = NowSeconds() - start;
-  double percent = 100.0 * launches * kKernelUs * 1e-6 / elapsed;
-  std::printf("ran %d kernels of 2 ms in %.2f s: %.1f%% of the GPU's time\n", launches, elapsed,
-              percent);
+  // The last period's sample comes at its end: wait for it, then ask once more.
+  usleep(static_cast<useconds_t>(kPollGapUs));
+  nvml.Poll(NowUs());
+  double elapsed = static_cast<double>(now - start) * 1e-6;
+  std::printf("ran %d kernels of 2 ms in %.2f s (%.1f%% of the time, were each exactly 2 ms)\n",
+              launches, elapsed, 100.0 * launches * kKernelUs * 1e-6 / elapsed);
+  pid_t host_pid = OwnHostPid();
+  for (int wait = 0; host_pid == 0 && wait < kPidsWaits; ++wait) {
+    usleep(static_cast<useconds_t>(kPidsWaitUs));
+    host_pid = OwnHostPid();
+  }
+  if (host_pid == 0) {
+    std::fprintf(stderr, "workload: the pids file does not list this process (PID %d)\n",
+                 static_cast<int>(getpid()));
+    return false;
+  }
+  double percent = 0;
+  int used = 0;
+  if (!nvml.MeanPercent(host_pid, start + kSkipUs, now, &percent, &used)) {
+    std::fprintf(stderr,
+                 "workload: NVML gave no utilisation sample of this process (host PID %d) "
+                 "while it ran\n",
+                 static_cast<int>(host_pid));
+    return false;
+  }
+  std::printf(
+      "NVML saw it use %.1f%% of the GPU's time (mean of %d samples from its second "
+      "second on)\n",
+      percent, used);
   std::printf("compute.percent=%.1f\n", percent);
   return true;
 }

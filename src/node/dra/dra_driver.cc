@@ -175,8 +175,9 @@ Status DraDriver::WriteFiles(const PreparedClaim& claim, const std::vector<GpuIn
   const std::string dir = AllocationDir(uid);
   RETURN_IF_ERROR(MakeDir(dir));
   RETURN_IF_ERROR(MakeDir(RegionDir(uid)));
-  // No "pod" or "uid" key: the pids refresher, the metrics and the memory guard follow containers
-  // of the device-plugin path; the housekeeper keeps the folder while the claim is prepared.
+  // No "pod" or "uid" key: the metrics and the memory guard follow containers of the
+  // device-plugin path; the pids refresher finds the claim's containers by its namespace and
+  // name; the housekeeper keeps the folder while the claim is prepared.
   nlohmann::json owner = {{"kind", "ResourceClaim"},
                           {"namespace", claim.ref.ns},
                           {"claim", claim.ref.name},
