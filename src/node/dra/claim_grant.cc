@@ -104,10 +104,14 @@ Result<ClaimGrant> GrantOfClaim(const json& claim, const ClaimRef& ref, const st
   }
   const json results = claim.contains(results_at) ? claim.at(results_at) : json::array();
   ClaimGrant out;
-  std::set<std::string> whole;  // GPUs given whole
+  std::set<std::string> whole;          // GPUs given whole
+  std::set<std::string> admin, tenant;  // requests with and without adminAccess
   for (const json& r : results) {
     if (Text(r, "driver") != kDriverName) continue;
     const std::string device = Text(r, "device"), request = Text(r, "request");
+    const auto flag = r.find("adminAccess");
+    const bool admin_access = flag != r.end() && flag->is_boolean() && flag->get<bool>();
+    (admin_access ? admin : tenant).insert(request);
     if (Text(r, "pool") != pool) {
       return FailedPrecondition(what + ": device " + device + " is allocated from pool \"" +
                                 Text(r, "pool") + "\", this node's pool is \"" + pool + "\"");
@@ -118,11 +122,14 @@ Result<ClaimGrant> GrantOfClaim(const json& claim, const ClaimRef& ref, const st
                       " (its devices are gpu-<index> of its " + std::to_string(gpus.size()) +
                       " GPUs)");
     }
-    if (!gpu->healthy) {
+    if (!gpu->healthy && !admin_access) {
       return FailedPrecondition(what + ": device " + device + " (" + gpu->uuid + ") is unhealthy");
     }
-    Result<std::optional<uint64_t>> memory = Consumed(r, "memory");
-    Result<std::optional<uint64_t>> cores = Consumed(r, "cores");
+    // Administrative access takes none of the GPU (the scheduler lets it beside tenants).
+    Result<std::optional<uint64_t>> memory =
+        admin_access ? std::optional<uint64_t>() : Consumed(r, "memory");
+    Result<std::optional<uint64_t>> cores =
+        admin_access ? std::optional<uint64_t>() : Consumed(r, "cores");
     for (const Status& s : {memory.status(), cores.status()}) {
       if (!s.ok()) return InvalidArgument(what + ": device " + device + ": " + s.message());
     }
@@ -148,6 +155,22 @@ Result<ClaimGrant> GrantOfClaim(const json& claim, const ClaimRef& ref, const st
   }
   if (out.devices.empty()) {
     return FailedPrecondition(what + " has no device of driver " + kDriverName);
+  }
+  if (!admin.empty() && !tenant.empty()) {
+    auto names = [](const std::set<std::string>& set) {
+      std::string list;
+      for (const std::string& n : set) list += (list.empty() ? "" : ", ") + n;
+      return list;
+    };
+    return FailedPrecondition(what + ": requests " + names(admin) + " have adminAccess and " +
+                              names(tenant) +
+                              " do not; a claim is prepared either for administrative access "
+                              "(device nodes, no limits) or with limits: use two claims");
+  }
+  if (!admin.empty()) {
+    out.admin_access = true;
+    for (GrantDevice& d : out.grant.devices) d = {d.uuid, 0, 0, 0};
+    return out;  // no compute mode: nothing is limited
   }
   std::set<std::string> requests;
   for (const PreparedDevice& d : out.devices) requests.insert(d.requests.begin(), d.requests.end());

@@ -5,6 +5,9 @@
 // exclusive allocation) gets the whole GPU, and two results on one GPU add up. The compute mode
 // comes from the claim's opaque GpuConfig for this driver (annotations/gpu_config.h), one mode for
 // the whole claim. One claim = one set of limits, shared by every container that uses the claim.
+// A claim whose results were all allocated for administrative access (`adminAccess`: monitoring
+// and management pods, which kube-scheduler lets onto GPUs that tenants hold) gets its GPUs with
+// no limits: the driver gives such a container the device nodes alone, without the library.
 // Plain values and pure functions; thread-compatible.
 //
 //   ASSIGN_OR_RETURN(ClaimGrant g, GrantOfClaim(claim, ref, node_name, board.Get().gpus));
@@ -45,6 +48,7 @@ struct PreparedDevice {
 struct ClaimGrant {
   Grant grant;  // GPUs in the order of the claim's results
   std::vector<PreparedDevice> devices;
+  bool admin_access = false;  // every result has adminAccess: no limits, no library
   bool operator==(const ClaimGrant&) const = default;
 };
 
@@ -56,9 +60,11 @@ std::string ClaimCdiDevice(const std::string& claim_uid);
 // The grant of `claim` (a ResourceClaim object) for `ref` on the node whose pool is `pool` and
 // whose GPUs are `gpus`. Errors name the claim and say what is wrong: FailedPrecondition for a
 // claim of another UID, one that is not allocated or has no result of this driver, a result in
-// another pool, an unhealthy GPU; NotFound for a device this node does not have; InvalidArgument
-// for a malformed consumedCapacity or one larger than the GPU, and for a GpuConfig that is not one
-// (unknown fields or values, a mode for some requests only, elastic without cores).
+// another pool, an unhealthy GPU (admin access excepted: a monitor may watch one), results with
+// and without adminAccess in one claim; NotFound for a device this node does not have;
+// InvalidArgument for a malformed consumedCapacity or one larger than the GPU, and for a GpuConfig
+// that is not one (unknown fields or values, a mode for some requests only, elastic without
+// cores).
 Result<ClaimGrant> GrantOfClaim(const nlohmann::json& claim, const ClaimRef& ref,
                                 const std::string& pool, const std::vector<GpuInfo>& gpus);
 

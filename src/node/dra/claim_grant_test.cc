@@ -157,6 +157,41 @@ TEST(ClaimGrantTest, GpuConfigRefusalsSayWhatIsWrong) {
               HasSubstr("computeMode elastic needs a share of the GPU's cores"));
 }
 
+// Monitoring and management pods claim GPUs with adminAccess, beside the tenants that hold them:
+// they get the GPUs whole, without limits, even one that is unhealthy (what they may be watching).
+TEST(ClaimGrantTest, AdminAccessGetsTheGpusWithoutLimits) {
+  std::vector<GpuInfo> gpus = TestGpus(2);
+  gpus[1].healthy = false;
+  json shared = Alloc("gpu-0", {{"memory", "8Gi"}, {"cores", "30"}}, "n1", "monitor");
+  json sick = Alloc("gpu-1", nullptr, "n1", "monitor");
+  shared["adminAccess"] = sick["adminAccess"] = true;
+  auto g = GrantOfClaim(Claim({shared, sick}), kRef, "n1", gpus);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_TRUE(g->admin_access);
+  ASSERT_EQ(g->grant.devices.size(), 2u);
+  EXPECT_EQ(g->grant.devices[0], (GrantDevice{"GPU-0", 0, 0, 0}));
+  EXPECT_EQ(g->grant.devices[1], (GrantDevice{"GPU-1", 0, 0, 0}));
+  EXPECT_EQ(g->devices.size(), 2u);
+
+  auto plain = GrantOfClaim(Claim({Alloc("gpu-0")}), kRef, "n1", gpus);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->admin_access);
+}
+
+TEST(ClaimGrantTest, AdminAccessAndLimitsInOneClaimAreRefused) {
+  json monitor = Alloc("gpu-0", nullptr, "n1", "monitor");
+  monitor["adminAccess"] = true;
+  json work = Alloc("gpu-1", {{"memory", "8Gi"}}, "n1", "work");
+  work["adminAccess"] = false;
+  auto g = GrantOfClaim(Claim({monitor, work}), kRef, "n1", TestGpus(2));
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(g.status().message(),
+              HasSubstr("ResourceClaim default/c: requests monitor have adminAccess and work do "
+                        "not"));
+  EXPECT_THAT(g.status().message(), HasSubstr("use two claims"));
+}
+
 TEST(ClaimGrantTest, RefusalsSayWhatIsWrong) {
   std::vector<GpuInfo> sick = TestGpus(2);
   sick[1].healthy = false;

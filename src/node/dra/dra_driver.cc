@@ -150,7 +150,10 @@ Result<std::vector<PreparedDevice>> DraDriver::Prepare(const ClaimRef& claim) {
   std::string uuids;
   for (const GrantDevice& d : prepared.grant.grant.devices)
     uuids += (uuids.empty() ? "" : ",") + d.uuid;
-  log::Info("prepared a ResourceClaim", {{"claim", claim.ToString()}, {"gpus", uuids}});
+  log::Info("prepared a ResourceClaim",
+            {{"claim", claim.ToString()},
+             {"gpus", uuids},
+             {"access", prepared.grant.admin_access ? "admin (no limits)" : "limited"}});
   return prepared.grant.devices;
 }
 
@@ -174,7 +177,6 @@ Status DraDriver::WriteFiles(const PreparedClaim& claim, const std::vector<GpuIn
   const std::string& uid = claim.ref.uid;
   const std::string dir = AllocationDir(uid);
   RETURN_IF_ERROR(MakeDir(dir));
-  RETURN_IF_ERROR(MakeDir(RegionDir(uid)));
   // No "pod" or "uid" key: the metrics and the memory guard follow containers of the
   // device-plugin path; the pids refresher finds the claim's containers by its namespace and
   // name; the housekeeper keeps the folder while the claim is prepared.
@@ -183,13 +185,19 @@ Status DraDriver::WriteFiles(const PreparedClaim& claim, const std::vector<GpuIn
                           {"claim", claim.ref.name},
                           {"claimUid", uid}};
   RETURN_IF_ERROR(UpdateFileAtomic(dir + "/owner.json", owner.dump() + "\n"));
-  RETURN_IF_ERROR(UpdateFileAtomic(dir + "/limits", LimitsText(claim.grant.grant)));
-  std::vector<MountSpec> mounts = {
-      {kContainerAllocationDir, dir, true},
-      {kContainerLibraryPath, options_.library_path, true},
-      {"/etc/ld.so.preload", options_.state_dir + "/ld.so.preload", true},
-      {kContainerRegionDir, RegionDir(uid), false},
-  };
+  // Administrative access (monitoring, management): the GPUs' device nodes alone, no library and
+  // so no limits; NVML shows the whole GPUs and every process on them.
+  std::vector<MountSpec> mounts;
+  if (!claim.grant.admin_access) {
+    RETURN_IF_ERROR(MakeDir(RegionDir(uid)));
+    RETURN_IF_ERROR(UpdateFileAtomic(dir + "/limits", LimitsText(claim.grant.grant)));
+    mounts = {
+        {kContainerAllocationDir, dir, true},
+        {kContainerLibraryPath, options_.library_path, true},
+        {"/etc/ld.so.preload", options_.state_dir + "/ld.so.preload", true},
+        {kContainerRegionDir, RegionDir(uid), false},
+    };
+  }
   ASSIGN_OR_RETURN(std::string spec, CdiSpecText(uid, claim.grant.grant, gpus, options_.driver_root,
                                                  kCdiClaimKind, mounts));
   return UpdateFileAtomic(CdiSpecPath(uid), spec);

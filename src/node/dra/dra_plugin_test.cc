@@ -142,6 +142,7 @@ class DraPluginTest : public ::testing::Test {
     std::string device;
     std::string memory, cores;
     std::string pool = "node-a";
+    bool admin_access = false;
   };
   ClaimRef CreateClaim(const std::string& name, const std::vector<Alloc>& allocs) {
     json results = json::array();
@@ -155,6 +156,7 @@ class DraPluginTest : public ::testing::Test {
         r["shareID"] = "5f0c1a2b-0000-4000-8000-00000000000" + std::to_string(i);
         r["consumedCapacity"] = {{"memory", a.memory}, {"cores", a.cores}};
       }
+      if (a.admin_access) r["adminAccess"] = true;
       results.push_back(r);
     }
     json claim = {{"apiVersion", "resource.k8s.io/v1"},
@@ -259,6 +261,27 @@ TEST_F(DraPluginTest, AnExclusiveAllocationGetsTheWholeGpu) {
   EXPECT_EQ(out.claims().at(c.uid).error(), "");
   EXPECT_FALSE(out.claims().at(c.uid).devices(0).has_share_id());
   EXPECT_THAT(Limits(c), HasSubstr("uuid.0=GPU-1\nmemory.0=0\ncores.0=0\n"));
+}
+
+// A monitoring pod's claim with adminAccess, on a GPU a tenant holds: the GPU's device nodes and
+// nothing else (no library, no limits, no region), so NVML shows it the whole GPU.
+TEST_F(DraPluginTest, AnAdminAccessClaimGetsTheDeviceNodesWithoutTheLibrary) {
+  ClaimRef tenant = CreateClaim("tenant", {{"gpu-1", "8Gi", "30"}});
+  ClaimRef monitor = CreateClaim("monitor", {{"gpu-1", "", "", "node-a", true}});
+  auto out = kubelet_->Prepare({tenant, monitor});
+  EXPECT_EQ(out.claims().at(tenant.uid).error(), "");
+  ASSERT_EQ(out.claims().at(monitor.uid).error(), "");
+  EXPECT_THAT(out.claims().at(monitor.uid).devices(0).cdi_device_ids(),
+              ElementsAre("tessera.io/claim=" + monitor.uid));
+  const json spec = CdiSpec(monitor);
+  const json& edits = spec["devices"][0]["containerEdits"];
+  EXPECT_EQ(edits["deviceNodes"][0]["path"], "/dev/nvidia1");
+  EXPECT_EQ(edits["env"], json::array({"TESSERA_VISIBLE_GPUS=GPU-1"}));
+  EXPECT_FALSE(edits.contains("mounts")) << edits.dump();
+  EXPECT_FALSE(fs::exists(driver_->AllocationDir(monitor.uid) + "/limits"));
+  EXPECT_FALSE(fs::exists(driver_->RegionDir(monitor.uid)));
+  EXPECT_THAT(Limits(tenant), HasSubstr("uuid.0=GPU-1\nmemory.0=8589934592\ncores.0=30\n"));
+  EXPECT_TRUE(CdiSpec(tenant)["devices"][0]["containerEdits"].contains("mounts"));
 }
 
 TEST_F(DraPluginTest, PreparingTwiceAnswersTheSameAndRewritesNothing) {

@@ -45,15 +45,19 @@ json ToJson(const PreparedClaim& c) {
     if (d.share_id) entry["shareID"] = *d.share_id;
     devices.push_back(entry);
   }
-  return {{"namespace", c.ref.ns},      {"name", c.ref.name}, {"uid", c.ref.uid},
-          {"mode", c.grant.grant.mode}, {"gpus", gpus},       {"devices", devices}};
+  json out = {{"namespace", c.ref.ns},      {"name", c.ref.name}, {"uid", c.ref.uid},
+              {"mode", c.grant.grant.mode}, {"gpus", gpus},       {"devices", devices}};
+  if (c.grant.admin_access) out["adminAccess"] = true;
+  return out;
 }
 
-// Files written before "mode" and "coresLimit" were kept read as hard, without a ceiling.
+// Files written before "mode" and "coresLimit" were kept read as hard, without a ceiling; before
+// "adminAccess", as claims with limits.
 PreparedClaim FromJson(const json& j) {
   PreparedClaim c;
   c.ref = {j.at("namespace").get<std::string>(), j.at("name").get<std::string>(),
            j.at("uid").get<std::string>()};
+  c.grant.admin_access = j.value("adminAccess", false);
   c.grant.grant.mode = j.value("mode", std::string("hard"));
   if (!annotations::ParseComputeMode(c.grant.grant.mode)) {
     throw std::invalid_argument("claim " + c.ref.uid + ": mode \"" + c.grant.grant.mode + "\"");

@@ -36,6 +36,9 @@ TEST(PreparedClaimsTest, WhatIsPutIsLoadedByTheNextInstance) {
   ASSERT_TRUE(first.Put(Claim("u1")).ok());
   ASSERT_TRUE(first.Put(Claim("u2")).ok());
   ASSERT_TRUE(first.Put(Claim("u3", "elastic")).ok());
+  PreparedClaim admin = Claim("u4");
+  admin.grant.admin_access = true;
+  ASSERT_TRUE(first.Put(admin).ok());
   ASSERT_TRUE(first.Remove("u2").ok());
   ASSERT_TRUE(first.Remove("unknown").ok());
 
@@ -47,6 +50,9 @@ TEST(PreparedClaimsTest, WhatIsPutIsLoadedByTheNextInstance) {
   ASSERT_NE(second.Find("u3"), nullptr);
   EXPECT_EQ(*second.Find("u3"), Claim("u3", "elastic"))
       << "an elastic claim stays elastic, with its ceiling, across a restart";
+  ASSERT_NE(second.Find("u4"), nullptr);
+  EXPECT_EQ(*second.Find("u4"), admin) << "administrative access stays without limits";
+  EXPECT_FALSE(second.Find("u1")->grant.admin_access);
   EXPECT_TRUE(second.damage().empty());
 }
 

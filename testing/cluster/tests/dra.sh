@@ -7,7 +7,8 @@
 # cores are held; a claim shared by two pods is one limit for both; deleting pods frees their
 # capacity for the next; kubelet restarted with prepared claims; a GPU that is lost leaves the
 # slice and comes back; a HAMi pod spec through the webhook's DRA mode (its GPU selection as CEL
-# selectors) and a vcuda one with elastic compute (a GpuConfig). Then the agent is restarted as
+# selectors) and a vcuda one with elastic compute (a GpuConfig); a monitoring pod with adminAccess
+# on a GPU that tenants hold sees it whole, without the library. Then the agent is restarted as
 # before.
 source "$(dirname "$0")/lib.sh"
 harness=$repo/testing/cluster/tessera-dev-cluster
@@ -18,6 +19,7 @@ driver=gpu.tessera.io
 pods=(dra-a dra-b dra-c dra-d dra-s1 dra-s2 dra-e dra-hami dra-vcuda)
 
 cleanup() {
+  k delete namespace dra-monitoring --ignore-not-found --wait=true >/dev/null 2>&1
   k delete pod "${pods[@]}" --ignore-not-found --wait=true >/dev/null 2>&1
   k delete resourceclaim dra-shared --ignore-not-found --wait=true >/dev/null 2>&1
   k delete resourceclaimtemplate dra-8g dra-16g dra-20g --ignore-not-found >/dev/null 2>&1
@@ -156,6 +158,48 @@ check "dra-c got the other GPU" test -n "$c" -a "$c" != "$a"
 check_limits dra-a 8192 30
 check_limits dra-b 8192 30
 check_limits dra-c 16384
+
+# Administrative access (GA in 1.36) needs a namespace with the admin-access label; the device is
+# allocated beside the tenants' claims and takes none of it once allocated, but kube-scheduler
+# checks the request's capacity against what they hold (the default is nearly the whole GPU), so a
+# monitor asks for the smallest share.
+echo "-- a monitor with adminAccess sees a held GPU whole, without the library"
+python3 - "$driver" "$node" <<'PY' | k apply -f - >/dev/null
+import json, sys
+driver, node = sys.argv[1:]
+ns = "dra-monitoring"
+items = [
+  {"apiVersion": "v1", "kind": "Namespace",
+   "metadata": {"name": ns, "labels": {"resource.kubernetes.io/admin-access": "true"}}},
+  {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+   "metadata": {"name": "monitor", "namespace": ns},
+   "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+     "deviceClassName": driver, "adminAccess": True,
+     "capacity": {"requests": {"memory": "256Mi"}}}}]}}},
+  {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "monitor", "namespace": ns},
+   "spec": {"terminationGracePeriodSeconds": 1, "restartPolicy": "Never",
+            "nodeSelector": {"kubernetes.io/hostname": node},
+            "resourceClaims": [{"name": "gpu", "resourceClaimName": "monitor"}],
+            "containers": [{"name": "main", "image": "tessera.local/workload:dev",
+              "command": ["sh", "-c", "tessera-demo-workload --nvml-only; echo workload.exit=$?; "
+                          "test -e /etc/ld.so.preload && echo preload=yes || echo preload=no; "
+                          "exec sleep 3600"],
+              "resources": {"claims": [{"name": "gpu"}]}}]}}]
+print(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+PY
+km() { k -n dra-monitoring "$@"; }
+deadline=$((SECONDS + 120))
+until km logs monitor 2>/dev/null | grep -q '^preload=' || ((SECONDS > deadline)); do sleep 1; done
+logs=$(km logs monitor 2>&1 || true)
+echo "$logs" | sed 's/^/  monitor | /'
+grep -q '^workload.exit=0' <<<"$logs" || km describe pod monitor | tail -n 15
+check "the monitor ran" grep -q '^workload.exit=0' <<<"$logs"
+check "its claim is allocated with adminAccess" test "$(km get resourceclaim monitor \
+  -o 'jsonpath={.status.allocation.devices.results[0].adminAccess}')" = true
+check "NVML shows it the whole GPU, 24268 MiB, though tenants hold some" \
+  test "$(value nvml.total_mib "$logs")" = 24268
+check "its container has no /etc/ld.so.preload (no library, no limits)" grep -q '^preload=no' <<<"$logs"
+k delete namespace dra-monitoring --wait=true >/dev/null
 
 echo "-- deleting pods frees their capacity"
 claim_pod dra-d template dra-20g "$run_and_stay"
