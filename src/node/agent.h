@@ -43,6 +43,7 @@ struct AgentOptions {
   AllocatorOptions allocator;  // its `signing` also signs what the agent writes
   std::string node_uid;        // the Node's metadata.uid, for the signature of tessera.io/gpus
   std::string kubelet_dir = "/var/lib/kubelet";
+  std::string dra_unhealthy_taint = "NoSchedule";  // mode kDra: resource_slices.h
   std::vector<ResourceSpec> resources;
   double cores_scaling = 1;
   bool fail_on_init_error = true;

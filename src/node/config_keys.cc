@@ -18,6 +18,13 @@ void AddConfigKeys(config::Schema& s) {
                  "ResourceSlices; no device plugin, docs/dra.md)",
          .allowed = {"device-plugin", "dra"},
          .flags = {"mode"}});
+  s.Add({.path = "node.dra.unhealthy-taint",
+         .type = Type::kString,
+         .default_value = "NoSchedule",
+         .help = "DRA: the effect of the taint gpu.tessera.io/unhealthy that an unhealthy GPU "
+                 "gets in the ResourceSlice: NoSchedule (no new claim gets it), NoExecute (the "
+                 "pods whose claims use it are evicted too) or None (shown only)",
+         .allowed = {"NoSchedule", "NoExecute", "None"}});
   s.Add({.path = "node.kubelet-dir",
          .type = Type::kString,
          .default_value = "/var/lib/kubelet",
@@ -192,6 +199,7 @@ Result<AgentOptions> OptionsFromConfig(const config::Config& c, const std::strin
   ASSIGN_OR_RETURN(o.allocator.signing,
                    annotations::Signing::FromKeyFile(c.GetString("node.annotation-key-file")));
   o.kubelet_dir = c.GetString("node.kubelet-dir");
+  o.dra_unhealthy_taint = c.GetString("node.dra.unhealthy-taint");
   o.cores_scaling = c.GetFloat("node.device-cores-scaling");
   o.fail_on_init_error = c.GetBool("node.fail-on-init-error");
   o.xid_hold =

@@ -49,7 +49,11 @@ struct DraParts {
                 .driver_root = o.allocator.driver_root},
                claims, board),
         plugin({.kubelet_dir = o.kubelet_dir, .pool = o.allocator.node_name}, driver, board),
-        slices(client, {.node_name = o.allocator.node_name, .node_uid = o.node_uid}, board) {}
+        slices(client,
+               {.node_name = o.allocator.node_name,
+                .node_uid = o.node_uid,
+                .unhealthy_taint = o.dra_unhealthy_taint},
+               board) {}
   dra::KubeClaimSource claims;
   dra::DraDriver driver;
   dra::DraPlugin plugin;

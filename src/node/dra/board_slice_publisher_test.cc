@@ -24,12 +24,12 @@ TEST(BoardSlicePublisherTest, TheSliceFollowsTheBoardsGpusAndHealth) {
   BoardSlicePublisher slices(*client, {.node_name = "node-1", .node_uid = "u-1"}, board);
   ASSERT_TRUE(slices.Start().ok());
 
-  auto devices = [&] {
+  auto devices = [&] {  // a tainted device's name ends in "!"
     std::vector<std::string> names;
     Result<json> slice = client->Get(kube::kResourceSlices, "", "node-1-gpu.tessera.io");
     if (!slice.ok()) return std::vector<std::string>{"(no slice)"};
     for (const json& d : slice->at("spec").value("devices", json::array())) {
-      names.push_back(d["name"].get<std::string>());
+      names.push_back(d["name"].get<std::string>() + (d.contains("taints") ? "!" : ""));
     }
     return names;
   };
@@ -38,7 +38,7 @@ TEST(BoardSlicePublisherTest, TheSliceFollowsTheBoardsGpusAndHealth) {
     return devices() == Names{"gpu-0", "gpu-1"};
   })) << devices()[0];
   ASSERT_TRUE(board.SetHealthy("GPU-1", false));
-  EXPECT_TRUE(kube::WaitUntil([&] { return devices() == Names{"gpu-0"}; }));
+  EXPECT_TRUE(kube::WaitUntil([&] { return devices() == Names{"gpu-0", "gpu-1!"}; }));
   board.SetServing(true);  // a change of the board that is no change of the slice
   ASSERT_TRUE(board.SetHealthy("GPU-1", true));
   EXPECT_TRUE(kube::WaitUntil([&] { return devices() == Names{"gpu-0", "gpu-1"}; }));

@@ -51,7 +51,7 @@ void ResourceSlicePublisher::Stop() {
 }
 
 void ResourceSlicePublisher::Update(const std::vector<GpuInfo>& gpus) {
-  json devices = SliceDevices(gpus);
+  json devices = SliceDevices(gpus, options_.unhealthy_taint);
   {
     std::lock_guard lock(mu_);
     if (devices_ == devices) return;

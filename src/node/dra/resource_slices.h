@@ -39,6 +39,8 @@ namespace tessera::node {
 struct ResourceSlicePublisherOptions {
   std::string node_name;
   std::string node_uid;  // the Node's metadata.uid: the slice's ownerReference
+  // The effect of an unhealthy GPU's taint (slice_content.h): None, NoSchedule or NoExecute.
+  std::string unhealthy_taint = "NoSchedule";
   // Checks the API server's slices this often even when the GPUs did not change.
   std::chrono::milliseconds resync{30'000};
   // Waits between failed attempts.

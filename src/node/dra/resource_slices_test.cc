@@ -110,18 +110,27 @@ TEST_F(ResourceSlicePublisherTest, PublishesTheGpusOnceUpdateGivesThem) {
   EXPECT_EQ(slice["spec"]["devices"][1]["capacity"]["memory"]["value"], "143771Mi");
 }
 
-TEST_F(ResourceSlicePublisherTest, UnhealthyGpuLeavesTheSliceAndComesBack) {
+TEST_F(ResourceSlicePublisherTest, UnhealthyGpuIsTaintedAndUntaintedOnceHealthy) {
   auto publisher = Publisher();
   ASSERT_TRUE(publisher->Start().ok());
   publisher->Update({Gpu(0), Gpu(1)});
   EXPECT_EQ(Generation(WaitForDevices({"gpu-0", "gpu-1"})), 1);
   publisher->Update({Gpu(0, false), Gpu(1)});
-  EXPECT_EQ(Generation(WaitForDevices({"gpu-1"})), 2);
+  auto tainted = [&] {
+    json slice = Ours();
+    if (slice.is_null()) return std::string();
+    std::string names;
+    for (const json& d : slice["spec"].value("devices", json::array())) {
+      if (d.contains("taints")) names += d["name"].get<std::string>() + " ";
+    }
+    return names;
+  };
+  EXPECT_TRUE(kube::WaitUntil([&] { return tainted() == "gpu-0 "; })) << tainted();
+  EXPECT_EQ(Generation(Ours()), 2);
+  EXPECT_EQ(Ours()["spec"]["devices"][0]["taints"][0]["effect"], "NoSchedule");
   publisher->Update({Gpu(0), Gpu(1)});
-  EXPECT_EQ(Generation(WaitForDevices({"gpu-0", "gpu-1"})), 3);
-  // All unhealthy: the slice stays, with no device.
-  publisher->Update({Gpu(0, false), Gpu(1, false)});
-  EXPECT_EQ(Generation(WaitForDevices({})), 4);
+  EXPECT_TRUE(kube::WaitUntil([&] { return tainted().empty(); })) << tainted();
+  EXPECT_EQ(Generation(Ours()), 3);
 }
 
 TEST_F(ResourceSlicePublisherTest, NothingIsWrittenWhenNothingChanged) {

@@ -157,10 +157,9 @@ std::string BytesQuantity(uint64_t bytes) {
   return std::to_string(bytes) + kSuffixes[suffix];
 }
 
-json SliceDevices(const std::vector<GpuInfo>& gpus) {
+json SliceDevices(const std::vector<GpuInfo>& gpus, std::string_view unhealthy_effect) {
   json devices = json::array();
   for (const GpuInfo& g : gpus) {
-    if (!g.healthy) continue;
     const uint64_t memory_bytes = g.memory_mib << 20;
     if (memory_bytes < 2 * kMemoryStepBytes) {
       log::Warn("GPU left out of the ResourceSlice: its memory is less than two 256 MiB steps",
@@ -173,10 +172,16 @@ json SliceDevices(const std::vector<GpuInfo>& gpus) {
                   {"first-left-out", std::to_string(g.index)}});
       break;
     }
-    devices.push_back({{"name", DraDeviceName(g.index)},
-                       {"allowMultipleAllocations", true},
-                       {"attributes", Attributes(g)},
-                       {"capacity", Capacity(memory_bytes)}});
+    json device = {{"name", DraDeviceName(g.index)},
+                   {"allowMultipleAllocations", true},
+                   {"attributes", Attributes(g)},
+                   {"capacity", Capacity(memory_bytes)}};
+    // The server stamps timeAdded; SliceMatches ignores fields it adds.
+    if (!g.healthy) {
+      device["taints"] =
+          json::array({{{"key", kUnhealthyTaintKey}, {"effect", std::string(unhealthy_effect)}}});
+    }
+    devices.push_back(std::move(device));
   }
   return devices;
 }
@@ -208,6 +213,16 @@ bool SliceMatches(const json& stored, const json& desired) {
   if (have_spec.value("devices", json::array()).size() !=
       want_spec.value("devices", json::array()).size()) {
     return false;
+  }
+  // A taint we no longer publish (the GPU is healthy again) is a difference too: Contains only
+  // asks that what we publish be there.
+  const json& have_devices = have_spec.value("devices", json::array());
+  const json& want_devices = want_spec.value("devices", json::array());
+  for (size_t i = 0; i < want_devices.size(); ++i) {
+    if (!want_devices[i].contains("taints") &&
+        !have_devices[i].value("taints", json::array()).empty()) {
+      return false;
+    }
   }
   auto owners = [](const json& object) {
     json metadata = object.value("metadata", json::object());

@@ -1,6 +1,7 @@
 // What the node's ResourceSlice (resource.k8s.io/v1) holds: one pool named after the node, one
-// device `gpu-<index>` per healthy GPU with its attributes and the consumable capacities
-// `memory` (bytes) and `cores` (percent), shared between claims (allowMultipleAllocations).
+// device `gpu-<index>` per GPU with its attributes and the consumable capacities `memory` (bytes)
+// and `cores` (percent), shared between claims (allowMultipleAllocations); an unhealthy GPU with
+// the taint gpu.tessera.io/unhealthy (DRADeviceTaints, on by default since Kubernetes 1.36).
 // The content passes the pinned API server's validation (Kubernetes v1.36,
 // pkg/apis/resource/validation/validation.go): a GPU that cannot be published validly is left out
 // with a warning rather than failing the whole slice. Pure functions: thread-safe.
@@ -48,10 +49,13 @@ std::string ResourceSliceName(std::string_view node_name);
 // suffix that keeps it whole ("80Gi", "143771Mi"), a plain number below 1024.
 std::string BytesQuantity(uint64_t bytes);
 
-// spec.devices for these GPUs: the healthy ones in index order, at most kMaxDevicesPerSlice. A GPU
-// with less memory than two steps (512 MiB) is left out: the memory request policy would not be
-// valid for it.
-nlohmann::json SliceDevices(const std::vector<GpuInfo>& gpus);
+// The taint an unhealthy GPU's device carries; its effect is node.dra.unhealthy-taint.
+inline constexpr std::string_view kUnhealthyTaintKey = "gpu.tessera.io/unhealthy";
+// spec.devices for these GPUs in index order, at most kMaxDevicesPerSlice; an unhealthy one
+// tainted kUnhealthyTaintKey with `unhealthy_effect`. A GPU with less memory than two steps
+// (512 MiB) is left out: the memory request policy would not be valid for it.
+nlohmann::json SliceDevices(const std::vector<GpuInfo>& gpus,
+                            std::string_view unhealthy_effect = "NoSchedule");
 
 struct SliceOwner {
   std::string node_name;
@@ -66,7 +70,8 @@ nlohmann::json ResourceSliceObject(const SliceOwner& owner, const nlohmann::json
 
 // Whether the stored slice already says what `desired` says: every field of desired's spec and
 // metadata.ownerReferences is in `stored` with the same value (fields the server adds are
-// ignored); pool.generation is not compared.
+// ignored), and no stored device has taints where desired's has none; pool.generation is not
+// compared.
 bool SliceMatches(const nlohmann::json& stored, const nlohmann::json& desired);
 
 }  // namespace tessera::node

@@ -259,11 +259,22 @@ TEST(SliceContentTest, DottedVersionsBecomeSemanticVersions) {
   }
 }
 
-TEST(SliceContentTest, UnhealthyGpusAreLeftOut) {
+// An unhealthy GPU stays in the slice with a taint, whose effect the setting chooses: the
+// scheduler gives it to no new claim (NoSchedule), also evicts its pods (NoExecute), or only shows
+// it (None); a claim that tolerates the taint may still be allocated it.
+TEST(SliceContentTest, UnhealthyGpusAreTainted) {
   json devices = SliceDevices({Gpu(0, 81920), Gpu(1, 81920, false), Gpu(2, 81920)});
-  ASSERT_EQ(devices.size(), 2u);
-  EXPECT_EQ(devices[0]["name"], "gpu-0");
-  EXPECT_EQ(devices[1]["name"], "gpu-2");
+  ASSERT_EQ(devices.size(), 3u);
+  EXPECT_FALSE(devices[0].contains("taints"));
+  EXPECT_EQ(devices[1]["name"], "gpu-1");
+  EXPECT_EQ(devices[1]["taints"],
+            json::parse(R"([{"key":"gpu.tessera.io/unhealthy","effect":"NoSchedule"}])"));
+  EXPECT_EQ(devices[1]["capacity"], devices[0]["capacity"]);
+  EXPECT_FALSE(devices[2].contains("taints"));
+  for (const char* effect : {"NoExecute", "None"}) {
+    json d = SliceDevices({Gpu(0, 81920, false)}, effect);
+    EXPECT_EQ(d[0]["taints"][0]["effect"], effect);
+  }
 }
 
 // ResourceSliceMaxDevices: at most 128 devices in a slice.
@@ -323,6 +334,17 @@ TEST(SliceContentTest, MatchIgnoresServerFieldsAndGenerationButNotContent) {
   json none = ResourceSliceObject(kOwner, json::array(), 3);
   EXPECT_FALSE(SliceMatches(stored, none));
   EXPECT_TRUE(SliceMatches(none, none));
+
+  // A taint: the server stamps its timeAdded; once the GPU is healthy again, the stored taint is
+  // a difference.
+  json tainted = ResourceSliceObject(kOwner, SliceDevices({Gpu(0, 81920, false)}), 3);
+  json tainted_stored = tainted;
+  tainted_stored["spec"]["devices"][0]["taints"][0]["timeAdded"] = "2026-12-05T16:00:00Z";
+  EXPECT_TRUE(SliceMatches(tainted_stored, tainted));
+  EXPECT_FALSE(
+      SliceMatches(tainted_stored, ResourceSliceObject(kOwner, SliceDevices({Gpu(0, 81920)}), 3)));
+  EXPECT_FALSE(
+      SliceMatches(ResourceSliceObject(kOwner, SliceDevices({Gpu(0, 81920)}), 3), tainted));
 }
 
 }  // namespace

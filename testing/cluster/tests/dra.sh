@@ -5,9 +5,9 @@
 # the agent's DRA plugin. Two pods that each claim 8Gi share one GPU, a third that claims 16Gi goes
 # to the other, each container's NVML total and out-of-memory boundary match its claim and the
 # cores are held; a claim shared by two pods is one limit for both; deleting pods frees their
-# capacity for the next; kubelet restarted with prepared claims; a GPU that is lost leaves the
-# slice and comes back; a HAMi pod spec through the webhook's DRA mode (its GPU selection as CEL
-# selectors) and a vcuda one with elastic compute (a GpuConfig); a monitoring pod with adminAccess
+# capacity for the next; kubelet restarted with prepared claims; a GPU that is lost is tainted in
+# the slice, and a claim for it waits until the taint goes; a HAMi pod spec through the webhook's
+# DRA mode (its GPU selection as CEL selectors) and a vcuda one with elastic compute (a GpuConfig); a monitoring pod with adminAccess
 # on a GPU that tenants hold sees it whole, without the library. Then the agent is restarted as
 # before.
 source "$(dirname "$0")/lib.sh"
@@ -16,13 +16,13 @@ node=node-a
 nd=$cluster_dir/nodes/$node
 build=$(sed -n 's/^declare -- tessera_build="\(.*\)"$/\1/p' "$cluster_dir/cluster.env")
 driver=gpu.tessera.io
-pods=(dra-a dra-b dra-c dra-d dra-s1 dra-s2 dra-e dra-hami dra-vcuda)
+pods=(dra-a dra-b dra-c dra-d dra-s1 dra-s2 dra-e dra-t dra-hami dra-vcuda)
 
 cleanup() {
   k delete namespace dra-monitoring --ignore-not-found --wait=true >/dev/null 2>&1
   k delete pod "${pods[@]}" --ignore-not-found --wait=true >/dev/null 2>&1
   k delete resourceclaim dra-shared --ignore-not-found --wait=true >/dev/null 2>&1
-  k delete resourceclaimtemplate dra-8g dra-16g dra-20g --ignore-not-found >/dev/null 2>&1
+  k delete resourceclaimtemplate dra-8g dra-16g dra-20g dra-on-gpu1 --ignore-not-found >/dev/null 2>&1
 }
 restore() {
   cleanup
@@ -41,7 +41,8 @@ out = []
 for s in json.load(sys.stdin)["items"]:
     if s["spec"]["driver"] == sys.argv[1] and s["spec"].get("nodeName") == sys.argv[2]:
         for d in s["spec"].get("devices", []):
-            out.append(d["name"] + ":" + d["capacity"]["memory"]["value"])
+            taints = "".join("!" + t["key"] + ":" + t["effect"] for t in d.get("taints", []))
+            out.append(d["name"] + ":" + d["capacity"]["memory"]["value"] + taints)
 print(" ".join(sorted(out)))' "$driver" "$node"
 }
 wait_slice() { # wait_slice WANT SECONDS
@@ -264,11 +265,19 @@ check_limits dra-e 8192 30
 k delete pod dra-s1 dra-s2 dra-e --wait=true >/dev/null
 k delete resourceclaim dra-shared --wait=true >/dev/null
 
-echo "-- a lost GPU leaves the slice"
+echo "-- a lost GPU is tainted in the slice"
 SIMGPU_STATE=$nd/run/simgpu "$build/bin/simgpu" remove 1 >/dev/null
-check "gpu-1 left node-a's slice ($(slice_devices))" wait_slice "gpu-0:$mem" 60
+check "gpu-1 is tainted gpu.tessera.io/unhealthy:NoSchedule ($(slice_devices))" \
+  wait_slice "gpu-0:$mem gpu-1:$mem!gpu.tessera.io/unhealthy:NoSchedule" 60
+claim_object ResourceClaimTemplate dra-on-gpu1 1Gi "" 'device.attributes["gpu.tessera.io"].index == 1'
+claim_pod dra-t template dra-on-gpu1 "$run_and_stay"
+sleep 5
+check "a claim that asks for it stays unallocated (dra-t Pending)" \
+  test "$(k get pod dra-t -o 'jsonpath={.status.phase}')" = Pending
 SIMGPU_STATE=$nd/run/simgpu "$build/bin/simgpu" restore 1 >/dev/null
-check "and came back once restored ($(slice_devices))" wait_slice "gpu-0:$mem gpu-1:$mem" 120
+check "the taint goes once it is restored ($(slice_devices))" wait_slice "gpu-0:$mem gpu-1:$mem" 120
+check "and the claim gets it: dra-t runs" wait_logs dra-t workload.exit=0 180
+k delete pod dra-t --wait=true >/dev/null
 
 echo "-- a HAMi pod spec through the webhook's DRA mode"
 # The dev cluster's scheduler runs the webhook's DRA mode opt-in: the pod's label asks for it. Its
