@@ -1,5 +1,6 @@
 #include "annotations/gpu_config.h"
 
+#include <algorithm>
 #include <string>
 
 namespace tessera::annotations {
@@ -50,6 +51,36 @@ Result<GpuConfig> ParseGpuConfig(const json& parameters) {
   }
   if (config.cores_limit != 0 && config.mode != ComputeMode::kElastic) {
     return InvalidArgument("coresLimit applies to computeMode elastic only");
+  }
+  return config;
+}
+
+Result<GpuConfig> GpuConfigOfEntries(const json& entries, const std::set<std::string>& requests) {
+  GpuConfig config;
+  if (!entries.is_array()) return config;
+  size_t index = 0;
+  for (const json& entry : entries) {
+    const std::string where = "config[" + std::to_string(index++) + "]";
+    if (!entry.is_object()) continue;
+    const json opaque = entry.value("opaque", json::object());
+    if (!opaque.is_object() || opaque.value("driver", json()) != kGpuConfigDriver) continue;
+    const json named = entry.value("requests", json::array());
+    if (named.is_array() && !named.empty()) {
+      std::set<std::string> covered;
+      for (const json& r : named) {
+        if (r.is_string())
+          covered.insert(r.get<std::string>().substr(0, r.get<std::string>().find('/')));
+      }
+      if (!std::includes(covered.begin(), covered.end(), requests.begin(), requests.end())) {
+        return InvalidArgument(where + " applies to some of the claim's requests only: a claim " +
+                               "has one compute mode, give the GpuConfig to all of them");
+      }
+    }
+    Result<GpuConfig> parsed = ParseGpuConfig(opaque.value("parameters", json()));
+    if (!parsed.ok()) {
+      return InvalidArgument(where + " (" + kGpuConfigKind + "): " + parsed.status().message());
+    }
+    config = *parsed;
   }
   return config;
 }

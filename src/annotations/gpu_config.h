@@ -13,6 +13,9 @@
 // Plain values and pure functions; thread-safe.
 #pragma once
 
+#include <set>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "annotations/allocation.h"
@@ -20,6 +23,7 @@
 
 namespace tessera::annotations {
 
+inline constexpr const char* kGpuConfigDriver = "gpu.tessera.io";
 inline constexpr const char* kGpuConfigApiVersion = "gpu.tessera.io/v1";
 inline constexpr const char* kGpuConfigKind = "GpuConfig";
 
@@ -34,5 +38,14 @@ nlohmann::json GpuConfigToJson(const GpuConfig& config);
 // than hard or elastic, a coresLimit that is not a whole 1..100 or is given in hard mode are
 // errors saying what is allowed.
 Result<GpuConfig> ParseGpuConfig(const nlohmann::json& parameters);
+
+// The compute mode that device configuration entries give a claim's requests `requests` (base
+// names): `entries` as a claim's spec.devices.config or its status.allocation.devices.config lists
+// them ({"requests": [...], "opaque": {"driver", "parameters"}}; a DeviceClass's come first there).
+// Entries of other drivers are skipped; a later entry of this driver replaces an earlier one whole;
+// none gives hard. Errors name the entry ("config[1] ..."): a GpuConfig that does not parse, or an
+// entry that names requests and leaves some of `requests` out (a claim has one mode).
+Result<GpuConfig> GpuConfigOfEntries(const nlohmann::json& entries,
+                                     const std::set<std::string>& requests);
 
 }  // namespace tessera::annotations

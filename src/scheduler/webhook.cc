@@ -5,6 +5,7 @@
 #include "annotations/names.h"
 #include "common/strings.h"
 #include "log/log.h"
+#include "scheduler/claim_admission.h"
 #include "scheduler/dialect.h"
 #include "scheduler/dra_rewrite.h"
 #include "scheduler/json_pointer.h"
@@ -144,6 +145,26 @@ std::string Webhook::Check(const PodRequest& request) const {
   return "";
 }
 
+json Webhook::ReviewClaim(const json& request, const json& object, const std::string& kind,
+                          json out) const {
+  const json* spec = Field(object, "spec");
+  if (spec && kind == "ResourceClaimTemplate") spec = Field(*spec, "spec");
+  std::string why = ClaimSpecDenial(spec ? *spec : json::object());
+  if (why.empty()) return out;
+  const json* n = Field(request, "namespace");
+  std::string ns = n && n->is_string() ? n->get<std::string>() : "";
+  std::string name = StringAt(object, "metadata", "name");
+  if (name.empty()) name = StringAt(object, "metadata", "generateName") + "*";
+  log::Info("admission denied",
+            {{kind == "ResourceClaim" ? "claim" : "template", ns + "/" + name}, {"reason", why}});
+  out["response"]["allowed"] = false;
+  out["response"]["status"] = {
+      {"code", 403},
+      {"reason", "Forbidden"},
+      {"message", "Tessera: " + kind + " " + ns + "/" + name + ": " + why}};
+  return out;
+}
+
 Result<json> Webhook::Review(const json& review, bool mutate) const {
   if (!review.is_object()) return InvalidArgument("the request body must be an AdmissionReview");
   const json* request = Field(review, "request");
@@ -158,6 +179,10 @@ Result<json> Webhook::Review(const json& review, bool mutate) const {
   std::string kind = StringAt(*request, "kind", "kind");
   const json* op = Field(*request, "operation");
   std::string operation = op && op->is_string() ? op->get<std::string>() : "";
+  if (!mutate && pod && pod->is_object() && operation != "DELETE" &&
+      (kind == "ResourceClaim" || kind == "ResourceClaimTemplate")) {
+    return ReviewClaim(*request, *pod, kind, std::move(out));
+  }
   if (!pod || (!kind.empty() && kind != "Pod") || operation == "DELETE") return out;
   if (!pod->is_object()) return InvalidArgument("AdmissionReview request.object is not an object");
   std::string name = StringAt(*pod, "metadata", "name");

@@ -6,9 +6,10 @@
 // claims instead (dra_rewrite.h; `on`: every GPU pod not labelled tessera.io/webhook=device-plugin,
 // `opt-in`: those labelled tessera.io/webhook=dra; a dry run creates nothing). Validate (/validate)
 // only checks, guards Tessera's annotations (annotation_guard.h) and refuses GPU pods created with
-// spec.nodeName. Both deny an invalid request with a message that says what is allowed, and pass
-// pods labelled tessera.io/webhook=ignore, other kinds and DELETEs untouched. A review of the
-// wrong shape is InvalidArgument (HTTP 400). Thread-safe.
+// spec.nodeName; for ResourceClaims and ResourceClaimTemplates, it refuses what the DRA driver
+// could not prepare (claim_admission.h). Both deny an invalid request with a message that says what
+// is allowed, and pass pods labelled tessera.io/webhook=ignore, other kinds and DELETEs untouched.
+// A review of the wrong shape is InvalidArgument (HTTP 400). Thread-safe.
 //
 //   Webhook webhook(state, "tessera", DefaultTrustedUsers(), /*gpu_node_selector=*/true);
 //   ASSIGN_OR_RETURN(nlohmann::json answer, webhook.Mutate(review));
@@ -57,6 +58,10 @@ class Webhook {
 
  private:
   Result<nlohmann::json> Review(const nlohmann::json& review, bool mutate) const;
+  // /validate of a ResourceClaim or ResourceClaimTemplate (claim_admission.h): `out` allowed, or
+  // denied with why.
+  nlohmann::json ReviewClaim(const nlohmann::json& request, const nlohmann::json& object,
+                             const std::string& kind, nlohmann::json out) const;
   // Empty when the pod is acceptable; otherwise why not.
   std::string Check(const PodRequest& request) const;
   // Whether a GPU pod with these labels (null: none) goes to DRA.

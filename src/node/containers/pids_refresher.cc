@@ -5,6 +5,7 @@
 #include <set>
 
 #include "abi/host_pids.h"
+#include "common/json_text.h"
 #include "log/log.h"
 #include "node/allocation/allocation_files.h"
 #include "node/allocation/pod_view.h"
@@ -18,14 +19,6 @@ using nlohmann::json;
 
 namespace {
 
-// The string `key` of `object`, "" when absent or not a string (the pod comes from outside: an
-// odd field must not end the agent).
-std::string Text(const json& object, const char* key) {
-  if (!object.is_object()) return "";
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 // The status of container `name` (regular or init), or nullptr.
 const json* ContainerStatus(const json& pod, const std::string& name) {
   if (!pod.contains("status")) return nullptr;
@@ -33,7 +26,7 @@ const json* ContainerStatus(const json& pod, const std::string& name) {
     auto it = pod["status"].find(list);
     if (it == pod["status"].end() || !it->is_array()) continue;
     for (const json& c : *it) {
-      if (Text(c, "name") == name) return &c;
+      if (TextOf(c, "name") == name) return &c;
     }
   }
   return nullptr;
@@ -54,14 +47,14 @@ std::vector<std::string> ClaimContainers(const json& pod, const std::string& cla
   const json& spec = pod.contains("spec") ? pod["spec"] : json::object();
   if (auto it = spec.find("resourceClaims"); it != spec.end() && it->is_array()) {
     for (const json& c : *it) {
-      if (Text(c, "resourceClaimName") == claim) entries.insert(Text(c, "name"));
+      if (TextOf(c, "resourceClaimName") == claim) entries.insert(TextOf(c, "name"));
     }
   }
   if (pod.contains("status")) {
     auto it = pod["status"].find("resourceClaimStatuses");
     if (it != pod["status"].end() && it->is_array()) {
       for (const json& c : *it) {
-        if (Text(c, "resourceClaimName") == claim) entries.insert(Text(c, "name"));
+        if (TextOf(c, "resourceClaimName") == claim) entries.insert(TextOf(c, "name"));
       }
     }
   }
@@ -77,8 +70,8 @@ std::vector<std::string> ClaimContainers(const json& pod, const std::string& cla
       }
       if (claims == nullptr) continue;
       for (const json& use : *claims) {
-        if (entries.count(Text(use, "name")) != 0) {
-          names.push_back(Text(container, "name"));
+        if (entries.count(TextOf(use, "name")) != 0) {
+          names.push_back(TextOf(container, "name"));
           break;
         }
       }
@@ -114,15 +107,15 @@ void PidsRefresher::Refresh(const std::string& id, const std::string& dir) {
   std::ifstream in(dir + "/owner.json");
   json owner = json::parse(in, nullptr, false);
   std::vector<ContainerPid> pids;
-  if (Text(owner, "kind") == "ResourceClaim") {
+  if (TextOf(owner, "kind") == "ResourceClaim") {
     if (!ClaimPids(id, owner, &pids)) return;
   } else {
-    std::string uid = Text(owner, "uid");
+    std::string uid = TextOf(owner, "uid");
     if (uid.empty()) return;  // Allocate without PreStartContainer
-    std::optional<json> pod = pods_.Pod(Text(owner, "namespace"), Text(owner, "pod"));
-    if (!pod || Text((*pod)["metadata"], "uid") != uid || PodTerminal(*pod)) return;
+    std::optional<json> pod = pods_.Pod(TextOf(owner, "namespace"), TextOf(owner, "pod"));
+    if (!pod || TextOf((*pod)["metadata"], "uid") != uid || PodTerminal(*pod)) return;
     std::optional<std::string> cgroup;
-    if (!ContainerPidsOf(id, *pod, Text(owner, "container"), &pids, &cgroup)) return;
+    if (!ContainerPidsOf(id, *pod, TextOf(owner, "container"), &pids, &cgroup)) return;
     if (cgroup) cgroups_[id] = *cgroup;
   }
   Status s = UpdateFileAtomic(dir + "/" + TESSERA_PIDS_FILE_NAME, PidsText(pids));
@@ -137,11 +130,11 @@ bool PidsRefresher::ContainerPidsOf(const std::string& id, const json& pod,
                                     std::optional<std::string>* cgroup_dir) {
   const json* status = ContainerStatus(pod, container);
   std::optional<ContainerId> cid;
-  if (status) cid = ParseContainerId(Text(*status, "containerID"));
+  if (status) cid = ParseContainerId(TextOf(*status, "containerID"));
   if (!cid) return false;  // not started yet
   if (!Running(*status)) return true;
-  std::string uid = Text(pod["metadata"], "uid");
-  std::optional<QosClass> qos = ParseQosClass(Text(pod["status"], "qosClass"));
+  std::string uid = TextOf(pod["metadata"], "uid");
+  std::optional<QosClass> qos = ParseQosClass(TextOf(pod["status"], "qosClass"));
   std::optional<std::string> cgroup =
       FindContainerCgroup(options_.cgroup_root, uid, qos, cid->id, options_.kubelet_cgroup_root);
   std::string key = id + "/" + uid + "/" + container;
@@ -152,23 +145,24 @@ bool PidsRefresher::ContainerPidsOf(const std::string& id, const json& pod,
     logged_missing_.erase(key);
   } else if (logged_missing_[key] != cid->id) {
     logged_missing_[key] = cid->id;
-    log::Info("the container's cgroup is not found yet; its processes stay out of the pids file",
-              {{"allocation", id},
-               {"pod", Text(pod["metadata"], "namespace") + "/" + Text(pod["metadata"], "name")},
-               {"container", container},
-               {"containerID", cid->runtime + "://" + cid->id},
-               {"cgroupRoot", options_.cgroup_root}});
+    log::Info(
+        "the container's cgroup is not found yet; its processes stay out of the pids file",
+        {{"allocation", id},
+         {"pod", TextOf(pod["metadata"], "namespace") + "/" + TextOf(pod["metadata"], "name")},
+         {"container", container},
+         {"containerID", cid->runtime + "://" + cid->id},
+         {"cgroupRoot", options_.cgroup_root}});
   }
   return true;
 }
 
 bool PidsRefresher::ClaimPids(const std::string& id, const json& owner,
                               std::vector<ContainerPid>* pids) {
-  const std::string ns = Text(owner, "namespace"), claim = Text(owner, "claim");
+  const std::string ns = TextOf(owner, "namespace"), claim = TextOf(owner, "claim");
   if (ns.empty() || claim.empty()) return false;
   bool any = false;
   for (const PodRef& pod : pods_.NodePods()) {
-    if (Text((*pod)["metadata"], "namespace") != ns || PodTerminal(*pod)) continue;
+    if (TextOf((*pod)["metadata"], "namespace") != ns || PodTerminal(*pod)) continue;
     for (const std::string& container : ClaimContainers(*pod, claim)) {
       std::optional<std::string> cgroup;
       any |= ContainerPidsOf(id, *pod, container, pids, &cgroup);

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "annotations/gpu_config.h"
+#include "common/json_text.h"
 #include "common/quantity.h"
 
 namespace tessera::node::dra {
@@ -20,11 +21,6 @@ std::string ClaimCdiDevice(const std::string& claim_uid) {
 }
 
 namespace {
-
-std::string Text(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
 
 // The GPU named `device` ("gpu-<index>"), or nullptr.
 const GpuInfo* GpuOfDevice(const std::string& device, const std::vector<GpuInfo>& gpus) {
@@ -52,50 +48,14 @@ Result<std::optional<uint64_t>> Consumed(const json& result, const char* name) {
   return std::optional<uint64_t>(static_cast<uint64_t>(*parsed));
 }
 
-// The claim's compute mode from its configuration entries of this driver; `requests` are the
-// claim's requests that have devices of this driver.
-Result<annotations::GpuConfig> ComputeConfigOf(const json& claim,
-                                               const std::set<std::string>& requests) {
-  const json::json_pointer at("/status/allocation/devices/config");
-  annotations::GpuConfig config;
-  if (!claim.contains(at) || !claim.at(at).is_array()) return config;
-  size_t index = 0;
-  for (const json& entry : claim.at(at)) {
-    const std::string where = "config[" + std::to_string(index++) + "]";
-    const json opaque = entry.value("opaque", json::object());
-    if (!opaque.is_object() || Text(opaque, "driver") != kDriverName) continue;
-    const json named = entry.value("requests", json::array());
-    if (named.is_array() && !named.empty()) {
-      std::set<std::string> covered;
-      for (const json& r : named) {
-        if (r.is_string())
-          covered.insert(r.get<std::string>().substr(0, r.get<std::string>().find('/')));
-      }
-      if (!std::includes(covered.begin(), covered.end(), requests.begin(), requests.end())) {
-        return InvalidArgument(where + " applies to some of the claim's requests only: a claim " +
-                               "has one compute mode, give the GpuConfig to all of them");
-      }
-    }
-    // A later entry replaces what earlier ones said.
-    Result<annotations::GpuConfig> entry_config =
-        annotations::ParseGpuConfig(opaque.value("parameters", json()));
-    if (!entry_config.ok()) {
-      return InvalidArgument(where + " (" + annotations::kGpuConfigKind +
-                             "): " + entry_config.status().message());
-    }
-    config = *entry_config;
-  }
-  return config;
-}
-
 }  // namespace
 
 Result<ClaimGrant> GrantOfClaim(const json& claim, const ClaimRef& ref, const std::string& pool,
                                 const std::vector<GpuInfo>& gpus) {
   const std::string what = "ResourceClaim " + ref.ns + "/" + ref.name;
   const json meta = claim.value("metadata", json::object());
-  if (Text(meta, "uid") != ref.uid) {
-    return FailedPrecondition(what + " has uid " + Text(meta, "uid") + ", kubelet asked for " +
+  if (TextOf(meta, "uid") != ref.uid) {
+    return FailedPrecondition(what + " has uid " + TextOf(meta, "uid") + ", kubelet asked for " +
                               ref.uid + " (the claim was deleted and created again)");
   }
   const json::json_pointer results_at("/status/allocation/devices/results");
@@ -107,14 +67,14 @@ Result<ClaimGrant> GrantOfClaim(const json& claim, const ClaimRef& ref, const st
   std::set<std::string> whole;          // GPUs given whole
   std::set<std::string> admin, tenant;  // requests with and without adminAccess
   for (const json& r : results) {
-    if (Text(r, "driver") != kDriverName) continue;
-    const std::string device = Text(r, "device"), request = Text(r, "request");
+    if (TextOf(r, "driver") != kDriverName) continue;
+    const std::string device = TextOf(r, "device"), request = TextOf(r, "request");
     const auto flag = r.find("adminAccess");
     const bool admin_access = flag != r.end() && flag->is_boolean() && flag->get<bool>();
     (admin_access ? admin : tenant).insert(request);
-    if (Text(r, "pool") != pool) {
+    if (TextOf(r, "pool") != pool) {
       return FailedPrecondition(what + ": device " + device + " is allocated from pool \"" +
-                                Text(r, "pool") + "\", this node's pool is \"" + pool + "\"");
+                                TextOf(r, "pool") + "\", this node's pool is \"" + pool + "\"");
     }
     const GpuInfo* gpu = GpuOfDevice(device, gpus);
     if (gpu == nullptr) {
@@ -174,7 +134,9 @@ Result<ClaimGrant> GrantOfClaim(const json& claim, const ClaimRef& ref, const st
   }
   std::set<std::string> requests;
   for (const PreparedDevice& d : out.devices) requests.insert(d.requests.begin(), d.requests.end());
-  Result<annotations::GpuConfig> config = ComputeConfigOf(claim, requests);
+  const json::json_pointer config_at("/status/allocation/devices/config");
+  Result<annotations::GpuConfig> config = annotations::GpuConfigOfEntries(
+      claim.contains(config_at) ? claim.at(config_at) : json::array(), requests);
   if (!config.ok()) return InvalidArgument(what + ": " + config.status().message());
   out.grant.mode = annotations::ComputeModeName(config->mode);
   for (GrantDevice& d : out.grant.devices) {

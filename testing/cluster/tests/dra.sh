@@ -8,7 +8,8 @@
 # capacity for the next; kubelet restarted with prepared claims; a GPU that is lost is tainted in
 # the slice, and a claim for it waits until the taint goes; a HAMi pod spec through the webhook's
 # DRA mode (its GPU selection as CEL selectors) and a vcuda one with elastic compute (a GpuConfig); a monitoring pod with adminAccess
-# on a GPU that tenants hold sees it whole, without the library. Then the agent is restarted as
+# on a GPU that tenants hold sees it whole, without the library; a claim the driver could not
+# prepare is refused when it is created. Then the agent is restarted as
 # before.
 source "$(dirname "$0")/lib.sh"
 harness=$repo/testing/cluster/tessera-dev-cluster
@@ -21,7 +22,7 @@ pods=(dra-a dra-b dra-c dra-d dra-s1 dra-s2 dra-e dra-t dra-hami dra-vcuda)
 cleanup() {
   k delete namespace dra-monitoring --ignore-not-found --wait=true >/dev/null 2>&1
   k delete pod "${pods[@]}" --ignore-not-found --wait=true >/dev/null 2>&1
-  k delete resourceclaim dra-shared --ignore-not-found --wait=true >/dev/null 2>&1
+  k delete resourceclaim dra-shared dra-bad --ignore-not-found --wait=true >/dev/null 2>&1
   k delete resourceclaimtemplate dra-8g dra-16g dra-20g dra-on-gpu1 --ignore-not-found >/dev/null 2>&1
 }
 restore() {
@@ -139,6 +140,24 @@ check_limits() { # check_limits POD MEMORY_MIB [PERCENT]
       python3 -c "import sys; g = float('${got:-0}'); sys.exit(0 if $3 / 2 <= g <= $3 + 5 else 1)"
   fi
 }
+
+echo "-- a claim the driver could not prepare is refused when it is written"
+out=$(python3 - "$driver" <<'PY' | k create -f - 2>&1 || true
+import json, sys
+driver = sys.argv[1]
+config = {"apiVersion": "gpu.tessera.io/v1", "kind": "GpuConfig", "computeMode": "elastic"}
+print(json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+  "metadata": {"name": "dra-bad"},
+  "spec": {"devices": {
+    "requests": [{"name": "gpu", "exactly": {"deviceClassName": driver,
+                                             "capacity": {"requests": {"memory": "1Gi"}}}}],
+    "config": [{"opaque": {"driver": driver, "parameters": config}}]}}}))
+PY
+)
+echo "$out" | sed 's/^/  | /'
+check "the API server refused an elastic claim without cores, with Tessera's reason" \
+  grep -q "ResourceClaim default/dra-bad: request gpu: computeMode elastic needs capacity.requests.cores" <<<"$out"
+check "and stored nothing" test -z "$(k get resourceclaim dra-bad -o name 2>/dev/null)"
 
 echo "-- two 8Gi claims share a GPU, a 16Gi claim goes to the other"
 claim_object ResourceClaimTemplate dra-8g 8Gi 30
