@@ -122,14 +122,18 @@ std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInf
          "The DRA claim's memory (0 = none: the whole GPU).", limit);
   family(true, "tessera_claim_compute_limit_percent",
          "The DRA claim's cores, percent of the GPU's time (0 or 100 = none).", cores);
-  out << "# HELP tessera_container_compute_share_percent Percent of the GPU's time the container's "
-         "processes used over the last 5 s of NVML's samples.\n"
-         "# TYPE tessera_container_compute_share_percent gauge\n";
-  for (const Row& r : rows) {
-    if (r.share) {
-      out << "tessera_container_compute_share_percent{" << r.labels << "} " << *r.share << "\n";
+  auto shares_of = [&](bool claims, const char* name, const char* help) {
+    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n";
+    for (const Row& r : rows) {
+      if (r.claim == claims && r.share) out << name << "{" << r.labels << "} " << *r.share << "\n";
     }
-  }
+  };
+  shares_of(false, "tessera_container_compute_share_percent",
+            "Percent of the GPU's time the container's processes used over the last 5 s of "
+            "NVML's samples.");
+  shares_of(true, "tessera_claim_compute_share_percent",
+            "Percent of the GPU's time the processes of every pod that uses the DRA claim used "
+            "together over the last 5 s of NVML's samples.");
   std::map<std::string, uint64_t> by_gpu;
   for (const Row& r : rows) by_gpu[r.uuid] += r.used;
   out << "# HELP tessera_gpu_memory_total_bytes Memory of the GPU.\n"

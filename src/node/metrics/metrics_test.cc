@@ -143,9 +143,14 @@ TEST(MetricsTest, DraClaimsHaveTheirOwnFamilies) {
   ASSERT_TRUE(
       WriteFileAtomic(claim + "/limits", LimitsText(Grant{"hard", {{"GPU-0", 4096, 50}}})).ok());
   TestRegion r(dir.path() + "/regions/9b2e/region", 3u << 30);
+  // The claim's pids file (its pods' processes, pids_refresher.h) gives its compute share.
+  ASSERT_TRUE(WriteFileAtomic(claim + "/pids", "version=1\n300 1\n301 9\n").ok());
+  ProcessShares shares = {{"GPU-0", {{300, 20}, {301, 25}, {400, 30}}}};
 
-  std::string text = RenderMetrics(dir.path(), testing::TestGpus(1));
+  std::string text = RenderMetrics(dir.path(), testing::TestGpus(1), shares);
   const std::string labels = R"({namespace="ml",claim="shared-gpu",gpu="GPU-0"})";
+  EXPECT_THAT(text, HasSubstr("tessera_claim_compute_share_percent" + labels + " 45\n"));
+  EXPECT_THAT(text, Not(HasSubstr(R"(tessera_container_compute_share_percent{namespace="ml")")));
   EXPECT_THAT(text, HasSubstr("tessera_claim_memory_used_bytes" + labels + " 3221225472\n"));
   EXPECT_THAT(text, HasSubstr("tessera_claim_memory_limit_bytes" + labels + " 4294967296\n"));
   EXPECT_THAT(text, HasSubstr("tessera_claim_compute_limit_percent" + labels + " 50\n"));
