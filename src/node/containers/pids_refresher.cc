@@ -87,13 +87,15 @@ PidsRefresher::PidsRefresher(const PodSource& pods, PidsOptions options)
 
 void PidsRefresher::RunOnce() {
   std::set<std::string> seen;
+  // Read once per pass: every claim's folder looks through the node's pods.
+  const std::vector<PodRef> node_pods = pods_.NodePods();
   std::error_code ec;
   fs::directory_iterator it(options_.state_dir + "/allocations", ec);
   for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
     if (!it->is_directory(ec)) continue;
     std::string id = it->path().filename().string();
     seen.insert(id);
-    Refresh(id, it->path().string());
+    Refresh(id, it->path().string(), node_pods);
   }
   std::erase_if(logged_missing_, [&](const auto& e) {
     return seen.count(e.first.substr(0, e.first.find('/'))) == 0;
@@ -102,13 +104,14 @@ void PidsRefresher::RunOnce() {
   std::erase_if(cgroups_, [&](const auto& e) { return seen.count(e.first) == 0; });
 }
 
-void PidsRefresher::Refresh(const std::string& id, const std::string& dir) {
+void PidsRefresher::Refresh(const std::string& id, const std::string& dir,
+                            const std::vector<PodRef>& node_pods) {
   cgroups_.erase(id);
   std::ifstream in(dir + "/owner.json");
   json owner = json::parse(in, nullptr, false);
   std::vector<ContainerPid> pids;
   if (TextOf(owner, "kind") == "ResourceClaim") {
-    if (!ClaimPids(id, owner, &pids)) return;
+    if (!ClaimPids(id, owner, node_pods, &pids)) return;
   } else {
     std::string uid = TextOf(owner, "uid");
     if (uid.empty()) return;  // Allocate without PreStartContainer
@@ -157,11 +160,12 @@ bool PidsRefresher::ContainerPidsOf(const std::string& id, const json& pod,
 }
 
 bool PidsRefresher::ClaimPids(const std::string& id, const json& owner,
+                              const std::vector<PodRef>& node_pods,
                               std::vector<ContainerPid>* pids) {
   const std::string ns = TextOf(owner, "namespace"), claim = TextOf(owner, "claim");
   if (ns.empty() || claim.empty()) return false;
   bool any = false;
-  for (const PodRef& pod : pods_.NodePods()) {
+  for (const PodRef& pod : node_pods) {
     if (TextOf((*pod)["metadata"], "namespace") != ns || PodTerminal(*pod)) continue;
     for (const std::string& container : ClaimContainers(*pod, claim)) {
       std::optional<std::string> cgroup;

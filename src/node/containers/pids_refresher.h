@@ -49,18 +49,19 @@ class PidsRefresher {
   const std::map<std::string, std::string>& cgroups() const { return cgroups_; }
 
  private:
-  // Refreshes the pids file in allocation folder `dir` (ID `id`).
-  void Refresh(const std::string& id, const std::string& dir);
+  // Refreshes the pids file in allocation folder `dir` (ID `id`); `node_pods` as the pass read
+  // them.
+  void Refresh(const std::string& id, const std::string& dir, const std::vector<PodRef>& node_pods);
   // Appends the processes of `pod`'s container `container` (none while it is not running, or its
   // cgroup is not found) and sets `cgroup` to where they were read. False when the container has
   // not started (no container ID): nothing to write yet.
   bool ContainerPidsOf(const std::string& id, const nlohmann::json& pod,
                        const std::string& container, std::vector<ContainerPid>* pids,
                        std::optional<std::string>* cgroup);
-  // The processes of the containers that use DRA claim `owner` names; false when none of them
-  // has started.
+  // The processes of the containers of `node_pods` that use DRA claim `owner` names; false when
+  // none of them has started.
   bool ClaimPids(const std::string& id, const nlohmann::json& owner,
-                 std::vector<ContainerPid>* pids);
+                 const std::vector<PodRef>& node_pods, std::vector<ContainerPid>* pids);
   // Leaves out the processes whose namespace PID another one in `pids` has too.
   void DropAmbiguous(const std::string& id, std::vector<ContainerPid>* pids);
 

@@ -85,7 +85,8 @@ Result<ClaimGrant> GrantOfClaim(const json& claim, const ClaimRef& ref, const st
     if (!gpu->healthy && !admin_access) {
       return FailedPrecondition(what + ": device " + device + " (" + gpu->uuid + ") is unhealthy");
     }
-    // Administrative access takes none of the GPU (the scheduler lets it beside tenants).
+    // Administrative access takes none of the GPU (the scheduler lets it beside tenants): no
+    // memory figure (the whole GPU, no limit) and no cores.
     Result<std::optional<uint64_t>> memory =
         admin_access ? std::optional<uint64_t>() : Consumed(r, "memory");
     Result<std::optional<uint64_t>> cores =
@@ -129,7 +130,6 @@ Result<ClaimGrant> GrantOfClaim(const json& claim, const ClaimRef& ref, const st
   }
   if (!admin.empty()) {
     out.admin_access = true;
-    for (GrantDevice& d : out.grant.devices) d = {d.uuid, 0, 0, 0};
     return out;  // no compute mode: nothing is limited
   }
   std::set<std::string> requests;
