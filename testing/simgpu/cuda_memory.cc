@@ -23,6 +23,43 @@ CUresult AllocCurrent(CUdeviceptr* dptr, size_t bytes, bool managed) {
   return Allocate(d, ctx, bytes, managed, dptr);
 }
 
+// What cuPointerGetAttribute answers about a device pointer: the allocation, opened IPC range or
+// VMM mapping that contains it.
+struct PointerRange {
+  uint64_t base = 0, size = 0;
+  int device = 0;  // physical
+  bool managed = false;
+  bool legacy_ipc = false;  // cuIpcGetMemHandle can export it
+  Context* ctx = nullptr;   // nullptr for VMM mappings, which belong to no context
+};
+
+bool FindPointer(const Driver& d, uint64_t ptr, PointerRange* out) {
+  auto a = d.allocations.upper_bound(ptr);
+  if (a != d.allocations.begin() && ptr < std::prev(a)->first + std::prev(a)->second.size) {
+    const Allocation& x = std::prev(a)->second;
+    *out = {std::prev(a)->first,
+            x.size,
+            x.device,
+            x.host != nullptr,
+            x.pool == nullptr && x.host == nullptr && x.graph_ordinal < 0,
+            x.ctx};
+    return true;
+  }
+  auto o = d.ipc_openings.upper_bound(ptr);
+  if (o != d.ipc_openings.begin() && ptr < std::prev(o)->first + std::prev(o)->second.size) {
+    const IpcOpening& x = std::prev(o)->second;
+    *out = {std::prev(o)->first, x.size, x.device, false, false, x.ctx};
+    return true;
+  }
+  auto m = d.mappings.upper_bound(ptr);
+  if (m != d.mappings.begin() && ptr < std::prev(m)->first + std::prev(m)->second.size) {
+    const Mapping& x = std::prev(m)->second;
+    *out = {std::prev(m)->first, x.size, x.memory->device, false, false, nullptr};
+    return true;
+  }
+  return false;
+}
+
 CUresult FreePointer(Driver& d, CUdeviceptr dptr) {
   if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
   if (dptr == 0) return CUDA_SUCCESS;
@@ -130,13 +167,56 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize, CUdeviceptr 
   Driver& d = TheDriver();
   std::lock_guard<std::mutex> guard(d.mu);
   if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
-  auto it = d.allocations.upper_bound(dptr);
-  if (it == d.allocations.begin()) return CUDA_ERROR_NOT_FOUND;
-  --it;
-  if (dptr >= it->first + it->second.size) return CUDA_ERROR_NOT_FOUND;
-  if (pbase != nullptr) *pbase = it->first;
-  if (psize != nullptr) *psize = it->second.size;
+  PointerRange range;
+  if (!FindPointer(d, dptr, &range)) return CUDA_ERROR_NOT_FOUND;
+  if (pbase != nullptr) *pbase = range.base;
+  if (psize != nullptr) *psize = range.size;
   return CUDA_SUCCESS;
+}
+
+// The attributes of device memory that frameworks ask (vLLM and NCCL: the range's start, its
+// device, whether legacy IPC can export it); others are CUDA_ERROR_INVALID_VALUE here.
+CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
+  if (data == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (CUresult r = CheckInit(d); r != CUDA_SUCCESS) return r;
+  PointerRange range;
+  if (!FindPointer(d, ptr, &range)) return CUDA_ERROR_INVALID_VALUE;
+  int ordinal = -1;
+  for (size_t i = 0; i < d.visible.size(); ++i) {
+    if (d.visible[i] == range.device) ordinal = static_cast<int>(i);
+  }
+  switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+      *static_cast<CUcontext*>(data) = reinterpret_cast<CUcontext>(range.ctx);
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+      *static_cast<unsigned*>(data) = CU_MEMORYTYPE_DEVICE;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+      *static_cast<CUdeviceptr*>(data) = ptr;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+      *static_cast<unsigned*>(data) = range.managed ? 1 : 0;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+      *static_cast<int*>(data) = ordinal;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+      *static_cast<unsigned*>(data) = range.legacy_ipc ? 1 : 0;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+      *static_cast<CUdeviceptr*>(data) = range.base;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+      *static_cast<size_t*>(data) = range.size;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MAPPED:
+      *static_cast<unsigned*>(data) = 1;
+      return CUDA_SUCCESS;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {

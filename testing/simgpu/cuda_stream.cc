@@ -4,6 +4,7 @@
 #include "capture_rules.h"
 #include "clock.h"
 #include "driver_state.h"
+#include "ipc_ops.h"
 #include "pool_ops.h"
 #include "stream_ops.h"
 
@@ -65,10 +66,12 @@ CUresult WaitEvent(CUstream h, CUevent e, unsigned flags, bool per_thread) {
   if (CUresult r = CheckStreamUse(*s); r != CUDA_SUCCESS) return r;
   auto* ev = reinterpret_cast<Event*>(e);
   if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
+  IpcEventRefresh(d, ev);
   // On a device that runs a context's kernels in launch order, only another context's work is
-  // waited for; where its streams run together, its other streams' work too.
+  // waited for; where its streams run together, its other streams' work too. An interprocess
+  // event's last record may be another process's.
   bool in_order =
-      ev->ctx == s->ctx && ev->blocked == nullptr &&
+      ev->ipc_id == 0 && ev->ctx == s->ctx && ev->blocked == nullptr &&
       (ev->stream_lane == s->lane || !d.state->file().devices[s->ctx->device].streams_concurrent);
   if (!ev->recorded || in_order || EventCompleted(d, ev)) return CUDA_SUCCESS;
   KernelRef work = ev->blocked != nullptr ? KernelRef{ev->ctx->device, kBlockedSeq} : ev->work;
@@ -129,6 +132,7 @@ CUresult RecordEvent(CUevent e, CUstream h, bool per_thread) {
   ev->time_lost = false;
   ev->blocked = s->blocked_on != 0 ? s : nullptr;
   if (ev->blocked != nullptr) ev->work = KernelRef{};
+  IpcEventPublish(d, ev);
   return CUDA_SUCCESS;
 }
 
@@ -210,6 +214,9 @@ CUresult cuStreamGetCtx_ptsz(CUstream h, CUcontext* pctx) {
 
 CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) {
   if (phEvent == nullptr || (Flags & ~0x7u) != 0) return CUDA_ERROR_INVALID_VALUE;
+  if ((Flags & CU_EVENT_INTERPROCESS) != 0 && (Flags & CU_EVENT_DISABLE_TIMING) == 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   Driver& d = TheDriver();
   std::lock_guard<std::mutex> guard(d.mu);
   Context* ctx = nullptr;
@@ -236,6 +243,7 @@ CUresult cuEventQuery(CUevent e) {
   auto* ev = reinterpret_cast<Event*>(e);
   if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
   if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
+  IpcEventRefresh(d, ev);
   return EventCompleted(d, ev) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
@@ -246,6 +254,7 @@ CUresult cuEventSynchronize(CUevent e) {
     auto* ev = reinterpret_cast<Event*>(e);
     if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
     if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
+    IpcEventRefresh(d, ev);
     if (ev->blocked != nullptr) {
       *until = KernelRef{ev->ctx->device, kBlockedSeq};
     } else if (ev->recorded) {
@@ -269,6 +278,7 @@ CUresult cuEventDestroy_v2(CUevent e) {
   if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
   auto* ev = reinterpret_cast<Event*>(e);
   if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
+  if (ev->ipc_owner) IpcExportDrop(d, ev->ipc_id);
   d.events.erase(ev);
   delete ev;
   return CUDA_SUCCESS;

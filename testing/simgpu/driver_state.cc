@@ -1,6 +1,7 @@
 #include "driver_state.h"
 
 #include "graph_memory.h"
+#include "ipc_ops.h"
 #include "pool_ops.h"
 
 #include <pthread.h>
@@ -171,6 +172,7 @@ void FreeAllocation(Driver& d, std::map<uint64_t, Allocation>::iterator it) {
   Allocation& a = it->second;
   if (a.pool != nullptr) return PoolFree(d, it);
   if (a.graph_ordinal >= 0) return GraphMemoryFree(d, it);
+  if (a.ipc_id != 0) IpcExportDrop(d, a.ipc_id);
   {
     SharedState::Lock lock(*d.state);
     d.state->Uncharge(lock, a.device, a.charged);
@@ -189,6 +191,7 @@ void DestroyContext(Driver& d, Context* ctx) {
     if (it->second.ctx == ctx) FreeAllocation(d, it);
     it = next;
   }
+  IpcCloseContext(d, ctx);
   for (Stream* s : ctx->streams) {
     d.streams.erase(s);
     delete s;
@@ -198,6 +201,7 @@ void DestroyContext(Driver& d, Context* ctx) {
       ++it;
       continue;
     }
+    if ((*it)->ipc_owner) IpcExportDrop(d, (*it)->ipc_id);
     delete *it;
     it = d.events.erase(it);
   }

@@ -113,6 +113,18 @@ struct Allocation {
   Pool* pool = nullptr;    // stream-ordered: the pool and chunk it was carved from, and how much
   PoolChunk* chunk = nullptr;
   uint64_t pool_bytes = 0;
+  uint64_t ipc_id = 0;  // exported by cuIpcGetMemHandle (StateFile::ipc_exports)
+};
+
+// Another process's allocation, opened by cuIpcOpenMemHandle in `ctx`: an address range of this
+// process that charges nothing (the exporter's allocation holds the memory).
+struct IpcOpening {
+  uint64_t id = 0;  // the export's
+  int device = 0;   // where the memory is
+  uint64_t size = 0;
+  uint64_t reserved = 0;  // the address range: size rounded up to the granule
+  Context* ctx = nullptr;
+  int refs = 0;  // opens of the same handle in the same context share one range
 };
 
 struct Event {
@@ -125,6 +137,10 @@ struct Event {
   uint64_t time_ns = 0;       // when it completed: 0 until known (EventTime, stream_ops.h)
   bool time_lost = false;     // its kernel ended too long ago for its end to be known
   Stream* blocked = nullptr;  // recorded behind a waiting kernel of this stream (work unknown)
+  // CU_EVENT_INTERPROCESS events given a handle, and events opened from one: records and waits go
+  // through StateFile::ipc_exports[...] with this id (ipc_ops.h).
+  uint64_t ipc_id = 0;
+  bool ipc_owner = false;  // made here (the export lives while it does), not opened
 };
 
 // A graph node: a kernel, or a memory node (graph_memory.h): an allocation of `bytes` at
@@ -232,9 +248,10 @@ struct Driver {
   std::set<Pool*> pools;
   std::set<PhysicalMemory*> physical;
   std::set<ArrayAlloc*> arrays;
-  std::map<uint64_t, Allocation> allocations;  // by base address
-  std::map<uint64_t, uint64_t> reservations;   // VMM reserved ranges: base -> size
-  std::map<uint64_t, Mapping> mappings;        // VMM mapped ranges: base -> mapping
+  std::map<uint64_t, Allocation> allocations;   // by base address
+  std::map<uint64_t, uint64_t> reservations;    // VMM reserved ranges: base -> size
+  std::map<uint64_t, Mapping> mappings;         // VMM mapped ranges: base -> mapping
+  std::map<uint64_t, IpcOpening> ipc_openings;  // cuIpcOpenMemHandle ranges: base -> opening
   AddressSpace address_space;
   std::map<int, int> pid_stat;            // physical device -> this process's PID table entry
   std::map<uint64_t, KernelRef> signals;  // `signal_<K>` kernels: K + 1 -> the first one

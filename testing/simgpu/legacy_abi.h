@@ -22,6 +22,7 @@
 #undef cuStreamBeginCapture
 #undef cuGraphInstantiate
 #undef cuGetProcAddress
+#undef cuIpcOpenMemHandle
 
 extern "C" {
 CUresult cuDeviceTotalMem(unsigned int* bytes, CUdevice dev);
@@ -35,6 +36,7 @@ CUresult cuDevicePrimaryCtxReset(CUdevice dev);
 CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags);
 CUresult cuStreamDestroy(CUstream hStream);
 CUresult cuEventDestroy(CUevent hEvent);
+CUresult cuIpcOpenMemHandle(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags);
 CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                               const CUgraphNode* dependencies, size_t numDependencies,
                               const CUDA_KERNEL_NODE_PARAMS_v1* nodeParams);

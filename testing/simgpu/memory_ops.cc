@@ -2,6 +2,8 @@
 
 #include <sys/mman.h>
 
+#include "ipc_ops.h"
+
 namespace simgpu {
 
 CUresult Allocate(Driver& d, Context* ctx, size_t bytes, bool managed, CUdeviceptr* out) {
@@ -46,6 +48,7 @@ bool ValidDeviceRange(const Driver& d, uint64_t ptr, size_t bytes) {
     --it;
     if (ptr >= it->first && end <= it->first + it->second.size) return true;
   }
+  if (IpcOpeningAt(d, ptr, bytes) != nullptr) return true;
   // VMM: a run of adjacent mappings may cover the range.
   uint64_t at = ptr;
   while (true) {

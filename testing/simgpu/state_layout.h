@@ -15,7 +15,7 @@
 namespace simgpu {
 
 inline constexpr uint64_t kStateMagic = 0x31305550474d4953ull;  // "SIMGPU01"
-inline constexpr uint32_t kLayoutVersion = 4;
+inline constexpr uint32_t kLayoutVersion = 5;
 
 inline constexpr int kMaxDevices = 16;
 inline constexpr int kMaxProcesses = 1024;     // processes with a context or memory at once
@@ -29,6 +29,7 @@ inline constexpr uint64_t kDeviceBucketNs = 10'000'000;
 // product), each PID's periods shifted by its own phase.
 inline constexpr int kPidBuckets = 16;
 inline constexpr int kXidCapacity = 256;
+inline constexpr int kMaxIpcExports = 1024;       // allocations and events exported by IPC at once
 inline constexpr uint64_t kGranule = 2ull << 20;  // allocation granularity
 
 // Busy time that fell into one time bucket; `epoch` is the bucket's number (time / width).
@@ -143,6 +144,22 @@ struct XidEvent {
   uint64_t time_ns;
 };
 
+// An allocation (cuIpcGetMemHandle) or an event (cuIpcGetEventHandle) that other processes may
+// open by its handle, which carries `id`. It lives while its exporter does: the entry is stale once
+// slot `owner_slot` no longer holds the process `owner_pid` started at `owner_start`, and the
+// exporter clears it when it frees the allocation or destroys the event.
+enum class IpcKind : uint32_t { kFree = 0, kMemory = 1, kEvent = 2 };
+struct IpcExport {
+  uint64_t id;  // from StateFile::next_ipc_id; never reused
+  IpcKind kind;
+  int32_t owner_slot;
+  int32_t owner_pid;
+  uint32_t device;
+  uint64_t owner_start;
+  uint64_t bytes;     // memory: the allocation's size as requested
+  uint64_t last_seq;  // event: its last record waits for kernel `last_seq` of `device` (0: none)
+};
+
 struct StateFile {
   uint64_t magic;
   uint32_t layout_version;
@@ -159,7 +176,9 @@ struct StateFile {
   // CLOCK_REALTIME minus CLOCK_MONOTONIC in us when the file was made: NVML sample stamps are
   // monotonic period ends moved by it, so a period has one stamp in every process and call.
   int64_t realtime_offset_us;
+  uint64_t next_ipc_id;  // the id of the next IPC export (from 1)
   XidEvent xids[kXidCapacity];
+  IpcExport ipc_exports[kMaxIpcExports];
   ProcessSlot processes[kMaxProcesses];
   DeviceState devices[kMaxDevices];
 };

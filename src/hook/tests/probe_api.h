@@ -64,7 +64,22 @@ namespace tessera::hooktest {
   X(GraphInstantiate, cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", 11040)    \
   X(GraphExecDestroy, cuGraphExecDestroy, "cuGraphExecDestroy", 10000)                      \
   X(GraphLaunch, cuGraphLaunch, "cuGraphLaunch", 10000)                                     \
-  X(DeviceGraphMemTrim, cuDeviceGraphMemTrim, "cuDeviceGraphMemTrim", 11040)
+  X(DeviceGraphMemTrim, cuDeviceGraphMemTrim, "cuDeviceGraphMemTrim", 11040)                \
+  X(MemsetD8, cuMemsetD8_v2, "cuMemsetD8", 3020)                                            \
+  X(MemcpyDtoD, cuMemcpyDtoD_v2, "cuMemcpyDtoD", 3020)                                      \
+  X(MemGetAddressRange, cuMemGetAddressRange_v2, "cuMemGetAddressRange", 3020)              \
+  X(EventCreate, cuEventCreate, "cuEventCreate", 2000)                                      \
+  X(EventRecord, cuEventRecord, "cuEventRecord", 2000)                                      \
+  X(EventSynchronize, cuEventSynchronize, "cuEventSynchronize", 2000)                       \
+  X(EventDestroy, cuEventDestroy_v2, "cuEventDestroy", 4000)                                \
+  X(StreamWaitEvent, cuStreamWaitEvent, "cuStreamWaitEvent", 3020)                          \
+  X(IpcGetMemHandle, cuIpcGetMemHandle, "cuIpcGetMemHandle", 4010)                          \
+  X(IpcOpenMemHandle, cuIpcOpenMemHandle_v2, "cuIpcOpenMemHandle", 11000)                   \
+  X(IpcCloseMemHandle, cuIpcCloseMemHandle, "cuIpcCloseMemHandle", 4010)                    \
+  X(IpcGetEventHandle, cuIpcGetEventHandle, "cuIpcGetEventHandle", 4010)                    \
+  X(IpcOpenEventHandle, cuIpcOpenEventHandle, "cuIpcOpenEventHandle", 4010)                 \
+  X(PointerGetAttribute, cuPointerGetAttribute, "cuPointerGetAttribute", 4000)              \
+  X(CtxSynchronize, cuCtxSynchronize, "cuCtxSynchronize", 2000)
 
 #define PROBE_NVML_API(X)                                                              \
   X(NvmlInit, nvmlInit_v2, "nvmlInit_v2")                                              \

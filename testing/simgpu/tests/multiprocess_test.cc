@@ -21,15 +21,6 @@ namespace {
 constexpr uint64_t kMiB = 1ull << 20;
 constexpr uint64_t kGiB = 1ull << 30;
 
-// Initialises the driver and makes device `ordinal`'s primary context current. 0 on success.
-int UseDevice(int ordinal) {
-  CUcontext ctx = nullptr;
-  if (cuInit(0) != CUDA_SUCCESS) return 10;
-  if (cuDevicePrimaryCtxRetain(&ctx, ordinal) != CUDA_SUCCESS) return 11;
-  if (cuCtxSetCurrent(ctx) != CUDA_SUCCESS) return 12;
-  return 0;
-}
-
 // Launches `kernel` back to back for `seconds`, synchronising every 4 launches.
 int Saturate(const char* kernel, double seconds) {
   if (int rc = UseDevice(0); rc != 0) return rc;

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "abi/cuda_driver.h"
 #include "shared_state.h"
 #include "stat_json.h"
 
@@ -57,6 +58,16 @@ inline pid_t Spawn(const std::function<int()>& body) {
   pid_t pid = fork();
   if (pid == 0) _exit(body());
   return pid;
+}
+
+// Initialises the driver and makes device `ordinal`'s primary context current. 0 on success, or
+// 10, 11, 12: which step failed.
+inline int UseDevice(int ordinal) {
+  CUcontext ctx = nullptr;
+  if (cuInit(0) != CUDA_SUCCESS) return 10;
+  if (cuDevicePrimaryCtxRetain(&ctx, ordinal) != CUDA_SUCCESS) return 11;
+  if (cuCtxSetCurrent(ctx) != CUDA_SUCCESS) return 12;
+  return 0;
 }
 
 // Kills and reaps a child when it goes out of scope (a failed assertion must not leave it).
