@@ -44,6 +44,7 @@ CUresult hook_mem_release(void* real, CUmemGenericAllocationHandle handle);
 CUresult hook_mem_map(void* real, CUdeviceptr ptr, size_t size, size_t offset,
                       CUmemGenericAllocationHandle handle, unsigned long long flags);
 CUresult hook_mem_unmap(void* real, CUdeviceptr ptr, size_t size);
+CUresult hook_mem_retain(void* real, CUmemGenericAllocationHandle* handle, void* addr);
 CUresult hook_array_create(void* real, CUarray* array, const CUDA_ARRAY_DESCRIPTOR* desc);
 CUresult hook_array3d_create(void* real, CUarray* array, const CUDA_ARRAY3D_DESCRIPTOR* desc);
 CUresult hook_array_destroy(void* real, CUarray array);

@@ -1,8 +1,9 @@
 /* Virtual memory management hooks: cuMemCreate charges a device-location handle (host locations
- * pass through), and the charge lasts while the driver holds the memory: until the handle is
- * released and its last mapping unmapped, whichever comes last (vmm_map.h).
+ * pass through), and the charge lasts while the driver holds the memory: until the handle's
+ * references (its creation, each cuMemRetainAllocationHandle) are released and its last mapping
+ * unmapped, whichever comes last (vmm_map.h).
  *
- * The four calls of one process are serialised by one mutex held across the driver's call, so
+ * The five calls of one process are serialised by one mutex held across the driver's call, so
  * that the table always matches the driver's state (a handle value the driver frees cannot be
  * handed out again before the table has let it go). They are rare next to allocations. */
 #include "os.h"
@@ -22,6 +23,7 @@ typedef __typeof__(&cuMemCreate) mem_create_fn;
 typedef __typeof__(&cuMemRelease) mem_release_fn;
 typedef __typeof__(&cuMemMap) mem_map_fn;
 typedef __typeof__(&cuMemUnmap) mem_unmap_fn;
+typedef __typeof__(&cuMemRetainAllocationHandle) mem_retain_fn;
 
 static pthread_mutex_t g_vmm_mutex = PTHREAD_MUTEX_INITIALIZER;
 
@@ -119,6 +121,20 @@ CUresult hook_mem_unmap(void* real, CUdeviceptr ptr, size_t size) {
   return rc;
 }
 
+CUresult hook_mem_retain(void* real, CUmemGenericAllocationHandle* handle, void* addr) {
+  mem_retain_fn fn = (mem_retain_fn)real;
+  if (fn == NULL) return CUDA_ERROR_NOT_FOUND;
+  if (tessera_in_hook || !active()) return fn(handle, addr);
+  HOOK_SCOPE();
+  pthread_mutex_lock(&g_vmm_mutex);
+  CUresult rc = fn(handle, addr);
+  /* A further reference: the charge stays until it is released too (NCCL's teardown retains
+   * before it unmaps). A handle the table does not know has no charge. */
+  if (rc == CUDA_SUCCESS && handle != NULL) vmm_retain((uint64_t)*handle);
+  pthread_mutex_unlock(&g_vmm_mutex);
+  return rc;
+}
+
 HOOK_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t bytes,
                                  const CUmemAllocationProp* prop, unsigned long long flags) {
   return hook_mem_create(real_fn(REAL_cuMemCreate), handle, bytes, prop, flags);
@@ -132,4 +148,7 @@ HOOK_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 }
 HOOK_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
   return hook_mem_unmap(real_fn(REAL_cuMemUnmap), ptr, size);
+}
+HOOK_EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) {
+  return hook_mem_retain(real_fn(REAL_cuMemRetainAllocationHandle), handle, addr);
 }

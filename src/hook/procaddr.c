@@ -69,6 +69,7 @@ WRAPPERS(hook_mem_map, CUresult,
          (CUdeviceptr a, size_t b, size_t c, CUmemGenericAllocationHandle d, unsigned long long e),
          (a, b, c, d, e));
 WRAPPERS(hook_mem_unmap, CUresult, (CUdeviceptr a, size_t b), (a, b));
+WRAPPERS(hook_mem_retain, CUresult, (CUmemGenericAllocationHandle * a, void* b), (a, b));
 WRAPPERS(hook_array_create, CUresult, (CUarray * a, const CUDA_ARRAY_DESCRIPTOR* b), (a, b));
 WRAPPERS(hook_array3d_create, CUresult, (CUarray * a, const CUDA_ARRAY3D_DESCRIPTOR* b), (a, b));
 WRAPPERS(hook_array_destroy, CUresult, (CUarray a), (a));
@@ -155,6 +156,8 @@ static const struct family kFamilies[] = {
     FAMILY(hook_mem_release, "cuMemRelease", 0, NO_MAX, "cuMemRelease"),
     FAMILY(hook_mem_map, "cuMemMap", 0, NO_MAX, "cuMemMap"),
     FAMILY(hook_mem_unmap, "cuMemUnmap", 0, NO_MAX, "cuMemUnmap"),
+    FAMILY(hook_mem_retain, "cuMemRetainAllocationHandle", 0, NO_MAX,
+           "cuMemRetainAllocationHandle"),
     FAMILY(hook_array_create, "cuArrayCreate", 3020, NO_MAX, "cuArrayCreate_v2"),
     FAMILY(hook_array3d_create, "cuArray3DCreate", 3020, NO_MAX, "cuArray3DCreate_v2"),
     FAMILY(hook_array_destroy, "cuArrayDestroy", 0, NO_MAX, "cuArrayDestroy"),

@@ -48,6 +48,7 @@
   X(cuMemRelease)                  \
   X(cuMemMap)                      \
   X(cuMemUnmap)                    \
+  X(cuMemRetainAllocationHandle)   \
   X(cuArrayCreate_v2)              \
   X(cuArray3DCreate_v2)            \
   X(cuArrayDestroy)                \

@@ -11,7 +11,7 @@ struct vmm_handle {
   uint64_t bytes;
   uint32_t mappings;
   int32_t index;
-  int32_t released;
+  uint32_t refs; /* the creation and each cuMemRetainAllocationHandle, less the releases */
 };
 
 struct vmm_mapping {
@@ -60,21 +60,26 @@ int vmm_add_handle(uint64_t handle, int index, uint64_t bytes, int* stale_index,
     }
     h = &g_handles[g_handle_count++];
   }
-  *h = (struct vmm_handle){.handle = handle, .bytes = bytes, .index = index};
+  *h = (struct vmm_handle){.handle = handle, .bytes = bytes, .index = index, .refs = 1};
   return stale;
 }
 
 int vmm_release(uint64_t handle, int* index, uint64_t* bytes) {
   struct vmm_handle* h = find_handle(handle);
   if (h == NULL) return -1;
-  if (h->mappings > 0) {
-    h->released = 1;
-    return 0;
-  }
+  if (h->refs > 0) --h->refs;
+  if (h->refs > 0 || h->mappings > 0) return 0;
   *index = h->index;
   *bytes = h->bytes;
   drop_handle(h);
   return 1;
+}
+
+int vmm_retain(uint64_t handle) {
+  struct vmm_handle* h = find_handle(handle);
+  if (h == NULL) return -1;
+  ++h->refs;
+  return 0;
 }
 
 int vmm_map(uint64_t va, uint64_t size, uint64_t handle) {
@@ -99,7 +104,7 @@ int vmm_unmap(uint64_t va, uint64_t size, uint64_t* bytes_per_device, int device
     }
     struct vmm_handle* h = find_handle(m->handle);
     *m = g_mappings[--g_mapping_count];
-    if (h == NULL || --h->mappings > 0 || !h->released) continue;
+    if (h == NULL || --h->mappings > 0 || h->refs > 0) continue;
     if (h->index >= 0 && h->index < devices) bytes_per_device[h->index] += h->bytes;
     drop_handle(h);
     ++released;

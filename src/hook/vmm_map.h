@@ -1,7 +1,8 @@
 /* What this process's cuMemCreate handles hold, for the virtual memory management API (VMM). The
- * driver holds a handle's memory until the handle is released (cuMemRelease) AND every mapping of
- * it is unmapped (cuMemUnmap), so its charge is released with the last of the two.
- * Handles: handle -> (container device index, charged bytes, number of mappings, released).
+ * driver holds a handle's memory until every reference to it is released (cuMemRelease of the
+ * creation and of each cuMemRetainAllocationHandle) AND every mapping of it is unmapped
+ * (cuMemUnmap), so its charge is released with the last of these.
+ * Handles: handle -> (container device index, charged bytes, number of mappings, references).
  * Mappings: mapped address -> (size, handle). Both are small arrays searched linearly.
  *
  * Thread-safety: none; the caller (hooks_vmm.c) serialises every call with its own mutex. After
@@ -21,10 +22,14 @@
 int vmm_add_handle(uint64_t handle, int index, uint64_t bytes, int* stale_index,
                    uint64_t* stale_bytes);
 
-/* The handle was released. Returns 1 when its charge is to be released now (no mapping left; the
- * entry is gone and *index, *bytes say what), 0 when mappings keep it, -1 when the handle is not
- * recorded. */
+/* The handle was released (one reference). Returns 1 when its charge is to be released now (no
+ * reference or mapping left; the entry is gone and *index, *bytes say what), 0 when references or
+ * mappings keep it, -1 when the handle is not recorded. */
 int vmm_release(uint64_t handle, int* index, uint64_t* bytes);
+
+/* cuMemRetainAllocationHandle gave a further reference to the handle. Returns 0, or -1 when the
+ * handle is not recorded. */
+int vmm_retain(uint64_t handle);
 
 /* The handle was mapped at [va, va + size). Returns 0, or -1 when the handle is not recorded or
  * memory for the table ran out. */

@@ -7,14 +7,27 @@ using namespace simgpu;
 
 namespace {
 
+constexpr unsigned kKnownHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR |
+                                       CU_MEM_HANDLE_TYPE_WIN32 | CU_MEM_HANDLE_TYPE_WIN32_KMT |
+                                       CU_MEM_HANDLE_TYPE_FABRIC;
+
 void ReleaseIfUnused(Driver& d, PhysicalMemory* m) {
-  if (!m->released || m->mappings > 0) return;
-  if (m->charged) {
+  if (m->refs > 0 || m->mappings > 0) return;
+  if (m->shared_id != 0) {
+    SharedState::Lock lock(*d.state);
+    d.state->DropVmm(lock, m->shared_id);  // the memory goes with its last holder
+  } else if (m->charged) {
     SharedState::Lock lock(*d.state);
     d.state->Uncharge(lock, m->device, m->size);
   }
   d.physical.erase(m);
   delete m;
+}
+
+// A live handle of this process (not released), or nullptr.
+PhysicalMemory* LiveHandle(Driver& d, CUmemGenericAllocationHandle handle) {
+  auto* m = reinterpret_cast<PhysicalMemory*>(handle);
+  return d.physical.count(m) != 0 && m->refs > 0 ? m : nullptr;
 }
 
 size_t FormatBytes(CUarray_format f) {
@@ -97,14 +110,19 @@ CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocatio
 CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
                      const CUmemAllocationProp* prop, unsigned long long flags) {
   if (handle == nullptr || prop == nullptr || flags != 0 || size == 0 || size % kGranule != 0 ||
-      prop->type != CU_MEM_ALLOCATION_TYPE_PINNED) {
+      prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
+      (prop->requestedHandleTypes & ~kKnownHandleTypes) != 0) {
     return CUDA_ERROR_INVALID_VALUE;
   }
+  // No simulated device is on a fabric (CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED is 0):
+  // NCCL and PyTorch ask for fabric handles first and fall back to file descriptors on this.
+  if (prop->requestedHandleTypes & CU_MEM_HANDLE_TYPE_FABRIC) return CUDA_ERROR_NOT_SUPPORTED;
   Driver& d = TheDriver();
   std::lock_guard<std::mutex> guard(d.mu);
   if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
   auto m = std::make_unique<PhysicalMemory>();
   m->size = size;
+  m->prop = *prop;
   switch (prop->location.type) {
     case CU_MEM_LOCATION_TYPE_DEVICE: {
       int ordinal = prop->location.id;
@@ -134,9 +152,9 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
   Driver& d = TheDriver();
   std::lock_guard<std::mutex> guard(d.mu);
   if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
-  auto* m = reinterpret_cast<PhysicalMemory*>(handle);
-  if (d.physical.count(m) == 0 || m->released) return CUDA_ERROR_INVALID_VALUE;
-  m->released = true;
+  PhysicalMemory* m = LiveHandle(d, handle);
+  if (m == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  --m->refs;
   ReleaseIfUnused(d, m);
   return CUDA_SUCCESS;
 }
@@ -179,8 +197,8 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
   Driver& d = TheDriver();
   std::lock_guard<std::mutex> guard(d.mu);
   if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
-  auto* m = reinterpret_cast<PhysicalMemory*>(handle);
-  if (d.physical.count(m) == 0 || m->released) return CUDA_ERROR_INVALID_HANDLE;
+  PhysicalMemory* m = LiveHandle(d, handle);
+  if (m == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if (offset != 0 || size != m->size) return CUDA_ERROR_INVALID_VALUE;  // whole handles only
   auto r = d.reservations.upper_bound(ptr);
   if (r == d.reservations.begin()) return CUDA_ERROR_INVALID_VALUE;
@@ -225,9 +243,18 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* des
   std::lock_guard<std::mutex> guard(d.mu);
   if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
   for (size_t i = 0; i < count; ++i) {
-    if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || desc[i].location.id < 0 ||
-        desc[i].location.id >= static_cast<int>(d.visible.size())) {
-      return CUDA_ERROR_INVALID_DEVICE;
+    switch (desc[i].location.type) {
+      case CU_MEM_LOCATION_TYPE_DEVICE:
+        if (desc[i].location.id < 0 || desc[i].location.id >= static_cast<int>(d.visible.size())) {
+          return CUDA_ERROR_INVALID_DEVICE;
+        }
+        break;
+      case CU_MEM_LOCATION_TYPE_HOST:  // the CPU's access (NCCL's host memory)
+      case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+      case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+        break;
+      default:
+        return CUDA_ERROR_INVALID_VALUE;
     }
   }
   uint64_t at = ptr;

@@ -199,13 +199,18 @@ struct Pool {
   std::vector<std::unique_ptr<PoolChunk>> chunks;
 };
 
-// A cuMemCreate handle. Its memory is freed when it is released and no longer mapped.
+// A cuMemCreate or cuMemImportFromShareableHandle handle. It goes when its references (the
+// creation or import, and each cuMemRetainAllocationHandle) are released and it is no longer
+// mapped; its memory then too, unless it is shared (`shared_id`: StateFile::vmm_shares) and
+// another process still holds it.
 struct PhysicalMemory {
-  int device = 0;
+  int device = 0;  // physical; for a host location, the device of no charge (unused)
   uint64_t size = 0;
-  bool charged = false;
-  bool released = false;
+  bool charged = false;  // charged to this process when made here
+  int refs = 1;
   int mappings = 0;
+  CUmemAllocationProp prop = {};  // as created (location as the program numbered it)
+  uint64_t shared_id = 0;         // exported or imported
 };
 
 struct Mapping {

@@ -305,6 +305,9 @@ void SharedState::Repair() {
     for (const ProcessSlot& p : file_->processes) {
       if (p.pid != 0) used += p.used_bytes[d];
     }
+    for (const VmmShare& s : file_->vmm_shares) {
+      if (s.id != 0 && s.orphaned && s.device == d) used += s.bytes;  // held, charged to nobody
+    }
     DeviceState& dev = file_->devices[d];
     dev.used_bytes = used;
     if (dev.peak_used_bytes < used) dev.peak_used_bytes = used;
@@ -353,6 +356,7 @@ uint64_t SharedState::FreeSlot(ProcessSlot& slot) {
     dev.used_bytes -= bytes;
     freed += bytes;
   }
+  DropVmmHolder(static_cast<int>(&slot - file_->processes), /*slot_freed=*/true);
   slot = ProcessSlot{};
   return freed;
 }
@@ -410,7 +414,7 @@ ProcessSlot* SharedState::Self(const Lock& lock) {
       free_index = i;
       break;
     }
-    if (p.pid == pid) p = ProcessSlot{};  // a dead process that had our PID: nothing of it is left
+    if (p.pid == pid) FreeSlot(p);  // a dead process that had our PID: nothing of it is left
     if (p.pid == 0 && free_index < 0) free_index = i;
   }
   if (free_index < 0) return nullptr;

@@ -111,6 +111,16 @@ class SharedState {
   bool Charge(const Lock& lock, int dev, uint64_t bytes);
   void Uncharge(const Lock& lock, int dev, uint64_t bytes);
 
+  // Shared VMM memory (StateFile::vmm_shares). ShareVmm makes this process's allocation shared
+  // (`what`: its device, size, location, and the device bytes already charged to this process, 0
+  // for a host location), with one reference of this process; returns its id, 0 when the table is
+  // full. HoldVmm adds a reference of this process to share `id` and copies it to *out (false when
+  // the share is gone); DropVmm removes one, and with this process's last, its charge (the device
+  // keeps counting the memory while others hold it) and, with everyone's last, the memory.
+  uint64_t ShareVmm(const Lock& lock, const VmmShare& what);
+  bool HoldVmm(const Lock& lock, uint64_t id, VmmShare* out);
+  void DropVmm(const Lock& lock, uint64_t id);
+
   // Counts a context of this process on `dev` (delta +1 or -1) for NVML's process list.
   void CountContext(const Lock& lock, int dev, int delta);
 
@@ -125,6 +135,11 @@ class SharedState {
       : directory_(std::move(directory)), file_(file), fd_(fd) {}
   void Repair();
   uint64_t FreeSlot(ProcessSlot& slot);
+  // Removes slot `index`'s references to shared VMM memory (its process is gone); `slot_freed`:
+  // its used_bytes already left the devices' totals.
+  void DropVmmHolder(int index, bool slot_freed);
+  // Settles a share once a holder left: orphaned or freed as above.
+  void SettleVmm(VmmShare& share);
   // Whether slot `p` (taken) belongs to a live process; `full` checks its start time too.
   bool SlotAlive(const ProcessSlot& p, bool full) const;
   // fcntl(F_OFD_SETLK or F_OFD_GETLK) with a lock of `type` on slot `index`'s liveness byte.

@@ -30,6 +30,8 @@ inline constexpr uint64_t kDeviceBucketNs = 10'000'000;
 inline constexpr int kPidBuckets = 16;
 inline constexpr int kXidCapacity = 256;
 inline constexpr int kMaxIpcExports = 1024;       // allocations and events exported by IPC at once
+inline constexpr int kMaxVmmShares = 512;         // VMM allocations exported at once
+inline constexpr int kMaxVmmHolders = 16;         // processes holding one of them at once
 inline constexpr uint64_t kGranule = 2ull << 20;  // allocation granularity
 
 // Busy time that fell into one time bucket; `epoch` is the bucket's number (time / width).
@@ -160,6 +162,32 @@ struct IpcExport {
   uint64_t last_seq;  // event: its last record waits for kernel `last_seq` of `device` (0: none)
 };
 
+// A process's references to a shared VMM allocation: its handles (created, imported, retained)
+// that are not released, and its mappings.
+struct VmmHolder {
+  int32_t slot;  // -1: free
+  int32_t pid;
+  uint64_t start;
+  uint64_t refs;
+};
+
+// A VMM allocation exported with cuMemExportToShareableHandle. Its memory lives while any process
+// holds a reference. It is charged to its creator (`charged_slot`) while the creator holds it; if
+// the creator lets go while others still hold it, the device still counts the memory but no
+// process does (`charged_slot` -1, `orphaned` set), until the last holder lets go.
+struct VmmShare {
+  uint64_t id;  // 0: free entry
+  uint32_t device;
+  int32_t charged_slot;   // -1: no process is charged
+  uint64_t bytes;         // device memory it holds (0 for a host location)
+  uint64_t size;          // as created
+  int32_t location_type;  // CUmemLocationType, as created (device: `device`)
+  int32_t location_id;    // a host NUMA node's id
+  uint32_t orphaned;      // counted in the device's used_bytes with no process charged
+  uint32_t reserved;
+  VmmHolder holders[kMaxVmmHolders];
+};
+
 struct StateFile {
   uint64_t magic;
   uint32_t layout_version;
@@ -179,6 +207,7 @@ struct StateFile {
   uint64_t next_ipc_id;  // the id of the next IPC export (from 1)
   XidEvent xids[kXidCapacity];
   IpcExport ipc_exports[kMaxIpcExports];
+  VmmShare vmm_shares[kMaxVmmShares];
   ProcessSlot processes[kMaxProcesses];
   DeviceState devices[kMaxDevices];
 };

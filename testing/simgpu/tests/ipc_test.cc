@@ -33,16 +33,6 @@ struct Pipe {
   }
 };
 
-uint64_t DeviceUsed() {
-  nvmlDevice_t dev;
-  nvmlMemory_t mem;
-  if (nvmlInit_v2() != NVML_SUCCESS || nvmlDeviceGetHandleByIndex_v2(0, &dev) != NVML_SUCCESS ||
-      nvmlDeviceGetMemoryInfo(dev, &mem) != NVML_SUCCESS) {
-    return 0;
-  }
-  return mem.used;
-}
-
 // Every test's CUDA work runs in children: a test program's own driver would stay attached to
 // the first test's state directory.
 TEST(SimgpuIpc, OpenedMemoryIsUsableAndChargedOnceToItsExporter) {

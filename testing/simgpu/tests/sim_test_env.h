@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "abi/cuda_driver.h"
+#include "abi/nvml.h"
 #include "shared_state.h"
 #include "stat_json.h"
 
@@ -68,6 +69,17 @@ inline int UseDevice(int ordinal) {
   if (cuDevicePrimaryCtxRetain(&ctx, ordinal) != CUDA_SUCCESS) return 11;
   if (cuCtxSetCurrent(ctx) != CUDA_SUCCESS) return 12;
   return 0;
+}
+
+// Device 0's used memory by NVML (0 when NVML fails).
+inline uint64_t DeviceUsed() {
+  nvmlDevice_t dev;
+  nvmlMemory_t mem;
+  if (nvmlInit_v2() != NVML_SUCCESS || nvmlDeviceGetHandleByIndex_v2(0, &dev) != NVML_SUCCESS ||
+      nvmlDeviceGetMemoryInfo(dev, &mem) != NVML_SUCCESS) {
+    return 0;
+  }
+  return mem.used;
 }
 
 // Kills and reaps a child when it goes out of scope (a failed assertion must not leave it).

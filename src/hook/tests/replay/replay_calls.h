@@ -42,9 +42,15 @@ class Calls {
   nlohmann::json peak_ = nlohmann::json::object();
 };
 
+// A rank's exit code when this machine cannot run the scenario (a system call refused); the
+// program then exits with it too.
+inline constexpr int kCannotRun = 77;
+
 // The scenarios: each is the body of one rank. `size` ranks run it; rank r uses device r.
 int VllmCustomAllReduce(class Rank& rank, Calls& calls);
 int TorchTensorIpc(class Rank& rank, Calls& calls);
+int NcclP2pCuMem(class Rank& rank, Calls& calls);
+int TorchExpandableSegments(class Rank& rank, Calls& calls);
 
 }  // namespace tessera::replay
 

@@ -3,10 +3,13 @@
 // simgpu bare, or simgpu under libtessera-cuda.so (replay_test.cc runs both and compares).
 //
 //   hook_replay <scenario> <ranks> <route>
-//     scenario: vllm-custom-allreduce | torch-tensor-ipc     route: direct | runtime
+//     scenario: vllm-custom-allreduce | torch-tensor-ipc | torch-expandable-segments |
+//               nccl-p2p-cumem
+//     route: direct | runtime
 //
 // Prints one JSON array, each rank's calls with their results and the memory it saw at its peak
-// (replay_calls.h). Exits 0 when every rank exited 0, 1 otherwise, 2 on a usage error.
+// (replay_calls.h). Exits 0 when every rank exited 0, 77 when this machine cannot run the scenario
+// (it says why on stderr), 1 otherwise, 2 on a usage error.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +46,8 @@ int main(int argc, char** argv) {
   int (*body)(Rank&, Calls&) = nullptr;
   if (scenario == "vllm-custom-allreduce") body = VllmCustomAllReduce;
   if (scenario == "torch-tensor-ipc") body = TorchTensorIpc;
+  if (scenario == "nccl-p2p-cumem") body = NcclP2pCuMem;
+  if (scenario == "torch-expandable-segments") body = TorchExpandableSegments;
   if (body == nullptr || ranks < 1 || ranks > 8) {
     std::fprintf(stderr, "hook_replay: unknown scenario %s or bad rank count %s\n", argv[1],
                  argv[2]);
@@ -61,14 +66,15 @@ int main(int argc, char** argv) {
     return rc;
   });
   nlohmann::json out = nlohmann::json::array();
-  bool ok = true;
+  bool ok = true, cannot_run = false;
   for (const RankResult& r : results) {
     ok = ok && r.exit_code == 0;
+    cannot_run = cannot_run || r.exit_code == kCannotRun;
     nlohmann::json one = nlohmann::json::parse(r.result, nullptr, false);
     if (one.is_discarded()) one = nlohmann::json::object();
     one["exit_code"] = r.exit_code;
     out.push_back(one);
   }
   std::printf("%s\n", out.dump().c_str());
-  return ok ? 0 : 1;
+  return cannot_run ? kCannotRun : ok ? 0 : 1;
 }

@@ -1,0 +1,156 @@
+// NCCL's intra-node P2P buffers over cuMem, as its sources do it (src/include/alloc.h
+// ncclCuMemAlloc / ncclCuMemFree, src/transport/p2p.cc, src/proxy.cc's descriptor requests over
+// Unix sockets), for one channel between every pair of ranks, each rank on its own GPU:
+//  1. each rank allocates, for every peer, the receive buffer the peer will write into (LL, LL128
+//     and SIMPLE protocols: 10 MiB): a pinned device allocation requesting POSIX file descriptors,
+//     its size rounded to the minimum granularity, then cuMemCreate, cuMemAddressReserve (aligned
+//     to the granularity), cuMemMap, cuMemSetAccess for its own device; the handle is kept;
+//  2. the handle values travel over bootstrap; each peer asks the owner's proxy for a descriptor,
+//     which the owner makes with cuMemExportToShareableHandle and sends with SCM_RIGHTS, closing
+//     its copy (here: one all-gather with the descriptors attached);
+//  3. the peer imports it (cuMemImportFromShareableHandle, then closes the descriptor), reserves
+//     with alignment 0, maps and sets access for its own device, and writes through the mapping;
+//  4. teardown (ncclCuMemFree), importers and owners alike, with no barrier between them:
+//     cuMemRetainAllocationHandle on the address, cuMemRelease of that reference,
+//     cuMemGetAddressRange for the size, cuMemUnmap, cuMemRelease (the creation or import
+//     reference), cuMemAddressFree.
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "rendezvous.h"
+#include "replay_calls.h"
+#include "replay_device.h"
+
+namespace tessera::replay {
+
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kRecvBytes = 10 * kMiB;
+
+struct Buffer {
+  CUmemGenericAllocationHandle handle = 0;
+  CUdeviceptr va = 0;
+  uint64_t size = 0;
+};
+
+CUmemAllocationProp DeviceProp(int ordinal) {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = ordinal;
+  return prop;
+}
+
+uint64_t Granularity(Calls& calls, const CUmemAllocationProp& prop) {
+  size_t g = 0;
+  calls.Note("cuMemGetAllocationGranularity",
+             calls.api().MemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+  return g == 0 ? 2 * kMiB : g;
+}
+
+void SetAccess(Calls& calls, const Buffer& b, int ordinal) {
+  CUmemAccessDesc access{};
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = ordinal;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  calls.Note("cuMemSetAccess", calls.api().MemSetAccess(b.va, b.size, &access, 1));
+}
+
+Buffer Allocate(Calls& calls, int ordinal, uint64_t bytes) {
+  const hooktest::Api& api = calls.api();
+  CUmemAllocationProp prop = DeviceProp(ordinal);
+  uint64_t g = Granularity(calls, prop);
+  Buffer b;
+  b.size = (bytes + g - 1) / g * g;
+  calls.Note("cuMemCreate", api.MemCreate(&b.handle, b.size, &prop, 0));
+  calls.Own(b.size);
+  calls.Note("cuMemAddressReserve", api.MemAddressReserve(&b.va, b.size, g, 0, 0));
+  calls.Note("cuMemMap", api.MemMap(b.va, b.size, 0, b.handle, 0));
+  SetAccess(calls, b, ordinal);
+  return b;
+}
+
+Buffer Import(Calls& calls, int ordinal, int fd, uint64_t bytes) {
+  const hooktest::Api& api = calls.api();
+  uint64_t g = Granularity(calls, DeviceProp(ordinal));
+  Buffer b;
+  b.size = (bytes + g - 1) / g * g;
+  calls.Note("cuMemImportFromShareableHandle",
+             api.MemImportFromShareableHandle(&b.handle,
+                                              reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+                                              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+  close(fd);
+  calls.Note("cuMemAddressReserve", api.MemAddressReserve(&b.va, b.size, 0, 0, 0));
+  calls.Note("cuMemMap", api.MemMap(b.va, b.size, 0, b.handle, 0));
+  SetAccess(calls, b, ordinal);
+  return b;
+}
+
+void Free(Calls& calls, const Buffer& b) {
+  const hooktest::Api& api = calls.api();
+  CUmemGenericAllocationHandle h = 0;
+  calls.Note("cuMemRetainAllocationHandle",
+             api.MemRetainAllocationHandle(&h, reinterpret_cast<void*>(b.va)));
+  calls.Note("cuMemRelease", api.MemRelease(h));
+  size_t size = 0;
+  calls.Note("cuMemGetAddressRange", api.MemGetAddressRange(nullptr, &size, b.va));
+  calls.Note("cuMemUnmap", api.MemUnmap(b.va, size));
+  calls.Note("cuMemRelease", api.MemRelease(h));
+  calls.Note("cuMemAddressFree", api.MemAddressFree(b.va, b.size));
+}
+
+}  // namespace
+
+int NcclP2pCuMem(Rank& rank, Calls& calls) {
+  const hooktest::Api& api = calls.api();
+  const int me = rank.rank(), n = rank.size();
+  if (!UseDevice(calls, me)) return 1;
+  std::vector<Buffer> mine(static_cast<size_t>(n));  // by the peer that writes into it
+  std::vector<int> fds;                              // in peer order, skipping this rank
+  for (int p = 0; p < n; ++p) {
+    if (p == me) continue;
+    Buffer& b = mine[static_cast<size_t>(p)];
+    b = Allocate(calls, me, kRecvBytes);
+    int fd = -1;
+    calls.Note(
+        "cuMemExportToShareableHandle",
+        api.MemExportToShareableHandle(&fd, b.handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    fds.push_back(fd);
+  }
+  std::vector<std::vector<int>> received;
+  rank.AllGather("", fds, &received);
+  for (int fd : fds) close(fd);  // the proxy closes its copy once sent
+
+  std::vector<Buffer> theirs;  // the peers' receive buffers for this rank
+  for (int p = 0; p < n; ++p) {
+    if (p == me) continue;
+    // Peer p's descriptors are in its peer order; this rank's is at its index among p's peers.
+    size_t at = static_cast<size_t>(me < p ? me : me - 1);
+    const std::vector<int>& from = received[static_cast<size_t>(p)];
+    for (size_t i = 0; i < from.size(); ++i) {
+      if (i == at) {
+        theirs.push_back(Import(calls, me, from[i], kRecvBytes));
+      } else {
+        close(from[i]);
+      }
+    }
+  }
+  for (const Buffer& b : theirs) calls.Note("cuMemsetD8", api.MemsetD8(b.va, 1, b.size));
+  calls.Note("cuCtxSynchronize", api.CtxSynchronize());
+
+  calls.MeasurePeak(me, static_cast<unsigned>(me));
+  rank.Barrier();  // every rank measured with every buffer mapped
+
+  for (const Buffer& b : theirs) Free(calls, b);
+  for (int p = 0; p < n; ++p) {
+    if (p != me) Free(calls, mine[static_cast<size_t>(p)]);
+  }
+  return calls.ok() ? 0 : 1;
+}
+
+}  // namespace tessera::replay

@@ -1,0 +1,139 @@
+// VMM memory shared between processes, as the driver API documents it: a cuMemCreate handle made
+// with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR among its requested types is exported as a file
+// descriptor (a new one each call; the program closes it), which another process (or this one)
+// imports as a handle of its own on the same memory; cuMemRetainAllocationHandle takes a further
+// reference to a mapped handle; cuMemGetAllocationPropertiesFromHandle describes one. The memory
+// lives while any process holds a reference (shared_state.h ShareVmm): charged to its creator
+// while it holds it, then counted by the device alone until the last holder lets go.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "driver_state.h"
+
+using namespace simgpu;
+
+namespace {
+
+constexpr uint64_t kFdMagic = 0x31564d4d47495353ull;  // what a descriptor's file begins with
+
+struct FdContent {
+  uint64_t magic;
+  uint64_t id;
+};
+
+// Makes `m` shared (once). Needs mu.
+CUresult Share(Driver& d, PhysicalMemory* m) {
+  if (m->shared_id != 0) return CUDA_SUCCESS;
+  VmmShare what{};
+  what.device = static_cast<uint32_t>(m->device);
+  what.bytes = m->charged ? m->size : 0;
+  what.size = m->size;
+  what.location_type = m->prop.location.type;
+  what.location_id = m->prop.location.id;
+  SharedState::Lock lock(*d.state);
+  m->shared_id = d.state->ShareVmm(lock, what);
+  return m->shared_id != 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+// The program's ordinal of physical device `device`, or -1 when it is not visible.
+int OrdinalOf(const Driver& d, int device) {
+  for (size_t i = 0; i < d.visible.size(); ++i) {
+    if (d.visible[i] == device) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocationHandle handle,
+                                      CUmemAllocationHandleType handleType,
+                                      unsigned long long flags) {
+  if (shareableHandle == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (CUresult r = CheckInit(d); r != CUDA_SUCCESS) return r;
+  auto* m = reinterpret_cast<PhysicalMemory*>(handle);
+  if (d.physical.count(m) == 0 || m->refs == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (handleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ||
+      (m->prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) == 0) {
+    return CUDA_ERROR_INVALID_VALUE;  // only the types asked for at creation can be exported
+  }
+  if (CUresult r = Share(d, m); r != CUDA_SUCCESS) return r;
+  int fd = memfd_create("simgpu-vmm", MFD_CLOEXEC);
+  if (fd < 0) return CUDA_ERROR_OPERATING_SYSTEM;
+  FdContent content{kFdMagic, m->shared_id};
+  if (pwrite(fd, &content, sizeof(content), 0) != static_cast<ssize_t>(sizeof(content))) {
+    close(fd);
+    return CUDA_ERROR_OPERATING_SYSTEM;
+  }
+  *static_cast<int*>(shareableHandle) = fd;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* osHandle,
+                                        CUmemAllocationHandleType shHandleType) {
+  if (handle == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (shHandleType == CU_MEM_HANDLE_TYPE_FABRIC) return CUDA_ERROR_NOT_SUPPORTED;
+  if (shHandleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (CUresult r = CheckInit(d); r != CUDA_SUCCESS) return r;
+  int fd = static_cast<int>(reinterpret_cast<intptr_t>(osHandle));
+  FdContent content{};
+  if (pread(fd, &content, sizeof(content), 0) != static_cast<ssize_t>(sizeof(content)) ||
+      content.magic != kFdMagic) {
+    return CUDA_ERROR_INVALID_VALUE;  // not a descriptor this driver exported
+  }
+  VmmShare share{};
+  {
+    SharedState::Lock lock(*d.state);
+    d.state->Sweep(lock, SharedState::SweepMode::kQuick);  // a holder may have died
+    if (!d.state->HoldVmm(lock, content.id, &share)) return CUDA_ERROR_INVALID_VALUE;
+  }
+  auto m = std::make_unique<PhysicalMemory>();
+  m->device = static_cast<int>(share.device);
+  m->size = share.size;
+  m->shared_id = share.id;
+  m->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  m->prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  m->prop.location.type = static_cast<CUmemLocationType>(share.location_type);
+  m->prop.location.id = share.location_type == CU_MEM_LOCATION_TYPE_DEVICE ? OrdinalOf(d, m->device)
+                                                                           : share.location_id;
+  d.physical.insert(m.get());
+  *handle = reinterpret_cast<CUmemGenericAllocationHandle>(m.release());
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) {
+  if (handle == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (CUresult r = CheckInit(d); r != CUDA_SUCCESS) return r;
+  uint64_t at = reinterpret_cast<uint64_t>(addr);
+  auto it = d.mappings.upper_bound(at);
+  if (it == d.mappings.begin() || at >= std::prev(it)->first + std::prev(it)->second.size) {
+    return CUDA_ERROR_INVALID_VALUE;  // not mapped by cuMemMap (cuMemAlloc memory too)
+  }
+  PhysicalMemory* m = std::prev(it)->second.memory;
+  ++m->refs;
+  *handle = reinterpret_cast<CUmemGenericAllocationHandle>(m);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop,
+                                                CUmemGenericAllocationHandle handle) {
+  if (prop == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = TheDriver();
+  std::lock_guard<std::mutex> guard(d.mu);
+  if (CUresult r = CheckInit(d); r != CUDA_SUCCESS) return r;
+  auto* m = reinterpret_cast<PhysicalMemory*>(handle);
+  if (d.physical.count(m) == 0 || m->refs == 0) return CUDA_ERROR_INVALID_VALUE;
+  *prop = m->prop;
+  return CUDA_SUCCESS;
+}
+
+}  // extern "C"

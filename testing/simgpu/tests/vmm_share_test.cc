@@ -1,0 +1,255 @@
+// VMM memory shared between processes by POSIX file descriptor: the memory lives while any process
+// holds it, charged to its creator while the creator does, then counted by the device alone; the
+// descriptors travel over a Unix socket as NCCL sends them; retained handles and properties.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "abi/cuda_driver.h"
+#include "abi/nvml.h"
+#include "sim_test_env.h"
+
+namespace simgpu::testing {
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kCtx = 100 * kMiB;
+
+// A socket pair between two children: descriptors and single bytes.
+struct Channel {
+  int fd[2] = {-1, -1};
+  Channel() { EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fd), 0); }
+  ~Channel() {
+    close(fd[0]);
+    close(fd[1]);
+  }
+  // One byte, with a descriptor attached when `passed` >= 0.
+  struct Message {
+    char byte = 'f';
+    iovec iov{&byte, 1};
+    char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    Message() {
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof(control);
+    }
+  };
+  bool SendFd(int side, int passed) {
+    Message m;
+    cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &passed, sizeof(int));
+    return sendmsg(fd[side], &m.msg, 0) == 1;
+  }
+  int ReceiveFd(int side) {
+    Message m;
+    if (recvmsg(fd[side], &m.msg, 0) != 1) return -1;
+    cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
+    if (c == nullptr || c->cmsg_type != SCM_RIGHTS) return -1;
+    int received = -1;
+    std::memcpy(&received, CMSG_DATA(c), sizeof(int));
+    return received;
+  }
+  bool Signal(int side) {
+    char byte = 's';
+    return write(fd[side], &byte, 1) == 1;
+  }
+  bool Wait(int side) {
+    char byte = 0;
+    return read(fd[side], &byte, 1) == 1;
+  }
+};
+
+// What NVML charges the calling process on device 0.
+uint64_t OwnUsed() {
+  nvmlDevice_t dev;
+  nvmlProcessInfo_t procs[16];
+  unsigned count = 16;
+  if (nvmlInit_v2() != NVML_SUCCESS || nvmlDeviceGetHandleByIndex_v2(0, &dev) != NVML_SUCCESS ||
+      nvmlDeviceGetComputeRunningProcesses_v3(dev, &count, procs) != NVML_SUCCESS) {
+    return UINT64_MAX;
+  }
+  for (unsigned i = 0; i < count; ++i) {
+    if (procs[i].pid == static_cast<unsigned>(getpid())) return procs[i].usedGpuMemory;
+  }
+  return 0;
+}
+
+CUmemAllocationProp DeviceProp(unsigned handle_types) {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.requestedHandleTypes = static_cast<CUmemAllocationHandleType>(handle_types);
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  return prop;
+}
+
+// Reserves, maps and grants access to `h` of `bytes`; 0 on failure.
+CUdeviceptr MapHandle(CUmemGenericAllocationHandle h, uint64_t bytes) {
+  CUdeviceptr va = 0;
+  CUmemAccessDesc access{};
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = 0;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if (cuMemAddressReserve(&va, bytes, 0, 0, 0) != CUDA_SUCCESS ||
+      cuMemMap(va, bytes, 0, h, 0) != CUDA_SUCCESS ||
+      cuMemSetAccess(va, bytes, &access, 1) != CUDA_SUCCESS) {
+    return 0;
+  }
+  return va;
+}
+
+bool Unmap(CUdeviceptr va, uint64_t bytes) {
+  return cuMemUnmap(va, bytes) == CUDA_SUCCESS && cuMemAddressFree(va, bytes) == CUDA_SUCCESS;
+}
+
+TEST(SimgpuVmmShare, MemoryLivesWhileAnyProcessHoldsItAndIsChargedOnce) {
+  PrivateState state("count=1,memory=4GiB,ctxmem=100MiB");
+  Channel channel;
+  ChildGuard creator(Spawn([&]() -> int {
+    if (UseDevice(0) != 0) return 10;
+    CUmemAllocationProp prop = DeviceProp(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    CUmemGenericAllocationHandle h = 0;
+    if (cuMemCreate(&h, 64 * kMiB, &prop, 0) != CUDA_SUCCESS) return 11;
+    CUdeviceptr va = MapHandle(h, 64 * kMiB);
+    if (va == 0) return 12;
+    int fd = -1;
+    if (cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) !=
+        CUDA_SUCCESS) {
+      return 13;
+    }
+    if (!channel.SendFd(0, fd)) return 14;
+    close(fd);
+    if (!channel.Wait(0)) return 15;  // the importer mapped it
+    if (OwnUsed() != kCtx + 64 * kMiB) return 16;
+    // Let go first: the importer still holds the memory, which no process is charged for now.
+    if (!Unmap(va, 64 * kMiB) || cuMemRelease(h) != CUDA_SUCCESS) return 17;
+    if (OwnUsed() != kCtx || DeviceUsed() != 2 * kCtx + 64 * kMiB) return 18;
+    if (!channel.Signal(0) || !channel.Wait(0)) return 19;  // the importer let go
+    if (DeviceUsed() != 2 * kCtx) return 20;
+    return channel.Signal(0) ? 0 : 21;  // the importer may exit
+  }));
+  ChildGuard importer(Spawn([&]() -> int {
+    if (UseDevice(0) != 0) return 30;
+    int fd = channel.ReceiveFd(1);
+    if (fd < 0) return 31;
+    CUmemGenericAllocationHandle h = 0;
+    if (cuMemImportFromShareableHandle(&h, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != CUDA_SUCCESS) {
+      return 32;
+    }
+    close(fd);
+    CUmemAllocationProp prop{};
+    if (cuMemGetAllocationPropertiesFromHandle(&prop, h) != CUDA_SUCCESS ||
+        prop.location.type != CU_MEM_LOCATION_TYPE_DEVICE || prop.location.id != 0) {
+      return 33;
+    }
+    CUdeviceptr va = MapHandle(h, 64 * kMiB);
+    if (va == 0) return 34;
+    if (cuMemsetD8(va, 1, 64 * kMiB) != CUDA_SUCCESS) return 35;
+    // Once on the device, to the creator: nothing to this process.
+    if (DeviceUsed() != 2 * kCtx + 64 * kMiB || OwnUsed() != kCtx) return 36;
+    if (!channel.Signal(1) || !channel.Wait(1)) return 37;        // the creator let go
+    if (cuMemsetD8(va, 2, 64 * kMiB) != CUDA_SUCCESS) return 38;  // still there
+    // NCCL's teardown: retain, release, unmap, release.
+    CUmemGenericAllocationHandle again = 0;
+    if (cuMemRetainAllocationHandle(&again, reinterpret_cast<void*>(va)) != CUDA_SUCCESS ||
+        again != h || cuMemRelease(again) != CUDA_SUCCESS) {
+      return 39;
+    }
+    size_t size = 0;
+    if (cuMemGetAddressRange(nullptr, &size, va) != CUDA_SUCCESS || size != 64 * kMiB) return 40;
+    if (!Unmap(va, size) || cuMemRelease(h) != CUDA_SUCCESS) return 41;
+    if (DeviceUsed() != 2 * kCtx) return 42;
+    return channel.Signal(1) && channel.Wait(1) ? 0 : 43;
+  }));
+  EXPECT_EQ(importer.Reap(), 0);
+  EXPECT_EQ(creator.Reap(), 0);
+}
+
+TEST(SimgpuVmmShare, TheMemoryOutlivesItsCreatorWhileImported) {
+  PrivateState state("count=1,memory=4GiB,ctxmem=100MiB");
+  Channel channel;
+  ChildGuard creator(Spawn([&]() -> int {
+    if (UseDevice(0) != 0) return 10;
+    CUmemAllocationProp prop = DeviceProp(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    CUmemGenericAllocationHandle h = 0;
+    int fd = -1;
+    if (cuMemCreate(&h, 32 * kMiB, &prop, 0) != CUDA_SUCCESS ||
+        cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) !=
+            CUDA_SUCCESS) {
+      return 11;
+    }
+    if (!channel.SendFd(0, fd) || !channel.Wait(0)) return 12;
+    _exit(0);  // without releasing: as if killed
+  }));
+  ChildGuard importer(Spawn([&]() -> int {
+    if (UseDevice(0) != 0) return 30;
+    int fd = channel.ReceiveFd(1);
+    CUmemGenericAllocationHandle h = 0;
+    if (cuMemImportFromShareableHandle(&h, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != CUDA_SUCCESS) {
+      return 31;
+    }
+    if (!channel.Signal(1)) return 32;
+    // The creator is gone; the memory is not.
+    for (int i = 0; i < 200 && DeviceUsed() != kCtx + 32 * kMiB; ++i) usleep(10'000);
+    if (DeviceUsed() != kCtx + 32 * kMiB || OwnUsed() != kCtx) return 33;
+    CUdeviceptr va = MapHandle(h, 32 * kMiB);
+    if (va == 0 || !Unmap(va, 32 * kMiB) || cuMemRelease(h) != CUDA_SUCCESS) return 34;
+    return DeviceUsed() == kCtx ? 0 : 35;
+  }));
+  EXPECT_EQ(creator.Reap(), 0);
+  EXPECT_EQ(importer.Reap(), 0);
+}
+
+TEST(SimgpuVmmShare, CallsRefusedAsTheDriverRefusesThem) {
+  PrivateState state("count=1,memory=4GiB");
+  ChildGuard child(Spawn([]() -> int {
+    if (UseDevice(0) != 0) return 10;
+    CUmemAllocationProp fabric =
+        DeviceProp(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC);
+    CUmemGenericAllocationHandle h = 0;
+    if (cuMemCreate(&h, 2 * kMiB, &fabric, 0) != CUDA_ERROR_NOT_SUPPORTED) return 11;
+    CUmemAllocationProp plain = DeviceProp(CU_MEM_HANDLE_TYPE_NONE);
+    if (cuMemCreate(&h, 2 * kMiB, &plain, 0) != CUDA_SUCCESS) return 12;
+    int fd = -1;
+    if (cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) !=
+        CUDA_ERROR_INVALID_VALUE) {
+      return 13;  // not asked for at creation
+    }
+    int not_ours = dup(0);
+    CUmemGenericAllocationHandle imported = 0;
+    if (cuMemImportFromShareableHandle(
+            &imported, reinterpret_cast<void*>(static_cast<intptr_t>(not_ours)),
+            CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != CUDA_ERROR_INVALID_VALUE) {
+      return 14;
+    }
+    CUmemGenericAllocationHandle retained = 0;
+    if (cuMemRetainAllocationHandle(&retained, reinterpret_cast<void*>(0x1000)) !=
+        CUDA_ERROR_INVALID_VALUE) {
+      return 15;
+    }
+    // A retained handle outlives one release.
+    CUdeviceptr va = MapHandle(h, 2 * kMiB);
+    if (va == 0) return 16;
+    if (cuMemRetainAllocationHandle(&retained, reinterpret_cast<void*>(va)) != CUDA_SUCCESS ||
+        retained != h) {
+      return 17;
+    }
+    if (cuMemRelease(h) != CUDA_SUCCESS || !Unmap(va, 2 * kMiB)) return 18;
+    if (cuMemRelease(h) != CUDA_SUCCESS) return 19;  // the retained reference
+    if (cuMemRelease(h) != CUDA_ERROR_INVALID_VALUE) return 20;
+    return 0;
+  }));
+  EXPECT_EQ(child.Reap(), 0);
+}
+
+}  // namespace
+}  // namespace simgpu::testing
