@@ -27,6 +27,7 @@ typedef enum nvmlReturn_enum {
   NVML_ERROR_LIBRARY_NOT_FOUND = 12,
   NVML_ERROR_FUNCTION_NOT_FOUND = 13,
   NVML_ERROR_GPU_IS_LOST = 15,
+  NVML_ERROR_MEMORY = 20,
   NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
   NVML_ERROR_UNKNOWN = 999
 } nvmlReturn_t;
@@ -128,6 +129,12 @@ nvmlReturn_t DECLDIR nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t
 nvmlReturn_t DECLDIR nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device,
                                                           unsigned int* infoCount,
                                                           nvmlProcessInfo_v1_t* infos);
+nvmlReturn_t DECLDIR nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device,
+                                                           unsigned int* infoCount,
+                                                           nvmlProcessInfo_v1_t* infos);
+nvmlReturn_t DECLDIR nvmlDeviceGetMPSComputeRunningProcesses(nvmlDevice_t device,
+                                                             unsigned int* infoCount,
+                                                             nvmlProcessInfo_v1_t* infos);
 
 #define nvmlInit nvmlInit_v2
 #define nvmlDeviceGetCount nvmlDeviceGetCount_v2
@@ -135,6 +142,8 @@ nvmlReturn_t DECLDIR nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device,
 #define nvmlDeviceGetHandleByPciBusId nvmlDeviceGetHandleByPciBusId_v2
 #define nvmlDeviceGetPciInfo nvmlDeviceGetPciInfo_v3
 #define nvmlDeviceGetComputeRunningProcesses nvmlDeviceGetComputeRunningProcesses_v3
+#define nvmlDeviceGetGraphicsRunningProcesses nvmlDeviceGetGraphicsRunningProcesses_v3
+#define nvmlDeviceGetMPSComputeRunningProcesses nvmlDeviceGetMPSComputeRunningProcesses_v3
 #define nvmlDeviceGetAttributes nvmlDeviceGetAttributes_v2
 #define nvmlEventSetWait nvmlEventSetWait_v2
 
@@ -168,6 +177,19 @@ nvmlReturn_t DECLDIR nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device
 nvmlReturn_t DECLDIR nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device,
                                                              unsigned int* infoCount,
                                                              nvmlProcessInfo_t* infos);
+nvmlReturn_t DECLDIR nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device,
+                                                              unsigned int* infoCount,
+                                                              nvmlProcessInfo_v2_t* infos);
+nvmlReturn_t DECLDIR nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device,
+                                                              unsigned int* infoCount,
+                                                              nvmlProcessInfo_t* infos);
+nvmlReturn_t DECLDIR nvmlDeviceGetMPSComputeRunningProcesses_v2(nvmlDevice_t device,
+                                                                unsigned int* infoCount,
+                                                                nvmlProcessInfo_v2_t* infos);
+nvmlReturn_t DECLDIR nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t device,
+                                                                unsigned int* infoCount,
+                                                                nvmlProcessInfo_t* infos);
+nvmlReturn_t DECLDIR nvmlSystemGetProcessName(unsigned int pid, char* name, unsigned int length);
 nvmlReturn_t DECLDIR nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
                                                      nvmlProcessUtilizationSample_t* utilization,
                                                      unsigned int* processSamplesCount,

@@ -11,9 +11,14 @@
 //      its second second on -> compute.percent. Counting kernels would not do: a real kernel's
 //      time varies with the clocks (and simgpu's by its drift and jitter).
 //
+//   4. NVML's process list, as nvidia-smi shows it -> nvml.own_process_listed (1 when it lists this
+//      process under its own PID: in a container, the library names processes by their PIDs there)
+//
 // With `--nvml-only`, step 1 alone (tests that start many containers at once). With `--hold MIB`,
 // step 1, then MIB MiB allocated in 64 MiB steps (as far as the driver allows) and held until the
-// process is killed -> hold.allocated_mib (tests of a limit that containers share). Exits 0 when
+// process is killed -> hold.allocated_mib (tests of a limit that containers share). With
+// `--share export|import DIR`, step 1, then memory shared between two containers of a pod through
+// DIR (workload_share.h) -> share.*. Exits 0 when
 // every call it needed worked (an out-of-memory answer is the expected end of step 2), 1 otherwise.
 // Single-threaded.
 #include <time.h>
@@ -32,6 +37,7 @@
 #include "abi/host_pids.h"
 #include "abi/library_env.h"
 #include "abi/nvml.h"
+#include "workload_share.h"
 
 namespace {
 
@@ -76,6 +82,30 @@ bool ShowNvml() {
               static_cast<unsigned long long>(memory.total / kMiB));
   std::printf("nvml.name=%s\nnvml.total_mib=%llu\n", name,
               static_cast<unsigned long long>(memory.total / kMiB));
+  nvmlShutdown();
+  return true;
+}
+
+// NVML's compute processes on GPU 0, as nvidia-smi lists them under "Processes": in a container
+// without the host's PID namespace, Tessera's library names them by their PIDs in the container
+// (the driver knows host PIDs only). Prints them, and whether this process is among them.
+bool ShowProcesses() {
+  nvmlDevice_t device;
+  nvmlProcessInfo_t infos[64];
+  unsigned count = 64;
+  if (nvmlInit() != NVML_SUCCESS || nvmlDeviceGetHandleByIndex(0, &device) != NVML_SUCCESS ||
+      nvmlDeviceGetComputeRunningProcesses(device, &count, infos) != NVML_SUCCESS) {
+    std::fprintf(stderr, "workload: NVML could not list GPU 0's processes\n");
+    return false;
+  }
+  bool listed = false;
+  std::printf("nvidia-smi processes:");
+  for (unsigned i = 0; i < count; ++i) {
+    std::printf("  PID %u %lluMiB", infos[i].pid,
+                static_cast<unsigned long long>(infos[i].usedGpuMemory / kMiB));
+    listed = listed || infos[i].pid == static_cast<unsigned>(getpid());
+  }
+  std::printf("%s\nnvml.own_process_listed=%d\n", count == 0 ? "  none" : "", listed ? 1 : 0);
   nvmlShutdown();
   return true;
 }
@@ -174,14 +204,17 @@ class DeviceUtilization {
     }
   }
 
-  // The mean smUtil of process `pid`'s samples stamped within [from_us, to_us]; false when none.
-  bool MeanPercent(pid_t pid, uint64_t from_us, uint64_t to_us, double* percent, int* used) const {
+  // The mean smUtil of this process's samples stamped within [from_us, to_us], the process named
+  // by `host_pid` (the driver's name for it) or by getpid() (Tessera's library answers NVML for
+  // the container, in its PID namespace); false when none.
+  bool MeanPercent(pid_t host_pid, uint64_t from_us, uint64_t to_us, double* percent,
+                   int* used) const {
     double sum = 0;
     *used = 0;
     for (const nvmlProcessUtilizationSample_t& s : samples_) {
-      if (s.pid != static_cast<unsigned>(pid) || s.timeStamp < from_us || s.timeStamp > to_us) {
-        continue;
-      }
+      bool mine =
+          s.pid == static_cast<unsigned>(host_pid) || s.pid == static_cast<unsigned>(getpid());
+      if (!mine || s.timeStamp < from_us || s.timeStamp > to_us) continue;
       sum += s.smUtil;
       ++*used;
     }
@@ -271,7 +304,10 @@ int main(int argc, char** argv) {
   }
   if (argc > 2 && std::strcmp(argv[1], "--hold") == 0)
     HoldMemory(std::strtoull(argv[2], nullptr, 10));
-  bool ok = FillMemory() && MeasureCompute();
+  if (argc > 3 && std::strcmp(argv[1], "--share") == 0) {
+    return tessera::workload::Share(argv[2], argv[3]);
+  }
+  bool ok = FillMemory() && MeasureCompute() && ShowProcesses();
   std::fflush(stdout);
   return ok ? 0 : 1;
 }

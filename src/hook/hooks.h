@@ -106,4 +106,17 @@ static inline void hook_scope_restore(int* saved) {
   tessera_in_hook = *saved;
 }
 
+/* NVML's process lists (hooks_processes.c). */
+nvmlReturn_t hook_nvml_processes_v1(void* real, nvmlDevice_t device, unsigned int* count,
+                                    nvmlProcessInfo_v1_t* infos);
+nvmlReturn_t hook_nvml_compute_processes(void* real, nvmlDevice_t device, unsigned int* count,
+                                         nvmlProcessInfo_t* infos);
+nvmlReturn_t hook_nvml_graphics_processes(void* real, nvmlDevice_t device, unsigned int* count,
+                                          nvmlProcessInfo_t* infos);
+nvmlReturn_t hook_nvml_mps_processes(void* real, nvmlDevice_t device, unsigned int* count,
+                                     nvmlProcessInfo_t* infos);
+nvmlReturn_t hook_nvml_process_utilization(void* real, nvmlDevice_t device,
+                                           nvmlProcessUtilizationSample_t* samples,
+                                           unsigned int* count, unsigned long long last_seen);
+
 #endif /* TESSERA_HOOK_HOOKS_H_ */

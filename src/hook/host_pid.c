@@ -26,7 +26,9 @@ static long parse_pid(const char** p) {
   return value;
 }
 
-pid_t host_pid_parse(const char* text, pid_t pid) {
+/* The other PID of the line whose host PID (`by_host`) or own PID is `key`; 0 when no line has
+ * it, -1 when the text is not a version 1 pids file. */
+static pid_t lookup(const char* text, pid_t key, int by_host) {
   static const char kVersion[] = "version=1\n";
   if (strncmp(text, kVersion, sizeof(kVersion) - 1) != 0) return -1;
   for (const char* line = text + sizeof(kVersion) - 1; *line != '\0';) {
@@ -38,10 +40,19 @@ pid_t host_pid_parse(const char* text, pid_t pid) {
       own = parse_pid(&p);
     }
     if (own < 0 || (*p != '\n' && *p != '\0')) return -1;
-    if (own == pid) return (pid_t)host;
+    if (!by_host && own == key) return (pid_t)host;
+    if (by_host && host == key) return (pid_t)own;
     line = *p == '\n' ? p + 1 : p;
   }
   return 0;
+}
+
+pid_t host_pid_parse(const char* text, pid_t pid) {
+  return lookup(text, pid, 0);
+}
+
+pid_t host_pid_own_parse(const char* text, pid_t host) {
+  return lookup(text, host, 1);
 }
 
 static pid_t g_host_pid;  /* found host PID ... */
@@ -85,6 +96,19 @@ pid_t hook_host_pid(void) {
     __atomic_store_n(&g_found_for, self, __ATOMIC_RELEASE);
   }
   return host;
+}
+
+char* hook_pids_text(void) {
+  const char* path = pids_path();
+  if (path == NULL) return NULL;
+  char* text = read_pids_file(path);
+  if (text != NULL && host_pid_parse(text, 0) < 0) {
+    HOOK_LOG(HOOK_LOG_WARN, "%s is not a version %d pids file: ignored", path,
+             TESSERA_PIDS_VERSION);
+    free(text);
+    return NULL;
+  }
+  return text;
 }
 
 int hook_host_pids(const pid_t* pids, int n, pid_t* hosts) {

@@ -12,6 +12,15 @@
  * file; 0 when the file does not list it, -1 when the text is not a version 1 pids file. */
 pid_t host_pid_parse(const char* text, pid_t pid);
 
+/* The PID in the container's own namespace of the process whose host PID is `host`, from the text
+ * of a pids file; 0 when the file does not list it, -1 when the text is not a version 1 pids
+ * file. */
+pid_t host_pid_own_parse(const char* text, pid_t host);
+
+/* The pids file's text in a malloc'ed buffer the caller frees; NULL when there is no pids file
+ * (no PID namespace to translate to), or it cannot be read or is not version 1 (logged). */
+char* hook_pids_text(void);
+
 /* The calling process's host PID from the pids file, 0 when unknown (no file, or the process is
  * younger than the agent's last refresh). A PID once found is kept for the process's life. */
 pid_t hook_host_pid(void);

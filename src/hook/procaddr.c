@@ -91,6 +91,17 @@ WRAPPERS(hook_mem_get_info, CUresult, (size_t * a, size_t* b), (a, b));
 WRAPPERS(hook_device_total_mem, CUresult, (size_t * a, CUdevice b), (a, b));
 WRAPPERS(hook_nvml_memory_info, nvmlReturn_t, (nvmlDevice_t a, nvmlMemory_t* b), (a, b));
 WRAPPERS(hook_nvml_memory_info_v2, nvmlReturn_t, (nvmlDevice_t a, nvmlMemory_v2_t* b), (a, b));
+WRAPPERS(hook_nvml_processes_v1, nvmlReturn_t,
+         (nvmlDevice_t a, unsigned int* b, nvmlProcessInfo_v1_t* c), (a, b, c));
+WRAPPERS(hook_nvml_compute_processes, nvmlReturn_t,
+         (nvmlDevice_t a, unsigned int* b, nvmlProcessInfo_t* c), (a, b, c));
+WRAPPERS(hook_nvml_graphics_processes, nvmlReturn_t,
+         (nvmlDevice_t a, unsigned int* b, nvmlProcessInfo_t* c), (a, b, c));
+WRAPPERS(hook_nvml_mps_processes, nvmlReturn_t,
+         (nvmlDevice_t a, unsigned int* b, nvmlProcessInfo_t* c), (a, b, c));
+WRAPPERS(hook_nvml_process_utilization, nvmlReturn_t,
+         (nvmlDevice_t a, nvmlProcessUtilizationSample_t* b, unsigned int* c, unsigned long long d),
+         (a, b, c, d));
 WRAPPERS(hook_launch_kernel, CUresult,
          (CUfunction a, unsigned int b, unsigned int c, unsigned int d, unsigned int e,
           unsigned int f, unsigned int g, unsigned int h, CUstream i, void** j, void** k),
@@ -202,6 +213,15 @@ static const struct family kFamilies[] = {
            "cuStreamEndCapture_ptsz"),
     FAMILY(hook_nvml_memory_info, NULL, 0, 0, "nvmlDeviceGetMemoryInfo"),
     FAMILY(hook_nvml_memory_info_v2, NULL, 0, 0, "nvmlDeviceGetMemoryInfo_v2"),
+    FAMILY(hook_nvml_processes_v1, NULL, 0, 0, "nvmlDeviceGetComputeRunningProcesses",
+           "nvmlDeviceGetGraphicsRunningProcesses", "nvmlDeviceGetMPSComputeRunningProcesses"),
+    FAMILY(hook_nvml_compute_processes, NULL, 0, 0, "nvmlDeviceGetComputeRunningProcesses_v2",
+           "nvmlDeviceGetComputeRunningProcesses_v3"),
+    FAMILY(hook_nvml_graphics_processes, NULL, 0, 0, "nvmlDeviceGetGraphicsRunningProcesses_v2",
+           "nvmlDeviceGetGraphicsRunningProcesses_v3"),
+    FAMILY(hook_nvml_mps_processes, NULL, 0, 0, "nvmlDeviceGetMPSComputeRunningProcesses_v2",
+           "nvmlDeviceGetMPSComputeRunningProcesses_v3"),
+    FAMILY(hook_nvml_process_utilization, NULL, 0, 0, "nvmlDeviceGetProcessUtilization"),
 };
 #define FAMILY_COUNT (sizeof(kFamilies) / sizeof(kFamilies[0]))
 

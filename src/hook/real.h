@@ -109,8 +109,15 @@
   X(nvmlDeviceGetUUID)          \
   X(nvmlDeviceGetMemoryInfo)    \
   X(nvmlDeviceGetMemoryInfo_v2) \
+  X(nvmlDeviceGetComputeRunningProcesses) \
   X(nvmlDeviceGetComputeRunningProcesses_v2) \
   X(nvmlDeviceGetComputeRunningProcesses_v3) \
+  X(nvmlDeviceGetGraphicsRunningProcesses) \
+  X(nvmlDeviceGetGraphicsRunningProcesses_v2) \
+  X(nvmlDeviceGetGraphicsRunningProcesses_v3) \
+  X(nvmlDeviceGetMPSComputeRunningProcesses) \
+  X(nvmlDeviceGetMPSComputeRunningProcesses_v2) \
+  X(nvmlDeviceGetMPSComputeRunningProcesses_v3) \
   X(nvmlDeviceGetProcessUtilization)
 // clang-format on
 

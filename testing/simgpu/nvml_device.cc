@@ -14,13 +14,6 @@ using namespace simgpu;
 
 namespace {
 
-nvmlReturn_t CopyString(const char* value, char* out, unsigned length) {
-  if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  if (strlen(value) + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
-  memcpy(out, value, strlen(value) + 1);
-  return NVML_SUCCESS;
-}
-
 // Looks a device up by a predicate on its state. Lost devices answer NVML_ERROR_GPU_IS_LOST.
 template <typename Match>
 nvmlReturn_t FindDevice(nvmlDevice_t* device, Match match) {

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "visible_devices.h"
@@ -71,6 +72,13 @@ nvmlReturn_t NvmlShutdown() {
     g_state = nullptr;
     SharedState::Detach();
   }
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t CopyString(const char* value, char* out, unsigned length) {
+  if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (strlen(value) + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
+  memcpy(out, value, strlen(value) + 1);
   return NVML_SUCCESS;
 }
 

@@ -32,6 +32,10 @@ nvmlDevice_t NvmlHandle(int index);
 // The physical indexes of the devices NVML shows, in order (empty when not initialised).
 std::vector<int> NvmlPresent();
 
+// Copies `value` with its terminating NUL into `out` of `length` bytes, as NVML's string queries
+// do: NVML_ERROR_INSUFFICIENT_SIZE when it does not fit.
+nvmlReturn_t CopyString(const char* value, char* out, unsigned length);
+
 nvmlReturn_t NvmlInit();
 nvmlReturn_t NvmlShutdown();
 

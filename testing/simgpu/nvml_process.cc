@@ -1,5 +1,8 @@
-// NVML: running compute processes (v1/v2/v3 layouts) and per-process utilisation samples.
+// NVML: running compute processes (v1/v2/v3 layouts; simgpu's contexts are all compute, so the
+// graphics and MPS lists are empty), process names, and per-process utilisation samples.
 #include <algorithm>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "clock.h"
@@ -91,9 +94,44 @@ int DrawnAt(const DeviceState& d, int device, uint64_t epoch) {
   return -1;
 }
 
+// The graphics and MPS lists: no simulated context is a graphics or an MPS client.
+nvmlReturn_t NoProcesses(nvmlDevice_t device, unsigned* count) {
+  if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  SharedState* s;
+  int i;
+  if (nvmlReturn_t r = NvmlResolve(device, &s, &i); r != NVML_SUCCESS) return r;
+  *count = 0;
+  return NVML_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
+
+#undef nvmlDeviceGetGraphicsRunningProcesses
+#undef nvmlDeviceGetMPSComputeRunningProcesses
+#define NO_PROCESSES(name, type)                                           \
+  nvmlReturn_t name(nvmlDevice_t device, unsigned int* infoCount, type*) { \
+    return NoProcesses(device, infoCount);                                 \
+  }
+NO_PROCESSES(nvmlDeviceGetGraphicsRunningProcesses, nvmlProcessInfo_v1_t)
+NO_PROCESSES(nvmlDeviceGetGraphicsRunningProcesses_v2, nvmlProcessInfo_v2_t)
+NO_PROCESSES(nvmlDeviceGetGraphicsRunningProcesses_v3, nvmlProcessInfo_t)
+NO_PROCESSES(nvmlDeviceGetMPSComputeRunningProcesses, nvmlProcessInfo_v1_t)
+NO_PROCESSES(nvmlDeviceGetMPSComputeRunningProcesses_v2, nvmlProcessInfo_v2_t)
+NO_PROCESSES(nvmlDeviceGetMPSComputeRunningProcesses_v3, nvmlProcessInfo_t)
+#undef NO_PROCESSES
+
+// The process's command (its first argument, as /proc shows it to the caller: a PID of the
+// caller's namespace), as the real library answers it.
+nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char* name, unsigned int length) {
+  if (NvmlState() == nullptr) return NVML_ERROR_UNINITIALIZED;
+  if (name == nullptr || length == 0) return NVML_ERROR_INVALID_ARGUMENT;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string command;
+  if (!in || !std::getline(in, command, '\0')) return NVML_ERROR_NOT_FOUND;
+  return CopyString(command.c_str(), name, length);
+}
 
 #undef nvmlDeviceGetComputeRunningProcesses  // define the v1 symbol under its own name
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* infoCount,

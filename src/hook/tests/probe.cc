@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iterator>
 #include <random>
 #include <string>
@@ -320,6 +321,60 @@ int Hold(uint64_t bytes) {
   std::fflush(stdout);
   std::this_thread::sleep_for(std::chrono::seconds(120));
   return 0;
+}
+
+// processes <bytes>: holds `bytes`, prints "started", waits (up to 10 s) until the pids file named
+// by TESSERA_PIDS_FILE lists this process when one is named, then prints what NVML's process
+// queries answer on device 0: "v3 <pid>:<bytes> ...", "v1 ...", "graphics <count>", "needed <n>"
+// (a size query's answer), "samples <pid> ..." after a kernel ran.
+int Processes(uint64_t bytes) {
+  Open();
+  CUdeviceptr p = 0;
+  if (api.MemAlloc(&p, bytes) != CUDA_SUCCESS) return 1;
+  std::printf("started\n");
+  std::fflush(stdout);
+  if (const char* pids = std::getenv("TESSERA_PIDS_FILE")) {
+    std::string mine = std::to_string(getpid()) + " ";
+    for (int i = 0; i < 1000; ++i) {
+      std::ifstream in(pids);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (text.find("\n" + mine) != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  nvmlDevice_t dev = nullptr;
+  if (api.NvmlInit() != NVML_SUCCESS || api.NvmlHandleByIndex(0, &dev) != NVML_SUCCESS) return 1;
+  nvmlProcessInfo_t infos[16];
+  unsigned count = 16;
+  CHECK_THAT(api.NvmlProcesses(dev, &count, infos) == NVML_SUCCESS, "v3 list");
+  std::printf("v3");
+  for (unsigned i = 0; i < count; ++i)
+    std::printf(" %u:%llu", infos[i].pid, infos[i].usedGpuMemory);
+  nvmlProcessInfo_v1_t old[16];
+  count = 16;
+  CHECK_THAT(api.NvmlProcessesV1(dev, &count, old) == NVML_SUCCESS, "v1 list");
+  std::printf("\nv1");
+  for (unsigned i = 0; i < count; ++i) std::printf(" %u:%llu", old[i].pid, old[i].usedGpuMemory);
+  count = 16;
+  CHECK_THAT(api.NvmlGraphicsProcesses(dev, &count, infos) == NVML_SUCCESS, "graphics list");
+  std::printf("\ngraphics %u\n", count);
+  count = 0;
+  nvmlReturn_t sized = api.NvmlProcesses(dev, &count, nullptr);
+  std::printf("needed %u%s\n", count, sized == NVML_ERROR_INSUFFICIENT_SIZE ? "" : " (no error)");
+  CUmodule module = nullptr;
+  CUfunction busy = nullptr;
+  CHECK_RC(api.ModuleLoadData(&module, "image"), CUDA_SUCCESS);
+  CHECK_RC(api.ModuleGetFunction(&busy, module, "busy_200000us"), CUDA_SUCCESS);
+  CHECK_RC(api.LaunchKernel(busy, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr), CUDA_SUCCESS);
+  CHECK_RC(api.StreamSynchronize(nullptr), CUDA_SUCCESS);
+  nvmlProcessUtilizationSample_t samples[64];
+  count = 64;
+  nvmlReturn_t rc = api.NvmlProcessUtilization(dev, samples, &count, 0);
+  std::printf("samples");
+  for (unsigned i = 0; rc == NVML_SUCCESS && i < count; ++i) std::printf(" %u", samples[i].pid);
+  std::printf("\n");
+  std::fflush(stdout);
+  return failures == 0 ? 0 : 1;
 }
 
 // alloc <bytes>: exits 0 when the allocation succeeds, 3 when it is refused as out of memory.
@@ -966,6 +1021,7 @@ int main(int argc, char** argv) {
   if (command == "info") return Info(Arg(argv, argc, 3), Arg(argv, argc, 4));
   if (command == "hold") return Hold(Arg(argv, argc, 3));
   if (command == "alloc") return Alloc(Arg(argv, argc, 3));
+  if (command == "processes") return Processes(Arg(argv, argc, 3));
   if (command == "alloc-when") {
     if (argc < 5) return 2;
     return AllocWhen(Arg(argv, argc, 3), argv[4]);

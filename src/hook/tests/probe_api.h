@@ -13,6 +13,8 @@
 #include "abi/cuda_driver.h"
 #include "abi/nvml.h"
 
+#undef nvmlDeviceGetComputeRunningProcesses  // the table names the v1 symbol too
+
 namespace tessera::hooktest {
 
 // X(field, symbol for the direct route, name for cuGetProcAddress, version CUDA 13 asks for)
@@ -89,16 +91,23 @@ namespace tessera::hooktest {
     "cuMemImportFromShareableHandle", 10020)                                                      \
   X(MemRetainAllocationHandle, cuMemRetainAllocationHandle, "cuMemRetainAllocationHandle", 11000) \
   X(MemGetAllocationPropertiesFromHandle, cuMemGetAllocationPropertiesFromHandle,                 \
-    "cuMemGetAllocationPropertiesFromHandle", 10020)
+    "cuMemGetAllocationPropertiesFromHandle", 10020)                                              \
+  X(ModuleLoadData, cuModuleLoadData, "cuModuleLoadData", 2000)                                   \
+  X(ModuleGetFunction, cuModuleGetFunction, "cuModuleGetFunction", 2000)                          \
+  X(LaunchKernel, cuLaunchKernel, "cuLaunchKernel", 4000)
 
-#define PROBE_NVML_API(X)                                                              \
-  X(NvmlInit, nvmlInit_v2, "nvmlInit_v2")                                              \
-  X(NvmlHandleByIndex, nvmlDeviceGetHandleByIndex_v2, "nvmlDeviceGetHandleByIndex_v2") \
-  X(NvmlHandleByUuid, nvmlDeviceGetHandleByUUID, "nvmlDeviceGetHandleByUUID")          \
-  X(NvmlMemoryInfo, nvmlDeviceGetMemoryInfo, "nvmlDeviceGetMemoryInfo")                \
-  X(NvmlMemoryInfoV2, nvmlDeviceGetMemoryInfo_v2, "nvmlDeviceGetMemoryInfo_v2")        \
-  X(NvmlProcesses, nvmlDeviceGetComputeRunningProcesses_v3,                            \
-    "nvmlDeviceGetComputeRunningProcesses_v3")
+#define PROBE_NVML_API(X)                                                                          \
+  X(NvmlInit, nvmlInit_v2, "nvmlInit_v2")                                                          \
+  X(NvmlHandleByIndex, nvmlDeviceGetHandleByIndex_v2, "nvmlDeviceGetHandleByIndex_v2")             \
+  X(NvmlHandleByUuid, nvmlDeviceGetHandleByUUID, "nvmlDeviceGetHandleByUUID")                      \
+  X(NvmlMemoryInfo, nvmlDeviceGetMemoryInfo, "nvmlDeviceGetMemoryInfo")                            \
+  X(NvmlMemoryInfoV2, nvmlDeviceGetMemoryInfo_v2, "nvmlDeviceGetMemoryInfo_v2")                    \
+  X(NvmlProcesses, nvmlDeviceGetComputeRunningProcesses_v3,                                        \
+    "nvmlDeviceGetComputeRunningProcesses_v3")                                                     \
+  X(NvmlProcessesV1, nvmlDeviceGetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses") \
+  X(NvmlGraphicsProcesses, nvmlDeviceGetGraphicsRunningProcesses_v3,                               \
+    "nvmlDeviceGetGraphicsRunningProcesses_v3")                                                    \
+  X(NvmlProcessUtilization, nvmlDeviceGetProcessUtilization, "nvmlDeviceGetProcessUtilization")
 
 struct Api {
 #define PROBE_FIELD(field, symbol, ...) decltype(&symbol) field = nullptr;

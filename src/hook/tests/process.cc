@@ -178,6 +178,21 @@ bool Child::WaitForLine(const std::string& line, std::chrono::milliseconds timeo
   return true;
 }
 
+std::string Child::ReadAll(std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) break;
+    pollfd fd = {out_fd_, POLLIN, 0};
+    if (poll(&fd, 1, static_cast<int>(left.count())) <= 0) continue;
+    char buf[1024];
+    ssize_t n = read(out_fd_, buf, sizeof(buf));
+    if (n <= 0) break;
+    buffer_.append(buf, static_cast<size_t>(n));
+  }
+  return buffer_;
+}
+
 int Child::KillAndReap(int signal) {
   int status = 0;
   if (pid_ <= 0) return status;

@@ -39,6 +39,8 @@ class Child {
   pid_t pid() const { return pid_; }
   // Reads stdout until `line` appears or `timeout` passes; true when it appeared.
   bool WaitForLine(const std::string& line, std::chrono::milliseconds timeout);
+  // Reads stdout until the child closes it (at most `timeout`); returns all it wrote.
+  std::string ReadAll(std::chrono::milliseconds timeout);
   // Sends `signal` and reaps the child; returns the wait status.
   int KillAndReap(int signal);
   // Waits for the child to exit (at most `timeout`); returns the exit code or -1.

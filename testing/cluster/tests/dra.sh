@@ -135,6 +135,8 @@ check_limits() { # check_limits POD MEMORY_MIB [PERCENT]
   check "$1: allocations stopped at $2 MiB" test "$(value oom.allocated_mib "$logs")" = "$2"
   check "$1: then CUDA_ERROR_OUT_OF_MEMORY" test "$(value oom.error "$logs")" = 2
   if [[ -n ${3:-} ]]; then
+    check "$1: NVML lists its process under its own PID, as nvidia-smi in the pod would" \
+      test "$(value nvml.own_process_listed "$logs")" = 1
     got=$(value compute.percent "$logs")
     check "$1: held to its $3% compute share (got ${got:-nothing}%)" \
       python3 -c "import sys; g = float('${got:-0}'); sys.exit(0 if $3 / 2 <= g <= $3 + 5 else 1)"

@@ -199,6 +199,8 @@ check_dialect_pod() {
   check "allocations stopped at the $memory_mib MiB limit" \
     test "$(value oom.allocated_mib "$logs")" = "$memory_mib"
   check "the next allocation got CUDA_ERROR_OUT_OF_MEMORY (2)" test "$(value oom.error "$logs")" = 2
+  check "NVML in the pod (no host PID namespace) lists its process under its own PID, as nvidia-smi would" \
+    test "$(value nvml.own_process_listed "$logs")" = 1
   got=$(value compute.percent "$logs")
   if [[ $percent != - ]]; then
     check "held to its $percent% compute share (got ${got:-nothing}%)" \
