@@ -58,9 +58,44 @@ CUresult Transfer(Side dst_side, uint64_t dst, Side src_side, uint64_t src, size
   return CUDA_SUCCESS;
 }
 
+// cuMemcpyPeer(Async): both contexts must be live; the copy works between any two devices.
+CUresult PeerTransfer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+                      size_t n, CUstream stream, bool per_thread, bool sync) {
+  {
+    Driver& d = TheDriver();
+    std::lock_guard<std::mutex> guard(d.mu);
+    if (CUresult r = CheckInit(d); r != CUDA_SUCCESS) return r;
+    if (d.contexts.count(reinterpret_cast<Context*>(dst_ctx)) == 0 ||
+        d.contexts.count(reinterpret_cast<Context*>(src_ctx)) == 0) {
+      return CUDA_ERROR_INVALID_CONTEXT;
+    }
+  }
+  return Transfer(Side::kDevice, dst, Side::kDevice, src, n, stream, per_thread, sync);
+}
+
 }  // namespace
 
 extern "C" {
+
+CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                      CUcontext srcContext, size_t ByteCount) {
+  return PeerTransfer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, nullptr, false,
+                      true);
+}
+CUresult cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                           CUcontext srcContext, size_t ByteCount) {
+  return PeerTransfer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, nullptr, true, true);
+}
+CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                           CUcontext srcContext, size_t ByteCount, CUstream hStream) {
+  return PeerTransfer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, false,
+                      false);
+}
+CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                CUcontext srcContext, size_t ByteCount, CUstream hStream) {
+  return PeerTransfer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, true,
+                      false);
+}
 
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t n) {
   return Transfer(Side::kDevice, dst, Side::kHost, reinterpret_cast<uint64_t>(src), n, nullptr,

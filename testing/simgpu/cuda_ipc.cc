@@ -10,11 +10,13 @@
 // - cuIpcGetEventHandle exports an event made with CU_EVENT_INTERPROCESS (which needs
 //   CU_EVENT_DISABLE_TIMING); cuIpcOpenEventHandle gives an event of the current context that
 //   shares its records (ipc_ops.h).
-// Not modelled: peer topology (every device may open every other device's memory) and the rule
-// that a process may open a device's handles in one context only.
+// Another device's memory opens only where the machine's topology lets the context's device reach
+// it (peer_topology.h): CUDA_ERROR_PEER_ACCESS_UNSUPPORTED otherwise. Not modelled: the rule that a
+// process may open a device's handles in one context only.
 #include "driver_state.h"
 #include "ipc_ops.h"
 #include "legacy_abi.h"
+#include "peer_topology.h"
 
 using namespace simgpu;
 
@@ -43,6 +45,11 @@ CUresult OpenMemory(CUdeviceptr* pdptr, const CUipcMemHandle& handle, unsigned f
   IpcHandleBytes h;
   if (CUresult r = Openable(d, handle.reserved, IpcKind::kMemory, &h); r != CUDA_SUCCESS) return r;
   if (CUresult r = CheckDevice(d, static_cast<int>(h.device)); r != CUDA_SUCCESS) return r;
+  // Another device's memory is mapped through peer access (the flag enables it when needed).
+  if (static_cast<int>(h.device) != ctx->device &&
+      !PeerAccess(d.state->file(), ctx->device, static_cast<int>(h.device))) {
+    return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+  }
   for (auto& [base, opening] : d.ipc_openings) {
     if (opening.id == h.id && opening.ctx == ctx) {
       ++opening.refs;

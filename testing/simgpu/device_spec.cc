@@ -93,7 +93,7 @@ namespace {
 
 constexpr const char* kKeys =
     "count, memory, sms, model, gpu, ctxmem, sched, timeslice, jitter, drift, driftperiod, nvml, "
-    "nvmlperiod, switch, streams, events, profile";
+    "nvmlperiod, switch, streams, events, peers, profile";
 
 }  // namespace
 
@@ -160,7 +160,7 @@ std::string DeviceSpec::Canonical() const {
          ";nvml=" + NvmlModeName(m.nvml_mode) + ";nvmlperiod=" + std::to_string(m.nvml_period_ns) +
          "ns" + ";switch=" + std::to_string(m.switch_ns) + "ns" +
          ";streams=" + (m.streams_concurrent ? "concurrent" : "serial") +
-         ";events=" + (m.events_on_device ? "device" : "host");
+         ";events=" + (m.events_on_device ? "device" : "host") + ";peers=" + peers.Canonical();
   return out;
 }
 
@@ -254,6 +254,8 @@ tessera::Result<DeviceSpec> ParseDeviceSpec(std::string_view text) {
                          ParseChoice(key, value, "device", "host",
                                      "an event on an idle stream stamped when the device runs the "
                                      "context, or at the host's record call"));
+      } else if (key == "peers") {
+        ASSIGN_OR_RETURN(spec.peers, ParsePeerTopology(value));
       } else if (key == "profile") {
         if (tessera::ToLower(value) != "ideal") {
           return tessera::InvalidArgument("SIMGPU_DEVICES: profile=" + std::string(value) +
@@ -297,6 +299,7 @@ tessera::Result<DeviceSpec> ParseDeviceSpec(std::string_view text) {
         "SIMGPU_DEVICES: timeslice= applies to sched=timeslice only, not to sched=fifo");
   }
   if (spec.devices.empty()) spec.devices.assign(count, uniform);
+  RETURN_IF_ERROR(ValidatePeerTopology(spec.peers, static_cast<int>(spec.devices.size())));
   for (const DeviceModel& d : spec.devices) {
     if (d.memory_bytes < (2ull << 20)) {
       return tessera::InvalidArgument("SIMGPU_DEVICES: device memory must be at least 2MiB");

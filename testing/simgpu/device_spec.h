@@ -25,6 +25,8 @@
 //                        run one at a time
 //   events=device|host   an event recorded on an idle stream is stamped when the device next runs
 //                        the context (default) or at the host's record call
+// `peers=pcie|none|nvlink|nvlink:A-B/C-D`: which devices reach each other's memory directly
+// (peer_topology.h; default pcie).
 // `profile=ideal` sets all of them to the idealised values simgpu had before (jitter=0, drift=0,
 // nvml=aligned, switch=0, streams=serial, events=host); keys given after it override it.
 //
@@ -37,6 +39,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "peer_topology.h"
 #include "state_layout.h"
 
 namespace simgpu {
@@ -81,6 +84,7 @@ struct DeviceSpec {
   SchedMode sched = SchedMode::kTimeSlice;
   uint64_t timeslice_ns = kDefaultTimesliceNs;
   Imperfections imperfections;
+  PeerTopology peers;  // peers=
 
   // A normalised text that is equal for equal machines ("gpu=A:1024:8;ctxmem=0;sched=timeslice;
   // timeslice=2000000ns;jitter=5;drift=10;driftperiod=20000000000ns;nvml=own;

@@ -35,7 +35,8 @@ TEST(SimgpuDeviceSpec, MixedForm) {
   EXPECT_EQ(spec->Canonical(),
             "gpu=SimGPU-3090:25446842368:82;gpu=SimGPU-H200:151397597184:132;ctxmem=1073741824;"
             "sched=timeslice;timeslice=2000000ns;jitter=5;drift=10;driftperiod=20000000000ns;"
-            "nvml=own;nvmlperiod=166666666ns;switch=25000ns;streams=concurrent;events=device");
+            "nvml=own;nvmlperiod=166666666ns;switch=25000ns;streams=concurrent;events=device;"
+            "peers=pcie");
 }
 
 TEST(SimgpuDeviceSpec, EqualMachinesHaveEqualCanonicalText) {
@@ -84,7 +85,7 @@ TEST(SimgpuDeviceSpec, SchedulingDefaultsToTwoMillisecondSlices) {
   EXPECT_EQ(fifo->Canonical(),
             "gpu=SimGPU:17179869184:108;ctxmem=0;sched=fifo;jitter=5;drift=10;"
             "driftperiod=20000000000ns;nvml=own;nvmlperiod=166666666ns;switch=25000ns;"
-            "streams=concurrent;events=device");
+            "streams=concurrent;events=device;peers=pcie");
   auto slice = ParseDeviceSpec("count=1;sched=timeslice;timeslice=500us");
   ASSERT_TRUE(slice.ok());
   EXPECT_EQ(slice->timeslice_ns, 500'000u);
@@ -176,4 +177,34 @@ TEST(SimgpuDeviceSpec, Sizes) {
 }
 
 }  // namespace
+TEST(DeviceSpecTest, PeersDescribeTheTopology) {
+  auto pcie = ParseDeviceSpec("count=4");
+  ASSERT_TRUE(pcie.ok());
+  EXPECT_TRUE(pcie->peers.pcie);
+  EXPECT_EQ(pcie->peers.GroupOf(2, 4), 0u);
+  auto groups = ParseDeviceSpec("count=8,peers=nvlink:0-3/4-7");
+  ASSERT_TRUE(groups.ok()) << groups.status().message();
+  EXPECT_EQ(groups->peers.GroupOf(3, 8), 1u);
+  EXPECT_EQ(groups->peers.GroupOf(4, 8), 2u);
+  EXPECT_EQ(groups->peers.Canonical(), "nvlink:0-3/4-7");
+  auto all = ParseDeviceSpec("count=2;peers=NVLink");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->peers.GroupOf(1, 2), 1u);
+  auto none = ParseDeviceSpec("count=2,peers=none");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->peers.pcie);
+  EXPECT_NE(none->Canonical(), pcie->Canonical());
+  auto past = ParseDeviceSpec("count=2,peers=nvlink:0-3");
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.status().message().find("names device 3, but the machine has 2"),
+            std::string::npos)
+      << past.status().message();
+  auto overlap = ParseDeviceSpec("count=4,peers=nvlink:0-2/2-3");
+  ASSERT_FALSE(overlap.ok());
+  EXPECT_NE(overlap.status().message().find("two NVLink groups"), std::string::npos);
+  auto bad = ParseDeviceSpec("count=2,peers=fast");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'pcie'"), std::string::npos) << bad.status().message();
+}
+
 }  // namespace simgpu

@@ -192,6 +192,7 @@ void DestroyContext(Driver& d, Context* ctx) {
     it = next;
   }
   IpcCloseContext(d, ctx);
+  for (Context* other : d.contexts) other->peers.erase(ctx);
   for (Stream* s : ctx->streams) {
     d.streams.erase(s);
     delete s;

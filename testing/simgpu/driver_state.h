@@ -78,6 +78,7 @@ struct Context {
   uint64_t heap_bytes = kDefaultHeapBytes;
   uint64_t stack_bytes = 1024;
   uint64_t printf_fifo_bytes = 1 << 20;
+  std::set<Context*> peers;  // cuCtxEnablePeerAccess: contexts whose memory this one may access
 };
 
 struct Function {

@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "common/strings.h"
 #include "nvml_handles.h"
+#include "peer_topology.h"
 #include "timeline.h"
 
 using namespace simgpu;
@@ -191,6 +192,34 @@ nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsigned int* node) {
   int i;
   if (nvmlReturn_t r = NvmlResolve(device, &s, &i); r != NVML_SUCCESS) return r;
   *node = 0;  // one NUMA node simulated
+  return NVML_SUCCESS;
+}
+
+// From the machine's topology (peer_topology.h): NVLink between the devices of one NVLink group;
+// reads and writes wherever the devices are peers (NVLink or PCIe); atomics over NVLink only.
+nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2,
+                                    nvmlGpuP2PCapsIndex_t p2pIndex, nvmlGpuP2PStatus_t* p2pStatus) {
+  if (p2pStatus == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  SharedState* s;
+  int a, b;
+  if (nvmlReturn_t r = NvmlResolve(device1, &s, &a); r != NVML_SUCCESS) return r;
+  if (nvmlReturn_t r = NvmlResolve(device2, &s, &b); r != NVML_SUCCESS) return r;
+  const StateFile& f = s->file();
+  bool ok = false;
+  switch (p2pIndex) {
+    case NVML_P2P_CAPS_INDEX_READ:
+    case NVML_P2P_CAPS_INDEX_WRITE:
+    case NVML_P2P_CAPS_INDEX_PROP:
+      ok = PeerAccess(f, a, b);
+      break;
+    case NVML_P2P_CAPS_INDEX_NVLINK:
+    case NVML_P2P_CAPS_INDEX_ATOMICS:
+      ok = NvlinkPeers(f, a, b);
+      break;
+    default:
+      return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  *p2pStatus = ok ? NVML_P2P_STATUS_OK : NVML_P2P_STATUS_NOT_SUPPORTED;
   return NVML_SUCCESS;
 }
 

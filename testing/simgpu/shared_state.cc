@@ -84,6 +84,7 @@ tessera::Status CreateStateFile(const std::string& directory, const std::string&
   f->device_count = static_cast<uint32_t>(spec.devices.size());
   f->file_size = sizeof(StateFile);
   f->ctx_memory = spec.ctx_memory_bytes;
+  f->pcie_peers = spec.peers.pcie ? 1 : 0;
   f->realtime_offset_us = static_cast<int64_t>(RealtimeUs()) - static_cast<int64_t>(NowNs() / 1000);
   std::string canonical = spec.Canonical();
   snprintf(f->spec, sizeof(f->spec), "%s", canonical.c_str());
@@ -106,6 +107,7 @@ tessera::Status CreateStateFile(const std::string& directory, const std::string&
     d.nvml_mode = static_cast<uint32_t>(m.nvml_mode);
     d.streams_concurrent = m.streams_concurrent ? 1 : 0;
     d.events_on_device = m.events_on_device ? 1 : 0;
+    d.nvlink_group = spec.peers.GroupOf(static_cast<int>(i), static_cast<int>(spec.devices.size()));
   }
   f->magic = kStateMagic;
   munmap(map, sizeof(StateFile));

@@ -15,7 +15,7 @@
 namespace simgpu {
 
 inline constexpr uint64_t kStateMagic = 0x31305550474d4953ull;  // "SIMGPU01"
-inline constexpr uint32_t kLayoutVersion = 5;
+inline constexpr uint32_t kLayoutVersion = 6;
 
 inline constexpr int kMaxDevices = 16;
 inline constexpr int kMaxProcesses = 1024;     // processes with a context or memory at once
@@ -86,6 +86,8 @@ struct DeviceState {
   uint64_t memory_total;
   uint32_t sms;
   uint32_t pci_bus;
+  uint32_t nvlink_group;  // its NVLink group (peer_topology.h; 0: none), constant after creation
+  uint32_t reserved_identity;
 
   // Guarded by the mutex.
   uint32_t removed;  // `simgpu remove`: the GPU fell off the bus
@@ -204,6 +206,8 @@ struct StateFile {
   // CLOCK_REALTIME minus CLOCK_MONOTONIC in us when the file was made: NVML sample stamps are
   // monotonic period ends moved by it, so a period has one stamp in every process and call.
   int64_t realtime_offset_us;
+  uint32_t pcie_peers;  // devices outside one NVLink group reach each other over PCIe (constant)
+  uint32_t reserved_peers;
   uint64_t next_ipc_id;  // the id of the next IPC export (from 1)
   XidEvent xids[kXidCapacity];
   IpcExport ipc_exports[kMaxIpcExports];

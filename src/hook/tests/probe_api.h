@@ -94,7 +94,8 @@ namespace tessera::hooktest {
     "cuMemGetAllocationPropertiesFromHandle", 10020)                                              \
   X(ModuleLoadData, cuModuleLoadData, "cuModuleLoadData", 2000)                                   \
   X(ModuleGetFunction, cuModuleGetFunction, "cuModuleGetFunction", 2000)                          \
-  X(LaunchKernel, cuLaunchKernel, "cuLaunchKernel", 4000)
+  X(LaunchKernel, cuLaunchKernel, "cuLaunchKernel", 4000)                                         \
+  X(DeviceCanAccessPeer, cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", 4000)
 
 #define PROBE_NVML_API(X)                                                                          \
   X(NvmlInit, nvmlInit_v2, "nvmlInit_v2")                                                          \
@@ -107,7 +108,8 @@ namespace tessera::hooktest {
   X(NvmlProcessesV1, nvmlDeviceGetComputeRunningProcesses, "nvmlDeviceGetComputeRunningProcesses") \
   X(NvmlGraphicsProcesses, nvmlDeviceGetGraphicsRunningProcesses_v3,                               \
     "nvmlDeviceGetGraphicsRunningProcesses_v3")                                                    \
-  X(NvmlProcessUtilization, nvmlDeviceGetProcessUtilization, "nvmlDeviceGetProcessUtilization")
+  X(NvmlProcessUtilization, nvmlDeviceGetProcessUtilization, "nvmlDeviceGetProcessUtilization")    \
+  X(NvmlP2PStatus, nvmlDeviceGetP2PStatus, "nvmlDeviceGetP2PStatus")
 
 struct Api {
 #define PROBE_FIELD(field, symbol, ...) decltype(&symbol) field = nullptr;

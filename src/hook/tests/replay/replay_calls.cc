@@ -4,13 +4,20 @@
 
 namespace tessera::replay {
 
+void Calls::Record(const char* name, int rc, bool ok) {
+  calls_.push_back({name, rc});
+  if (ok) return;
+  ++failed_calls_;
+  std::fprintf(stderr, "replay[%d]: %s returned %d\n", static_cast<int>(getpid()), name, rc);
+}
+
 CUresult Calls::Note(const char* name, CUresult rc) {
-  calls_.push_back({name, static_cast<int>(rc)});
-  if (rc != CUDA_SUCCESS) {
-    ++failed_calls_;
-    std::fprintf(stderr, "replay[%d]: %s returned %d\n", static_cast<int>(getpid()), name,
-                 static_cast<int>(rc));
-  }
+  Record(name, static_cast<int>(rc), rc == CUDA_SUCCESS);
+  return rc;
+}
+
+nvmlReturn_t Calls::Note(const char* name, nvmlReturn_t rc) {
+  Record(name, static_cast<int>(rc), rc == NVML_SUCCESS);
   return rc;
 }
 

@@ -23,6 +23,7 @@ class Calls {
 
   // Records `name` returning `rc`; returns rc.
   CUresult Note(const char* name, CUresult rc);
+  nvmlReturn_t Note(const char* name, nvmlReturn_t rc);
 
   // Device memory this rank allocated (charged), added by the scenario as it allocates.
   void Own(uint64_t bytes) { own_bytes_ += bytes; }
@@ -35,6 +36,8 @@ class Calls {
   bool ok() const { return failed_calls_ == 0; }
 
  private:
+  void Record(const char* name, int rc, bool ok);
+
   const hooktest::Api& api_;
   nlohmann::json calls_ = nlohmann::json::array();
   int failed_calls_ = 0;

@@ -22,19 +22,22 @@ struct Scenario {
   const char* name;
   int ranks;
   std::map<int, int> devices_of;  // rank -> device its memory is on
+  const char* peers;              // the machine's topology (SIMGPU_DEVICES peers=)
 };
 
+// Multi-GPU jobs on an NVLink board (vLLM's custom all-reduce asks NVML for NVLink between every
+// pair of its GPUs), single-GPU sharing on a PCIe server.
 const Scenario kScenarios[] = {
-    {"vllm-custom-allreduce", 2, {{0, 0}, {1, 1}}},
-    {"vllm-custom-allreduce", 4, {{0, 0}, {1, 1}, {2, 2}, {3, 3}}},
-    {"torch-tensor-ipc", 2, {{0, 0}, {1, 0}}},
-    {"torch-expandable-segments", 2, {{0, 0}, {1, 0}}},
-    {"nccl-p2p-cumem", 2, {{0, 0}, {1, 1}}},
-    {"nccl-p2p-cumem", 4, {{0, 0}, {1, 1}, {2, 2}, {3, 3}}},
+    {"vllm-custom-allreduce", 2, {{0, 0}, {1, 1}}, "nvlink"},
+    {"vllm-custom-allreduce", 4, {{0, 0}, {1, 1}, {2, 2}, {3, 3}}, "nvlink"},
+    {"torch-tensor-ipc", 2, {{0, 0}, {1, 0}}, "pcie"},
+    {"torch-expandable-segments", 2, {{0, 0}, {1, 0}}, "pcie"},
+    {"nccl-p2p-cumem", 2, {{0, 0}, {1, 1}}, "nvlink"},
+    {"nccl-p2p-cumem", 4, {{0, 0}, {1, 1}, {2, 2}, {3, 3}}, "nvlink"},
 };
 
 std::string DevicesFor(const Scenario& s) {
-  return "count=" + std::to_string(s.ranks) + ",memory=16GiB,ctxmem=518MiB";
+  return "count=" + std::to_string(s.ranks) + ",memory=16GiB,ctxmem=518MiB,peers=" + s.peers;
 }
 
 class ReplayTest : public ::testing::TestWithParam<std::tuple<int, const char*>> {

@@ -1,5 +1,7 @@
 // vLLM's custom all-reduce between tensor-parallel workers, as its sources do it
 // (vllm/distributed/device_communicators/custom_all_reduce.py, csrc/custom_all_reduce.cuh):
+//  0. the gates: NVML's NVLink status between every pair of the workers' GPUs (custom all-reduce
+//     needs them fully connected beyond 2 GPUs), then cudaDeviceCanAccessPeer to the first peer;
 //  1. every worker uses device `rank` and makes two shared buffers: the signal area plus the
 //     staging buffer, then the staging buffer for registered inputs; each is cudaMalloc'ed,
 //     zeroed with cudaMemset, exported with cudaIpcGetMemHandle and the handles all-gathered;
@@ -58,9 +60,40 @@ std::vector<CUdeviceptr> CreateSharedBuffer(Rank& rank, Calls& calls, uint64_t b
 
 }  // namespace
 
+// is_fully_connected and _can_p2p: whether custom all-reduce may run on these GPUs.
+bool FullyConnected(Rank& rank, Calls& calls) {
+  const hooktest::Api& api = calls.api();
+  calls.Note("nvmlInit", api.NvmlInit());
+  std::vector<nvmlDevice_t> devices(static_cast<size_t>(rank.size()));
+  for (int i = 0; i < rank.size(); ++i) {
+    calls.Note("nvmlDeviceGetHandleByIndex",
+               api.NvmlHandleByIndex(static_cast<unsigned>(i), &devices[static_cast<size_t>(i)]));
+  }
+  bool nvlink = true;
+  for (int i = 0; i < rank.size(); ++i) {
+    for (int j = i + 1; j < rank.size(); ++j) {
+      nvmlGpuP2PStatus_t status = NVML_P2P_STATUS_UNKNOWN;
+      calls.Note("nvmlDeviceGetP2PStatus",
+                 api.NvmlP2PStatus(devices[static_cast<size_t>(i)], devices[static_cast<size_t>(j)],
+                                   NVML_P2P_CAPS_INDEX_NVLINK, &status));
+      nvlink = nvlink && status == NVML_P2P_STATUS_OK;
+    }
+  }
+  int can = 0;
+  calls.Note("cuDeviceCanAccessPeer",
+             api.DeviceCanAccessPeer(&can, rank.rank(), rank.rank() == 0 ? 1 : 0));
+  return (nvlink || rank.size() <= 2) && can == 1;
+}
+
 int VllmCustomAllReduce(Rank& rank, Calls& calls) {
   const hooktest::Api& api = calls.api();
   if (!UseDevice(calls, rank.rank())) return 1;
+  if (!FullyConnected(rank, calls)) {
+    std::fprintf(stderr,
+                 "replay: the GPUs are not fully connected: vLLM would not use custom "
+                 "all-reduce\n");
+    return 1;
+  }
   std::vector<CUdeviceptr> meta = CreateSharedBuffer(rank, calls, kSignalBytes + kMaxSize);
   std::vector<CUdeviceptr> buffers = CreateSharedBuffer(rank, calls, kMaxSize);
   CUdeviceptr rank_data = 0;
