@@ -80,7 +80,14 @@ static CUresult create_charged(const struct ctx_call* k) {
   if (mode == HOOK_FAILED) return CUDA_ERROR_NOT_INITIALIZED;
   if (mode == HOOK_INACTIVE) return call_create(k);
   int index = hook_device_index(k->dev);
-  if (index < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (index < 0) {
+    /* An ordinal the driver does not have gets the driver's answer (CUDA_ERROR_INVALID_DEVICE);
+     * a device of the machine that is not the container's has no memory for a context. */
+    CUdevice probe;
+    __typeof__(&cuDeviceGet) get = REAL(cuDeviceGet);
+    if (get == NULL || get(&probe, k->dev) != CUDA_SUCCESS) return call_create(k);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
   struct charge c;
   uint64_t hint = context_cost_hint(index);
   CUresult rc = charge_reserve(k->dev, hint, 0, &c);

@@ -24,6 +24,9 @@ class Calls {
   // Records `name` returning `rc`; returns rc.
   CUresult Note(const char* name, CUresult rc);
   nvmlReturn_t Note(const char* name, nvmlReturn_t rc);
+  // Records an answer that may be an error: it is compared, not judged.
+  void Answer(const char* name, CUresult rc) { Record(name, static_cast<int>(rc), true); }
+  void Answer(const char* name, nvmlReturn_t rc) { Record(name, static_cast<int>(rc), true); }
 
   // Device memory this rank allocated (charged), added by the scenario as it allocates.
   void Own(uint64_t bytes) { own_bytes_ += bytes; }
@@ -54,6 +57,7 @@ int VllmCustomAllReduce(class Rank& rank, Calls& calls);
 int TorchTensorIpc(class Rank& rank, Calls& calls);
 int NcclP2pCuMem(class Rank& rank, Calls& calls);
 int TorchExpandableSegments(class Rank& rank, Calls& calls);
+int NullArguments(class Rank& rank, Calls& calls);
 
 }  // namespace tessera::replay
 

@@ -107,6 +107,35 @@ TEST_P(ReplayTest, SameResultsBareAndUnderTheLibraryAndEachByteChargedOnce) {
   ExpectChargedOnce(with, HookEnv::ContextCost(devices), 4 * kGiB, "under the library");
 }
 
+// Calls with NULL, zero and invalid arguments (null_arguments.cc) answer the same bare and under
+// the library, which must not crash where the driver answers an error.
+class NullArgumentsTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  HookEnv hook;
+};
+
+TEST_P(NullArgumentsTest, AnsweredAsTheDriverAnswersThem) {
+  if (HookEnv::RealDriver()) GTEST_SKIP() << "compares with simgpu's answers";
+  auto run = [&](const Env& env) {
+    RunResult r =
+        RunProgram({hook.build_dir() + "/tests/hook_replay", "null-arguments", "1", GetParam()},
+                   env, std::chrono::seconds(60));
+    EXPECT_EQ(r.exit_code, 0) << r.Describe();
+    nlohmann::json out = nlohmann::json::parse(r.out, nullptr, false);
+    return out.is_array() && out.size() == 1 ? out[0]["calls"] : nlohmann::json();
+  };
+  Env bare = hook.ProbeEnv();
+  bare.erase("LD_PRELOAD");
+  Env limited = hook.ProbeEnv();
+  limited["CUDA_DEVICE_MEMORY_LIMIT"] = "4g";
+  nlohmann::json without = run(bare), with = run(limited);
+  ASSERT_TRUE(without.is_array());
+  ASSERT_EQ(with.size(), without.size());
+  for (size_t i = 0; i < with.size(); ++i) EXPECT_EQ(with[i], without[i]);
+}
+
+INSTANTIATE_TEST_SUITE_P(Routes, NullArgumentsTest, ::testing::Values("direct", "runtime"));
+
 std::string Name(const ::testing::TestParamInfo<std::tuple<int, const char*>>& info) {
   const Scenario& s = kScenarios[std::get<0>(info.param)];
   std::string name =
