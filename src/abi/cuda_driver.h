@@ -147,7 +147,10 @@ typedef enum CUdevice_attribute_enum {
   CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 83,
   CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH = 95,
   CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 102,
-  CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115
+  CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED = 103,
+  CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115,
+  CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED = 128,
+  CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED = 132
 } CUdevice_attribute;
 
 typedef enum CUdevice_P2PAttribute_enum {
@@ -234,6 +237,18 @@ typedef struct CUmemAllocationProp_st {
     unsigned char reserved[4];
   } allocFlags;
 } CUmemAllocationProp;
+
+/* Multicast objects (NVLink SHARP on NVSwitch systems). */
+typedef struct CUmulticastObjectProp_st {
+  unsigned int numDevices;
+  size_t size;
+  unsigned long long handleTypes;
+  unsigned long long flags;
+} CUmulticastObjectProp;
+typedef enum CUmulticastGranularity_flags_enum {
+  CU_MULTICAST_GRANULARITY_MINIMUM = 0x0,
+  CU_MULTICAST_GRANULARITY_RECOMMENDED = 0x1
+} CUmulticastGranularity_flags;
 
 typedef struct CUmemAccessDesc_st {
   CUmemLocation location;
@@ -526,6 +541,18 @@ CUresult CUDAAPI cuMemExportToShareableHandle(void* shareableHandle,
 CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle,
                                                 void* osHandle,
                                                 CUmemAllocationHandleType shHandleType);
+CUresult CUDAAPI cuMulticastCreate(CUmemGenericAllocationHandle* mcHandle,
+                                   const CUmulticastObjectProp* prop);
+CUresult CUDAAPI cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev);
+CUresult CUDAAPI cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset,
+                                    CUmemGenericAllocationHandle memHandle, size_t memOffset,
+                                    size_t size, unsigned long long flags);
+CUresult CUDAAPI cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset,
+                                     CUdeviceptr memptr, size_t size, unsigned long long flags);
+CUresult CUDAAPI cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev,
+                                   size_t mcOffset, size_t size);
+CUresult CUDAAPI cuMulticastGetGranularity(size_t* granularity, const CUmulticastObjectProp* prop,
+                                           CUmulticastGranularity_flags option);
 CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr);
 CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop,
                                                         CUmemGenericAllocationHandle handle);

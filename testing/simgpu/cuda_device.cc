@@ -5,6 +5,7 @@
 
 #include "common/strings.h"
 #include "driver_state.h"
+#include "peer_topology.h"
 
 using namespace simgpu;
 
@@ -157,7 +158,14 @@ CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) 
       *pi = 1;
       break;
     case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
       *pi = 1;
+      break;
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED:  // no simulated device is on a fabric
+      *pi = 0;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED:  // NVSwitch: a device of an NVLink group
+      *pi = MulticastSupported(d.state->file(), d.visible[static_cast<size_t>(dev)]) ? 1 : 0;
       break;
     default:
       return CUDA_ERROR_INVALID_VALUE;

@@ -2,6 +2,7 @@
 // granularity) and arrays. A cuMemCreate handle with a device location charges device memory; a
 // host location charges nothing. Arrays charge their byte size rounded up to the granule.
 #include "driver_state.h"
+#include "multicast_ops.h"
 
 using namespace simgpu;
 
@@ -195,6 +196,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     return CUDA_ERROR_INVALID_VALUE;
   }
   Driver& d = TheDriver();
+  WaitForMulticastTeam(d, handle);  // a multicast object maps once its whole team is added
   std::lock_guard<std::mutex> guard(d.mu);
   if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
   PhysicalMemory* m = LiveHandle(d, handle);

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "driver_state.h"
+#include "multicast_ops.h"
 
 using namespace simgpu;
 
@@ -98,6 +99,7 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, vo
   m->device = static_cast<int>(share.device);
   m->size = share.size;
   m->shared_id = share.id;
+  m->multicast = IsMulticast(d, share.id);
   m->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   m->prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
   m->prop.location.type = static_cast<CUmemLocationType>(share.location_type);

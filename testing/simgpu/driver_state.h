@@ -211,7 +211,8 @@ struct PhysicalMemory {
   int refs = 1;
   int mappings = 0;
   CUmemAllocationProp prop = {};  // as created (location as the program numbered it)
-  uint64_t shared_id = 0;         // exported or imported
+  uint64_t shared_id = 0;         // exported or imported; always set for a multicast object
+  bool multicast = false;         // a multicast object's handle (StateFile::multicasts)
 };
 
 struct Mapping {

@@ -95,6 +95,10 @@ bool NvlinkPeers(const StateFile& f, int a, int b) {
   return a != b && ga != 0 && ga == f.devices[b].nvlink_group;
 }
 
+bool MulticastSupported(const StateFile& f, int device) {
+  return f.devices[device].nvlink_group != 0;
+}
+
 bool PeerAccess(const StateFile& f, int a, int b) {
   return a != b && (NvlinkPeers(f, a, b) || f.pcie_peers != 0);
 }

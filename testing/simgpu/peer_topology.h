@@ -43,4 +43,8 @@ tessera::Status ValidatePeerTopology(const PeerTopology& t, int device_count);
 bool PeerAccess(const StateFile& f, int a, int b);
 bool NvlinkPeers(const StateFile& f, int a, int b);
 
+// Whether device `device` supports multicast objects: it is in an NVLink group (an NVSwitch
+// system's NVLink SHARP), and the multicast team's devices must all be of its group.
+bool MulticastSupported(const StateFile& f, int device);
+
 }  // namespace simgpu

@@ -118,6 +118,9 @@ void SharedState::SettleVmm(VmmShare& share) {
     file_->devices[share.device].used_bytes -=
         std::min(file_->devices[share.device].used_bytes, freed);
   }
+  for (Multicast& m : file_->multicasts) {
+    if (m.id == share.id) m = Multicast{};  // a multicast object goes with its last handle
+  }
   share = VmmShare{};
 }
 

@@ -15,7 +15,7 @@
 namespace simgpu {
 
 inline constexpr uint64_t kStateMagic = 0x31305550474d4953ull;  // "SIMGPU01"
-inline constexpr uint32_t kLayoutVersion = 6;
+inline constexpr uint32_t kLayoutVersion = 7;
 
 inline constexpr int kMaxDevices = 16;
 inline constexpr int kMaxProcesses = 1024;     // processes with a context or memory at once
@@ -190,6 +190,18 @@ struct VmmShare {
   VmmHolder holders[kMaxVmmHolders];
 };
 
+// A multicast object (cuMulticastCreate). Its handles and their holders are a VmmShare with the
+// same id (it holds no memory of its own); this is its team: the devices added and bound.
+inline constexpr int kMaxMulticasts = 128;
+struct Multicast {
+  uint64_t id;  // 0: free entry
+  uint64_t size;
+  uint32_t num_devices;
+  uint32_t added;  // bit per physical device
+  uint32_t bound;  // bit per physical device with memory bound
+  uint32_t reserved;
+};
+
 struct StateFile {
   uint64_t magic;
   uint32_t layout_version;
@@ -212,6 +224,7 @@ struct StateFile {
   XidEvent xids[kXidCapacity];
   IpcExport ipc_exports[kMaxIpcExports];
   VmmShare vmm_shares[kMaxVmmShares];
+  Multicast multicasts[kMaxMulticasts];
   ProcessSlot processes[kMaxProcesses];
   DeviceState devices[kMaxDevices];
 };

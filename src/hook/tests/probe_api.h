@@ -95,7 +95,13 @@ namespace tessera::hooktest {
   X(ModuleLoadData, cuModuleLoadData, "cuModuleLoadData", 2000)                                   \
   X(ModuleGetFunction, cuModuleGetFunction, "cuModuleGetFunction", 2000)                          \
   X(LaunchKernel, cuLaunchKernel, "cuLaunchKernel", 4000)                                         \
-  X(DeviceCanAccessPeer, cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", 4000)
+  X(DeviceCanAccessPeer, cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", 4000)                    \
+  X(DeviceGetAttribute, cuDeviceGetAttribute, "cuDeviceGetAttribute", 2000)                       \
+  X(MulticastCreate, cuMulticastCreate, "cuMulticastCreate", 12010)                               \
+  X(MulticastAddDevice, cuMulticastAddDevice, "cuMulticastAddDevice", 12010)                      \
+  X(MulticastBindMem, cuMulticastBindMem, "cuMulticastBindMem", 12010)                            \
+  X(MulticastUnbind, cuMulticastUnbind, "cuMulticastUnbind", 12010)                               \
+  X(MulticastGetGranularity, cuMulticastGetGranularity, "cuMulticastGetGranularity", 12010)
 
 #define PROBE_NVML_API(X)                                                                          \
   X(NvmlInit, nvmlInit_v2, "nvmlInit_v2")                                                          \

@@ -25,37 +25,8 @@ struct Channel {
     close(fd[0]);
     close(fd[1]);
   }
-  // One byte, with a descriptor attached when `passed` >= 0.
-  struct Message {
-    char byte = 'f';
-    iovec iov{&byte, 1};
-    char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    Message() {
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof(control);
-    }
-  };
-  bool SendFd(int side, int passed) {
-    Message m;
-    cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &passed, sizeof(int));
-    return sendmsg(fd[side], &m.msg, 0) == 1;
-  }
-  int ReceiveFd(int side) {
-    Message m;
-    if (recvmsg(fd[side], &m.msg, 0) != 1) return -1;
-    cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
-    if (c == nullptr || c->cmsg_type != SCM_RIGHTS) return -1;
-    int received = -1;
-    std::memcpy(&received, CMSG_DATA(c), sizeof(int));
-    return received;
-  }
+  bool SendFd(int side, int passed) { return testing::SendFd(fd[side], passed); }
+  int ReceiveFd(int side) { return testing::ReceiveFd(fd[side]); }
   bool Signal(int side) {
     char byte = 's';
     return write(fd[side], &byte, 1) == 1;

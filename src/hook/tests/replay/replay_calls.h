@@ -58,6 +58,7 @@ int TorchTensorIpc(class Rank& rank, Calls& calls);
 int NcclP2pCuMem(class Rank& rank, Calls& calls);
 int TorchExpandableSegments(class Rank& rank, Calls& calls);
 int NullArguments(class Rank& rank, Calls& calls);
+int NcclNvls(class Rank& rank, Calls& calls);
 
 }  // namespace tessera::replay
 

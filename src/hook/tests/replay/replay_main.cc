@@ -4,7 +4,7 @@
 //
 //   hook_replay <scenario> <ranks> <route>
 //     scenario: vllm-custom-allreduce | torch-tensor-ipc | torch-expandable-segments |
-//               nccl-p2p-cumem | null-arguments
+//               nccl-p2p-cumem | nccl-nvls | null-arguments
 //     route: direct | runtime
 //
 // Prints one JSON array, each rank's calls with their results and the memory it saw at its peak
@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   if (scenario == "nccl-p2p-cumem") body = NcclP2pCuMem;
   if (scenario == "torch-expandable-segments") body = TorchExpandableSegments;
   if (scenario == "null-arguments") body = NullArguments;
+  if (scenario == "nccl-nvls") body = NcclNvls;
   if (body == nullptr || ranks < 1 || ranks > 8) {
     std::fprintf(stderr, "hook_replay: unknown scenario %s or bad rank count %s\n", argv[1],
                  argv[2]);

@@ -34,6 +34,7 @@ const Scenario kScenarios[] = {
     {"torch-expandable-segments", 2, {{0, 0}, {1, 0}}, "pcie"},
     {"nccl-p2p-cumem", 2, {{0, 0}, {1, 1}}, "nvlink"},
     {"nccl-p2p-cumem", 4, {{0, 0}, {1, 1}, {2, 2}, {3, 3}}, "nvlink"},
+    {"nccl-nvls", 4, {{0, 0}, {1, 1}, {2, 2}, {3, 3}}, "nvlink"},
 };
 
 std::string DevicesFor(const Scenario& s) {
