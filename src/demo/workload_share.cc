@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "abi/cuda_driver.h"
+#include "common/fd_passing.h"
 
 namespace tessera::workload {
 
@@ -54,41 +55,6 @@ sockaddr_un Address(const std::string& path) {
   a.sun_family = AF_UNIX;
   std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", path.c_str());
   return a;
-}
-
-// One byte with `fd` attached (SCM_RIGHTS), or the received descriptor (-1 on failure).
-bool SendFd(int socket, int fd) {
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  return sendmsg(socket, &msg, 0) == 1;
-}
-
-int ReceiveFd(int socket) {
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  if (recvmsg(socket, &msg, 0) != 1) return -1;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  if (c == nullptr || c->cmsg_type != SCM_RIGHTS) return -1;
-  int fd = -1;
-  std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
-  return fd;
 }
 
 CUmemAllocationProp VmmProp() {
@@ -144,7 +110,7 @@ int Export(const std::string& dir) {
   if (peer < 0 ||
       !Check(cuMemExportToShareableHandle(&fd, vmm, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
              "cuMemExportToShareableHandle") ||
-      !SendFd(peer, fd)) {
+      !tessera::SendFd(peer, fd)) {
     return 1;
   }
   close(fd);
@@ -177,7 +143,7 @@ int Import(const std::string& dir) {
     if (connect(sock, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  fd = ReceiveFd(sock);
+  fd = tessera::ReceiveFd(sock);
   close(sock);
   CUmemGenericAllocationHandle vmm = 0;
   CUdeviceptr va = 0;

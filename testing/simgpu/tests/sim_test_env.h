@@ -4,12 +4,10 @@
 #pragma once
 
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -18,6 +16,7 @@
 
 #include "abi/cuda_driver.h"
 #include "abi/nvml.h"
+#include "common/fd_passing.h"
 #include "shared_state.h"
 #include "stat_json.h"
 
@@ -73,40 +72,8 @@ inline int UseDevice(int ordinal) {
   return 0;
 }
 
-// One byte over a Unix socket with descriptor `fd` attached (SCM_RIGHTS), as NCCL passes cuMem
-// handles; ReceiveFd returns the received descriptor, -1 on failure.
-inline bool SendFd(int socket, int fd) {
-  char byte = 'f';
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  return sendmsg(socket, &msg, 0) == 1;
-}
-inline int ReceiveFd(int socket) {
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  if (recvmsg(socket, &msg, 0) != 1) return -1;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  if (c == nullptr || c->cmsg_type != SCM_RIGHTS) return -1;
-  int fd = -1;
-  std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
-  return fd;
-}
+using tessera::ReceiveFd;
+using tessera::SendFd;
 
 // Device 0's used memory by NVML (0 when NVML fails).
 inline uint64_t DeviceUsed() {
