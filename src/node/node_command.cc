@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "annotations/signing.h"
+#include "common/strings.h"
 #include "kube/config_keys.h"
 #include "kube/objects.h"
 #include "log/log.h"
@@ -160,16 +161,39 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
     agent.MonitorHealth(*probe);
   }
   const NvmlLibrary* nvml_for_shares = nvml.ok() ? nvml->get() : nullptr;
-  MetricsServer metrics([&agent, nvml_for_shares, state = options->allocator.state_dir,
-                         signing = options->allocator.signing] {
-    std::vector<GpuInfo> gpus = agent.board().Get().gpus;
-    ProcessShares shares;
-    if (nvml_for_shares != nullptr) shares = NvmlProcessShares(*nvml_for_shares, gpus);
-    std::string out = RenderMetrics(state, gpus, shares);
-    RenderUnverified(out, signing);
-    RenderMemoryGuard(out, agent.memory_guard());
-    return out;
-  });
+  // Ready: NVML answers, and kubelet has the agent's device plugins (or its DRA plugin)
+  // registered. Live: the process serves (restarting it mends neither a driver nor a kubelet).
+  auto not_ready = [&agent, &dra, nvml_for_shares,
+                    nvml_error =
+                        nvml.ok() ? std::string() : nvml.status().message()]() -> std::string {
+    std::vector<std::string> why;
+    unsigned count = 0;
+    if (nvml_for_shares == nullptr) {
+      why.push_back("NVML could not be loaded: " + nvml_error);
+    } else if (Status s = nvml_for_shares->Check(nvml_for_shares->DeviceGetCount(&count),
+                                                 "nvmlDeviceGetCount");
+               !s.ok()) {
+      why.push_back(s.message());
+    }
+    if (dra != nullptr && !dra->plugin.Registered()) {
+      why.push_back("the DRA kubelet plugin is not registered with kubelet");
+    } else if (dra == nullptr && !agent.board().Get().serving) {
+      why.push_back("the device plugins are not registered with kubelet");
+    }
+    return tessera::Join(why, "; ");
+  };
+  MetricsServer metrics(
+      [&agent, nvml_for_shares, state = options->allocator.state_dir,
+       signing = options->allocator.signing] {
+        std::vector<GpuInfo> gpus = agent.board().Get().gpus;
+        ProcessShares shares;
+        if (nvml_for_shares != nullptr) shares = NvmlProcessShares(*nvml_for_shares, gpus);
+        std::string out = RenderMetrics(state, gpus, shares);
+        RenderUnverified(out, signing);
+        RenderMemoryGuard(out, agent.memory_guard());
+        return out;
+      },
+      not_ready);
   if (const std::string& listen = cfg.GetString("node.metrics-listen"); !listen.empty()) {
     if (Status s = metrics.Start(listen); !s.ok()) {
       log::Error("cannot serve metrics", {{"error", s.message()}});

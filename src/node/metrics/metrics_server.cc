@@ -4,7 +4,9 @@
 
 namespace tessera::node {
 
-MetricsServer::MetricsServer(std::function<std::string()> render) : render_(std::move(render)) {}
+MetricsServer::MetricsServer(std::function<std::string()> render,
+                             std::function<std::string()> not_ready)
+    : render_(std::move(render)), not_ready_(std::move(not_ready)) {}
 
 MetricsServer::~MetricsServer() {
   Stop();
@@ -34,6 +36,15 @@ Status MetricsServer::Start(const std::string& listen) {
   });
   server_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
+  });
+  server_->Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    std::string why = not_ready_ ? not_ready_() : "";
+    if (why.empty()) {
+      res.set_content("ok\n", "text/plain");
+      return;
+    }
+    res.status = 503;
+    res.set_content("not ready: " + why + "\n", "text/plain");
   });
   port_ = server_->Bind(host, port);
   if (port_ < 0) {

@@ -29,6 +29,32 @@ TEST(MetricsServerTest, ServesTheRenderedText) {
   EXPECT_FALSE(MetricsServer([] { return std::string(); }).Start("nonsense").ok());
 }
 
+TEST(MetricsServerTest, ReadyzSaysWhyItIsNotReady) {
+  std::atomic<bool> registered{false};
+  MetricsServer server([] { return std::string(); },
+                       [&registered] {
+                         return registered ? std::string()
+                                           : std::string("the device plugins are not registered");
+                       });
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  httplib::Client client("127.0.0.1", server.port());
+  client.set_connection_timeout(10);
+  client.set_read_timeout(10);
+  auto res = client.Get("/readyz");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 503);
+  EXPECT_EQ(res->body, "not ready: the device plugins are not registered\n");
+  auto live = client.Get("/healthz");
+  ASSERT_TRUE(live);
+  EXPECT_EQ(live->status, 200);  // alive while not ready
+  registered = true;
+  res = client.Get("/readyz");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->body, "ok\n");
+  server.Stop();
+}
+
 // cpp-httplib's own pool of 8 threads was held by 8 idle connections: Prometheus and the liveness
 // probe then waited for them.
 TEST(MetricsServerTest, SixtyFourIdleAndSixtyFourSlowConnectionsLeaveItAnswering) {
