@@ -115,6 +115,8 @@ int Export(const std::string& dir) {
   }
   close(fd);
   close(peer);
+  close(listener);
+  unlink(address.sun_path);
   if (!WaitFor(dir + "/imported")) return 1;  // the importer has used and measured them
   bool ok = Check(cuMemUnmap(va, kVmmBytes), "cuMemUnmap") &&
             Check(cuMemAddressFree(va, kVmmBytes), "cuMemAddressFree") &&

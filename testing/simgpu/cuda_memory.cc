@@ -183,10 +183,7 @@ CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdevi
   if (CUresult r = CheckInit(d); r != CUDA_SUCCESS) return r;
   PointerRange range;
   if (!FindPointer(d, ptr, &range)) return CUDA_ERROR_INVALID_VALUE;
-  int ordinal = -1;
-  for (size_t i = 0; i < d.visible.size(); ++i) {
-    if (d.visible[i] == range.device) ordinal = static_cast<int>(i);
-  }
+  int ordinal = OrdinalOf(d, range.device);
   switch (attribute) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
       *static_cast<CUcontext*>(data) = reinterpret_cast<CUcontext>(range.ctx);

@@ -21,6 +21,14 @@ CUresult Physical(const Driver& d, CUdevice a, CUdevice b, int* pa, int* pb) {
   return CUDA_SUCCESS;
 }
 
+// The current context and the live context `peer` (CUDA_ERROR_INVALID_CONTEXT otherwise). Needs
+// mu.
+CUresult ContextPair(const Driver& d, CUcontext peer, Context** ctx, Context** other) {
+  if (CUresult r = CurrentCtx(d, ctx); r != CUDA_SUCCESS) return r;
+  *other = reinterpret_cast<Context*>(peer);
+  return d.contexts.count(*other) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
 }  // namespace
 
 extern "C" {
@@ -64,10 +72,8 @@ CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
   if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
   Driver& d = TheDriver();
   std::lock_guard<std::mutex> guard(d.mu);
-  Context* ctx = nullptr;
-  if (CUresult r = CurrentCtx(d, &ctx); r != CUDA_SUCCESS) return r;
-  auto* peer = reinterpret_cast<Context*>(peerContext);
-  if (d.contexts.count(peer) == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  Context *ctx = nullptr, *peer = nullptr;
+  if (CUresult r = ContextPair(d, peerContext, &ctx, &peer); r != CUDA_SUCCESS) return r;
   if (peer->device == ctx->device) return CUDA_ERROR_INVALID_DEVICE;
   if (!PeerAccess(d.state->file(), ctx->device, peer->device)) {
     return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
@@ -79,10 +85,8 @@ CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
 CUresult cuCtxDisablePeerAccess(CUcontext peerContext) {
   Driver& d = TheDriver();
   std::lock_guard<std::mutex> guard(d.mu);
-  Context* ctx = nullptr;
-  if (CUresult r = CurrentCtx(d, &ctx); r != CUDA_SUCCESS) return r;
-  auto* peer = reinterpret_cast<Context*>(peerContext);
-  if (d.contexts.count(peer) == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  Context *ctx = nullptr, *peer = nullptr;
+  if (CUresult r = ContextPair(d, peerContext, &ctx, &peer); r != CUDA_SUCCESS) return r;
   return ctx->peers.erase(peer) == 1 ? CUDA_SUCCESS : CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
 }
 

@@ -38,14 +38,6 @@ CUresult Share(Driver& d, PhysicalMemory* m) {
   return m->shared_id != 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-// The program's ordinal of physical device `device`, or -1 when it is not visible.
-int OrdinalOf(const Driver& d, int device) {
-  for (size_t i = 0; i < d.visible.size(); ++i) {
-    if (d.visible[i] == device) return static_cast<int>(i);
-  }
-  return -1;
-}
-
 }  // namespace
 
 extern "C" {

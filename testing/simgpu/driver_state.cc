@@ -159,6 +159,13 @@ uint64_t HeapCharge(const Context& ctx) {
   return heap > base ? heap - base : 0;
 }
 
+int OrdinalOf(const Driver& d, int device) {
+  for (size_t i = 0; i < d.visible.size(); ++i) {
+    if (d.visible[i] == device) return static_cast<int>(i);
+  }
+  return -1;
+}
+
 uint64_t RoundUpToGranule(uint64_t bytes) {
   return (bytes + kGranule - 1) / kGranule * kGranule;
 }

@@ -318,6 +318,9 @@ CUresult CheckDevice(Driver& d, int device);
 
 uint64_t RoundUpToGranule(uint64_t bytes);
 
+// The program's ordinal of physical device `device`, or -1 when it is not visible. Needs mu.
+int OrdinalOf(const Driver& d, int device);
+
 // What a context's device heap costs beyond the default one (part of the context's cost).
 uint64_t HeapCharge(const Context& ctx);
 
