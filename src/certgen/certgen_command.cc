@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "certgen/annotation_key.h"
 #include "common/strings.h"
 #include "kube/config_keys.h"
 #include "kube/resource.h"
@@ -109,6 +110,10 @@ Status WriteCaBundle(kube::Client& client, const kube::Resource& kind, const std
 }  // namespace
 
 Status Generate(kube::Client& client, const Options& o, std::chrono::system_clock::time_point now) {
+  if (!o.annotation_key_secret.empty()) {
+    RETURN_IF_ERROR(EnsureAnnotationKey(client, o.ns, o.annotation_key_secret));
+  }
+  if (!o.certificates) return Status::Ok();
   const std::vector<std::string> names = SecretNames(o);
   std::vector<std::optional<Json>> secrets(names.size());
   for (size_t i = 0; i < names.size(); ++i) {
@@ -150,6 +155,8 @@ Options Options::FromConfig(const config::Config& cfg) {
   o.extender_client_secret = cfg.GetString("certgen.extender-client-secret");
   o.webhook_client_secret = cfg.GetString("certgen.webhook-client-secret");
   o.webhook_configuration = cfg.GetString("certgen.webhook-configuration");
+  o.annotation_key_secret = cfg.GetString("certgen.annotation-key-secret");
+  o.certificates = cfg.GetBool("certgen.certificates");
   o.bundle.server_hosts = cfg.GetList("certgen.hosts");
   o.bundle.extender_client = cfg.GetString("certgen.extender-client-name");
   o.bundle.webhook_client = cfg.GetString("certgen.webhook-client-name");
@@ -207,6 +214,16 @@ void AddCertgenKeys(config::Schema& s) {
          .default_value = "tessera",
          .help = "name of the Mutating- and ValidatingWebhookConfiguration whose caBundle gets "
                  "the CA; empty = none"});
+  s.Add({.path = "certgen.annotation-key-secret",
+         .type = Type::kString,
+         .default_value = "tessera-annotation-key",
+         .help = "Secret of the key that signs Tessera's annotations (key `key`): made with 32 "
+                 "random bytes when it does not exist, never read or replaced; empty = none made"});
+  s.Add({.path = "certgen.certificates",
+         .type = Type::kBool,
+         .default_value = "true",
+         .help = "make the certificates and write the caBundle; false: only the annotation key "
+                 "(when cert-manager makes the certificates)"});
   s.Add({.path = "certgen.validity",
          .type = Type::kDuration,
          .default_value = "87600h",

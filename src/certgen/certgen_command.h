@@ -1,7 +1,8 @@
 // `tessera certgen`: makes (once, and again before they expire) the certificates of the
 // scheduler's endpoints and their clients, stores them in Secrets, and writes the CA into the
-// caBundle of Tessera's webhook configurations. Run by the tessera-certgen Job
-// (deploy/webhook/certgen-job.yaml); idempotent, so a re-run keeps valid certificates.
+// caBundle of Tessera's webhook configurations; makes the annotation key's Secret when it does not
+// exist (annotation_key.h). Run by the tessera-certgen Job (deploy/webhook/certgen-job.yaml);
+// idempotent, so a re-run keeps valid certificates and the key.
 #pragma once
 
 #include <chrono>
@@ -19,7 +20,9 @@ struct Options {
   std::string server_secret = "tessera-scheduler-tls";
   std::string extender_client_secret = "tessera-kube-scheduler-client-tls";
   std::string webhook_client_secret = "tessera-webhook-client-tls";
-  std::string webhook_configuration = "tessera";  // "" = no caBundle written
+  std::string webhook_configuration = "tessera";                 // "" = no caBundle written
+  std::string annotation_key_secret = "tessera-annotation-key";  // "" = none made
+  bool certificates = true;  // false: only the annotation key (cert-manager makes the certificates)
   BundleSpec bundle;
 
   static Options FromConfig(const config::Config& cfg);

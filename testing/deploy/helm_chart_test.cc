@@ -9,8 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <regex>
-#include <sstream>
 
 #include "object_comparison.h"
 #include "rendered_manifests.h"
@@ -21,12 +19,12 @@ namespace {
 const std::string kSource = TESSERA_SOURCE_DIR;
 const std::string kValues = kSource + "/testing/deploy/helm/";
 
-// What only one of the two tools makes: deploy/ has the namespace (Helm installs into one); the
-// chart owns the Secrets deploy/ leaves to the installer and to certgen, so that uninstalling it
-// removes them.
+// What only one of the two tools makes: deploy/ has the namespace (Helm installs into one, or
+// makes it with namespace.create); the chart owns the certificates' Secrets deploy/ leaves to
+// certgen, so that uninstalling it removes them.
 const std::set<std::string> kOnlyKustomize = {"Namespace//tessera-system"};
 const std::set<std::string> kOnlyChart = {
-    "Secret/tessera-system/tessera-annotation-key", "Secret/tessera-system/tessera-scheduler-tls",
+    "Secret/tessera-system/tessera-scheduler-tls",
     "Secret/tessera-system/tessera-kube-scheduler-client-tls"};
 
 std::string Join(const std::vector<std::string>& lines) {
@@ -43,16 +41,18 @@ class DeployHelmChartTest : public ::testing::Test {
     if (helm_.empty()) GTEST_SKIP() << why;
   }
 
-  // The chart (helm template) and kustomize's `dir` agree, but for the tools' own objects.
-  static void ExpectSameObjects(const std::vector<std::string>& helm_args, const std::string& dir) {
+  // The chart (helm template, for the Kubernetes version deploy/ pins kube-scheduler to) and
+  // kustomize's `dir` agree, but for the tools' own objects.
+  static void ExpectSameObjects(const std::vector<std::string>& helm_args, const std::string& dir,
+                                const std::set<std::string>& only_kustomize = kOnlyKustomize) {
     Rendered kustomized = Render(dir);
     if (!kustomized.skip.empty()) GTEST_SKIP() << kustomized.skip;
     ASSERT_EQ(kustomized.error, "");
-    Rendered chart = RenderChart("tessera-system", helm_args);
+    Rendered chart = RenderChart("tessera-system", helm_args, kDeployKubeVersion);
     ASSERT_EQ(chart.error, "");
     std::vector<std::string> differences =
         Differences(Normalized(kustomized.objects, Renderer::kKustomize),
-                    Normalized(chart.objects, Renderer::kHelm), kOnlyKustomize, kOnlyChart);
+                    Normalized(chart.objects, Renderer::kHelm), only_kustomize, kOnlyChart);
     EXPECT_TRUE(differences.empty())
         << "kubectl kustomize " << dir << " (first) and the chart (second) differ; carry the "
         << "change into deploy/helm/tessera/templates (or back):\n"
@@ -64,6 +64,11 @@ class DeployHelmChartTest : public ::testing::Test {
 
 TEST_F(DeployHelmChartTest, AtItsDefaultsTheChartRendersDeploy) {
   ExpectSameObjects({}, kSource + "/deploy");
+}
+
+// namespace.create: deploy/'s Namespace, with the Pod Security level the agent needs.
+TEST_F(DeployHelmChartTest, NamespaceCreateRendersDeploysNamespace) {
+  ExpectSameObjects({"--set", "namespace.create=true"}, kSource + "/deploy", {});
 }
 
 TEST_F(DeployHelmChartTest, TheDevClusterValuesRenderTheDevClusterOverlay) {
@@ -81,9 +86,14 @@ TEST_F(DeployHelmChartTest, DraModeRendersTheDraComponent) {
   ExpectSameObjects({"--set", "node.mode=dra"}, kSource + "/testing/deploy/overlays/dra");
 }
 
-// A mistyped mode would quietly keep the device plugins.
+// A mistyped mode would quietly keep the device plugins: the schema refuses it, and the
+// template too when the schema is skipped.
 TEST_F(DeployHelmChartTest, UnknownNodeModeIsRefused) {
   Rendered chart = RenderChart("tessera-system", {"--set", "node.mode=DRA"});
+  EXPECT_NE(chart.error.find("/node/mode': value must be one of 'device-plugin', 'dra'"),
+            std::string::npos)
+      << chart.error;
+  chart = RenderChart("tessera-system", {"--set", "node.mode=DRA", "--skip-schema-validation"});
   EXPECT_NE(chart.error.find("node.mode: \"DRA\" is not a mode"), std::string::npos) << chart.error;
 }
 
@@ -151,15 +161,7 @@ class DeployHelmChartValuesTest : public DeployHelmChartTest {
   static std::string PrintConfig(const std::vector<std::string>& args, const std::string& env) {
     std::string output;
     EXPECT_EQ(PrintTesseraConfig(args, env, output), 0) << output;
-    static const std::regex kColumns(R"(\s+)");
-    std::istringstream in(output);
-    std::string line, out;
-    while (std::getline(in, line)) {
-      std::sregex_token_iterator it(line.begin(), line.end(), kColumns, -1), end;
-      std::vector<std::string> words(it, end);
-      if (words.size() >= 2) out += words[0] + " " + words[1] + "\n";
-    }
-    return out;
+    return Settings(output);
   }
 
   static void ExpectSetting(const std::string& config, const std::string& key,
@@ -197,7 +199,7 @@ TEST_F(DeployHelmChartValuesTest, TheSchedulerGetsItsValues) {
   EXPECT_EQ(pod["nodeSelector"]["node-role.kubernetes.io/control-plane"].as<std::string>("x"), "");
   EXPECT_EQ(pod["tolerations"][0]["key"].as<std::string>(),
             "node-role.kubernetes.io/control-plane");
-  std::string config = "\n" + PrintConfig(Args(c), "");
+  std::string config = PrintConfig(Args(c), "");
   ExpectSetting(config, "scheduler.node-policy", "spread");
   ExpectSetting(config, "scheduler.gpu-policy", "spread");
   ExpectSetting(config, "scheduler.dialects.vgpu.count-resource", "example.com/vgpu");
@@ -218,7 +220,7 @@ TEST_F(DeployHelmChartValuesTest, TheNodeAgentGetsItsValues) {
   EXPECT_EQ(pod["initContainers"][0]["image"].as<std::string>(),
             "registry.example.org/gpu/tessera:1.2.3");
   YAML::Node c = pod["containers"][0];
-  std::string config = "\n" + PrintConfig(Args(c), "NODE_NAME=node-1");
+  std::string config = PrintConfig(Args(c), "NODE_NAME=node-1");
   ExpectSetting(config, "node.device-split-count", "4");
   ExpectSetting(config, "node.driver-root", "/run/nvidia/driver");
   ExpectSetting(config, "node.kubelet-cgroup-root", "/kubelet.slice");
@@ -234,13 +236,13 @@ TEST_F(DeployHelmChartValuesTest, TheNodeAgentGetsItsValues) {
 
 TEST_F(DeployHelmChartValuesTest, CertgenMakesTheWebhookClientCertificateForTheNamespace) {
   YAML::Node c = Pod("Job", "tessera-certgen-1")["containers"][0];
-  std::string config = "\n" + PrintConfig(Args(c), "");
+  std::string config = PrintConfig(Args(c), "");
   ExpectSetting(config, "certgen.namespace", "gpu-system");
   ExpectSetting(config, "certgen.webhook-client-name", "kube-apiserver-webhook-client");
   EXPECT_NE(config.find("tessera-scheduler.gpu-system.svc,"), std::string::npos) << config;
   Get("Secret", "tessera-webhook-client-tls");
-  EXPECT_FALSE(Find(chart_.objects, "Secret", "tessera-annotation-key"))
-      << "annotationKey.create is false";
+  // annotationKey.existingSecret: certgen makes no key.
+  ExpectSetting(config, "certgen.annotation-key-secret", "\"\"");
 }
 
 TEST_F(DeployHelmChartValuesTest, WebhooksAndKubeSchedulerKnowOnlyTheEnabledResources) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <regex>
+#include <sstream>
 
 namespace tessera::deploy_test {
 
@@ -32,6 +33,18 @@ int PrintTesseraConfig(const std::vector<std::string>& args, const std::string& 
   int status = RunCommand(command, output);
   output = command + "\n" + output;
   return status;
+}
+
+std::string Settings(const std::string& printed) {
+  static const std::regex kColumns(R"(\s+)");
+  std::istringstream in(printed);
+  std::string line, out = "\n";
+  while (std::getline(in, line)) {
+    std::sregex_token_iterator it(line.begin(), line.end(), kColumns, -1), end;
+    std::vector<std::string> words(it, end);
+    if (words.size() >= 2) out += words[0] + " " + words[1] + "\n";
+  }
+  return out;
 }
 
 std::string ShellQuote(const std::string& word) {
@@ -86,14 +99,39 @@ std::string HelmBinary(std::string& why) {
   return output + "/helm";
 }
 
-Rendered RenderChart(const std::string& ns, const std::vector<std::string>& args) {
+namespace {
+
+std::string ChartCommand(const std::string& helm, const std::string& ns,
+                         const std::vector<std::string>& args, const std::string& kube_version) {
+  std::string command = ShellQuote(helm) + " template tessera " +
+                        ShellQuote(std::string(TESSERA_SOURCE_DIR) + "/deploy/helm/tessera") +
+                        " --namespace " + ShellQuote(ns) + " --kube-version " +
+                        ShellQuote(kube_version);
+  for (const std::string& a : args) command += " " + ShellQuote(a);
+  return command;
+}
+
+}  // namespace
+
+std::string RenderChartText(const std::string& ns, const std::vector<std::string>& args,
+                            const std::string& kube_version) {
+  std::string why;
+  std::string helm = HelmBinary(why);
+  std::string output;
+  if (helm.empty() ||
+      RunCommand("{ " + ChartCommand(helm, ns, args, kube_version) + " 2>/dev/null; }", output) !=
+          0) {
+    return "";
+  }
+  return output;
+}
+
+Rendered RenderChart(const std::string& ns, const std::vector<std::string>& args,
+                     const std::string& kube_version) {
   Rendered r;
   std::string helm = HelmBinary(r.skip);
   if (helm.empty()) return r;
-  std::string command = ShellQuote(helm) + " template tessera " +
-                        ShellQuote(std::string(TESSERA_SOURCE_DIR) + "/deploy/helm/tessera") +
-                        " --namespace " + ShellQuote(ns) + " --kube-version 1.29.0";
-  for (const std::string& a : args) command += " " + ShellQuote(a);
+  std::string command = ChartCommand(helm, ns, args, kube_version);
   // Only its standard output is YAML; when it fails, run again for its messages.
   std::string output;
   if (RunCommand("{ " + command + " 2>/dev/null; }", output) != 0) {

@@ -28,9 +28,18 @@ void ParseObjects(const std::string& text, Rendered& r);
 // in `why` when it is not built.
 std::string HelmBinary(std::string& why);
 
-// Runs `helm template tessera deploy/helm/tessera --namespace NAMESPACE ARGS...` for the oldest
-// Kubernetes the chart supports (1.29).
-Rendered RenderChart(const std::string& ns, const std::vector<std::string>& args);
+// The Kubernetes version deploy/ pins its kube-scheduler image to (the dev cluster's): the chart
+// takes that image's tag from the cluster's version, so it renders deploy/ for this one.
+inline constexpr char kDeployKubeVersion[] = "1.36.3";
+
+// Runs `helm template tessera deploy/helm/tessera --namespace NAMESPACE --kube-version VERSION
+// ARGS...`, by default for the oldest Kubernetes the chart supports (1.29).
+Rendered RenderChart(const std::string& ns, const std::vector<std::string>& args,
+                     const std::string& kube_version = "1.29.0");
+
+// The same command line's standard output as it is, "" when it fails.
+std::string RenderChartText(const std::string& ns, const std::vector<std::string>& args,
+                            const std::string& kube_version = "1.29.0");
 
 // The object of `kind` and `name`, if rendered.
 std::optional<YAML::Node> Find(const std::vector<YAML::Node>& objects, const std::string& kind,
@@ -45,6 +54,10 @@ int RunCommand(const std::string& command, std::string& output);
 // TESSERA_BUILD_DIR; `output` gets the command line and what it printed.
 int PrintTesseraConfig(const std::vector<std::string>& args, const std::string& env,
                        std::string& output);
+
+// The settings in what `tessera ... --print-config` printed, as "key value" lines (its first two
+// columns; an empty value is ""), each line ending in a newline, the first preceded by one.
+std::string Settings(const std::string& printed);
 
 // Quotes a word for sh.
 std::string ShellQuote(const std::string& word);

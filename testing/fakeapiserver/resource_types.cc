@@ -39,6 +39,7 @@ const std::vector<ResourceType>& ResourceTypes() {
        .short_names = {"ev"},
        .field_labels = {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
                         "involvedObject.uid", "reason", "type", "source"}},
+      {.plural = "secrets", .singular = "secret", .kind = "Secret", .version = "v1"},
       {.plural = "leases",
        .singular = "lease",
        .kind = "Lease",

@@ -2,8 +2,9 @@
 # Tessera installed with real Helm from deploy/helm/tessera (testing/deploy/helm/dev-cluster-values.yaml
 # and this cluster's kubelet cgroup root) on a dev cluster started without it (--tessera none),
 # checked as install_kustomize.sh checks deploy/; then `helm upgrade` to a new image while GPU
-# pods run (helm_upgrade.sh), and `helm uninstall` with the documented steps, which leave no object,
-# node label or annotation, and no file outside the documented state folders.
+# pods run (helm_upgrade.sh), which keeps the annotation key certgen made at install, and `helm
+# uninstall` with the documented steps, which leave no object (but that key, until the namespace
+# goes), node label or annotation, and no file outside the documented state folders.
 #
 #   install_helm.sh CLUSTER_DIR
 source "$(dirname "$0")/lib.sh"
@@ -27,10 +28,14 @@ else
 fi
 check_installed tessera-certgen-1
 echo "  installed and ready $(elapsed "$start") s after helm install"
+annotation_key() { k -n "$ns" get secret tessera-annotation-key -o 'jsonpath={.data.key}' 2>/dev/null; }
+key=$(annotation_key)
+check "certgen made the annotation key Secret (the chart renders none)" test -n "$key"
 check_dialect_pods
 check_rbac
 
 source "$(dirname "$0")/helm_upgrade.sh"
+check "helm upgrade kept the annotation key" test "$(annotation_key)" = "$key"
 
 # docs/install.md, Uninstall.
 "$components/helm" uninstall tessera --namespace "$ns" --wait >"$work/helm.log" 2>&1 &&
@@ -39,9 +44,11 @@ source "$(dirname "$0")/helm_upgrade.sh"
 deadline=$((SECONDS + 60))
 while [[ -n $(k -n "$ns" get pods -o name) ]] && ((SECONDS < deadline)); do sleep 1; done
 left=$(k -n "$ns" get all,secrets,configmaps,roles,rolebindings -o name 2>/dev/null |
-  grep -v -e '^configmap/kube-root-ca.crt$' || true)
-check "helm uninstall left nothing in $ns but what Kubernetes puts in every namespace${left:+: $left}" \
+  grep -v -e '^configmap/kube-root-ca.crt$' -e '^secret/tessera-annotation-key$' || true)
+check "helm uninstall left nothing in $ns but what Kubernetes puts in every namespace and the annotation key${left:+: $left}" \
   test -z "$left"
+check "helm uninstall left the annotation key (docs/install.md: it goes with the namespace)" \
+  test "$(annotation_key)" = "$key"
 k delete namespace "$ns" --wait=true >/dev/null
 forget_nodes
 check_uninstalled

@@ -37,6 +37,7 @@ check "the API server calls webhooks at their Service's cluster IP (no aggregato
 start=$(now)
 k apply -f "$repo/deploy/namespace.yaml" >/dev/null
 create_annotation_key
+key=$(k -n "$ns" get secret tessera-annotation-key -o 'jsonpath={.data.key}')
 check "kubectl apply -k deploy/ (the dev cluster's overlay)" bash -c "'$kubectl' apply -k '$overlay' >'$work/apply.log' 2>&1"
 label_nodes
 if first=$(first_gpu_pod_running "$start"); then
@@ -46,6 +47,10 @@ else
 fi
 check_installed tessera-certgen
 echo "  installed and ready $(elapsed "$start") s after kubectl apply"
+check "certgen kept the annotation key the installer made" \
+  test "$(k -n "$ns" get secret tessera-annotation-key -o 'jsonpath={.data.key}')" = "$key"
+check "the namespace has the Pod Security level the agent needs" test \
+  "$(k get namespace "$ns" -o 'jsonpath={.metadata.labels.pod-security\.kubernetes\.io/enforce}')" = privileged
 check_dialect_pods
 check_failover
 check_rbac

@@ -21,7 +21,8 @@ mapfile -t nodes < <(k get nodes -o 'jsonpath={range .items[*]}{.metadata.name}{
 now() { date +%s.%N; }
 elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$(now)"; }
 
-# The annotation key Secret, as docs/install.md has the installer make it for deploy/.
+# The annotation key Secret, made by the installer before deploy/ as docs/install.md allows (the
+# certgen Job keeps it).
 create_annotation_key() {
   k -n "$ns" create secret generic tessera-annotation-key \
     --from-literal=key="$(openssl rand -base64 32)" >/dev/null

@@ -7,13 +7,47 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 
+{{/* The namespace of every namespaced object: namespaceOverride, else the release's. */}}
+{{- define "tessera.namespace" -}}
+{{- .Values.namespaceOverride | default .Release.Namespace -}}
+{{- end }}
+
+{{/*
+The kube-scheduler image's tag: kubeScheduler.image.tag, else the cluster's version
+(.Capabilities.KubeVersion, which `helm template` takes from --kube-version) without what a
+distribution appends (v1.31.4-eks-..., v1.30.2+k3s1), so that the second kube-scheduler is as new
+as the API server, as the version skew policy wants.
+*/}}
+{{- define "tessera.kubeSchedulerTag" -}}
+{{- .Values.kubeScheduler.image.tag | default (regexFind "^v[0-9]+\\.[0-9]+\\.[0-9]+" .Capabilities.KubeVersion.Version) -}}
+{{- end }}
+
+{{/* The Secret of the annotation key the parts mount: annotationKey.existingSecret, else the one certgen makes. */}}
+{{- define "tessera.annotationKeySecret" -}}
+{{- .Values.annotationKey.existingSecret | default "tessera-annotation-key" -}}
+{{- end }}
+
+{{/*
+The items of a mounted certificate Secret, as ca.crt, tls.crt and tls.key: certgen's keys are ca,
+cert and key, cert-manager's ca.crt, tls.crt and tls.key.
+*/}}
+{{- define "tessera.tlsItems" -}}
+{{- $cm := .Values.webhook.certManager.enabled -}}
+- key: {{ ternary "ca.crt" "ca" $cm }}
+  path: ca.crt
+- key: {{ ternary "tls.crt" "cert" $cm }}
+  path: tls.crt
+- key: {{ ternary "tls.key" "key" $cm }}
+  path: tls.key
+{{- end }}
+
 {{- define "tessera.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end }}
 
 {{/* The names of the Service the webhooks and kube-scheduler call, as certgen-job.yaml lists them. */}}
 {{- define "tessera.serviceHosts" -}}
-{{- $ns := .Release.Namespace -}}
+{{- $ns := include "tessera.namespace" . -}}
 tessera-scheduler,tessera-scheduler.{{ $ns }},tessera-scheduler.{{ $ns }}.svc,tessera-scheduler.{{ $ns }}.svc.cluster.local,tessera-scheduler-extender.{{ $ns }}.svc,tessera-scheduler-extender.{{ $ns }}.svc.cluster.local,localhost,127.0.0.1
 {{- end }}
 
@@ -67,8 +101,34 @@ defaults (docs/config-reference.md): at the defaults none, as in deploy/.
 {{- end }}
 {{- end }}
 
-{{/* nodeSelector, tolerations, affinity and imagePullSecrets of a pod, from a part's values. */}}
+{{/*
+The pod template's labels and annotations: the part's own (`labels`, `annotations`, dicts) and,
+added to them, the part's podLabels and podAnnotations values.
+*/}}
+{{- define "tessera.podMetadata" -}}
+labels:
+  {{- toYaml (merge (dict) .labels (.values.podLabels | default dict)) | nindent 2 }}
+{{- with merge (dict) (.annotations | default dict) (.values.podAnnotations | default dict) }}
+annotations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/*
+The pod's priorityClassName, runtimeClassName and securityContext, nodeSelector, tolerations,
+affinity and imagePullSecrets, from a part's values.
+*/}}
 {{- define "tessera.placement" -}}
+{{- with .values.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with .values.runtimeClassName }}
+runtimeClassName: {{ . }}
+{{- end }}
+{{- with .values.podSecurityContext }}
+securityContext:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- with .values.nodeSelector }}
 nodeSelector:
   {{- toYaml . | nindent 2 }}
