@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "annotations/signing.h"
+#include "common/metric_labels.h"
 #include "common/strings.h"
 #include "kube/config_keys.h"
 #include "kube/objects.h"
@@ -49,7 +50,10 @@ struct DraParts {
                 .library_path = o.allocator.library_path,
                 .driver_root = o.allocator.driver_root},
                claims, board),
-        plugin({.kubelet_dir = o.kubelet_dir, .pool = o.allocator.node_name}, driver, board),
+        plugin({.kubelet_dir = o.kubelet_dir,
+                .pool = o.allocator.node_name,
+                .instance_uid = o.dra_instance_uid},
+               driver, board),
         slices(client,
                {.node_name = o.allocator.node_name,
                 .node_uid = o.node_uid,
@@ -183,12 +187,13 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
     return tessera::Join(why, "; ");
   };
   MetricsServer metrics(
-      [&agent, nvml_for_shares, state = options->allocator.state_dir,
-       signing = options->allocator.signing] {
+      [&agent, nvml_for_shares, node = options->allocator.node_name,
+       state = options->allocator.state_dir, signing = options->allocator.signing] {
         std::vector<GpuInfo> gpus = agent.board().Get().gpus;
         ProcessShares shares;
         if (nvml_for_shares != nullptr) shares = NvmlProcessShares(*nvml_for_shares, gpus);
-        std::string out = RenderMetrics(state, gpus, shares);
+        std::string out = RenderMetrics(node, state, gpus, shares);
+        RenderBuildInfo(out, "node");
         RenderUnverified(out, signing);
         RenderMemoryGuard(out, agent.memory_guard());
         return out;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "common/metric_labels.h"
 #include "common/strings.h"
 
 namespace tessera::scheduler {
@@ -82,6 +83,7 @@ uint64_t Metrics::DraRewrites(const std::string& dialect) const {
 
 std::string Metrics::Render(const StateSnapshot& state) const {
   std::string out;
+  RenderBuildInfo(out, "scheduler");
   struct Gauge {
     const char* name;
     const char* help;
@@ -106,9 +108,9 @@ std::string Metrics::Render(const StateSnapshot& state) const {
     Header(out, gauge.name, "gauge", gauge.help);
     for (const auto& [node, n] : state.nodes) {
       for (const GpuSlot& g : n.gpus) {
-        out += std::string(gauge.name) + "{node=\"" + PrometheusLabelValue(node) + "\",gpu=\"" +
-               std::to_string(g.info.index) + "\",uuid=\"" + PrometheusLabelValue(g.info.uuid) +
-               "\",model=\"" + PrometheusLabelValue(g.info.model) + "\"} " + gauge.value(g) + "\n";
+        out += std::string(gauge.name) + "{" +
+               GpuLabels(node, g.info.index, g.info.uuid, g.info.model) + "} " + gauge.value(g) +
+               "\n";
       }
     }
   }

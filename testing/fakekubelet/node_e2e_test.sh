@@ -79,7 +79,7 @@ uuid0=$(echo "$gpus" | jq_py "d['gpus'][0]['uuid']")
 
 wait_for 10 grep -q "serving metrics" "$work/node.log" || fail "no metrics server"
 metrics_port=$(grep -o 'serving metrics listen=[^ ]* port=[0-9]*' "$work/node.log" | sed 's/.*port=//')
-curl -sf "http://127.0.0.1:$metrics_port/metrics" | grep -q "tessera_gpu_healthy{gpu=\"$uuid0\"} 1" ||
+curl -sf "http://127.0.0.1:$metrics_port/metrics" | grep -q "tessera_gpu_healthy{node=\"n1\",Hostname=\"n1\",gpu=\"0\",UUID=\"$uuid0\",[^}]*} 1$" ||
   fail "metrics lack tessera_gpu_healthy for $uuid0"
 
 pod() {  # pod NAME RESOURCE COUNT [DECISION-JSON]

@@ -13,6 +13,7 @@
 
 #include "abi/shared_region.h"
 #include "annotations/names.h"
+#include "common/metric_labels.h"
 #include "common/strings.h"
 #include "node/allocation/allocation_files.h"
 #include "node/allocation/allocation_folders.h"
@@ -23,10 +24,11 @@ namespace {
 
 struct Row {
   bool claim = false;  // a DRA claim's device, not a container's
-  std::string labels;  // namespace="..",pod="..",container="..",gpu=".." (claim: namespace, claim)
+  std::string labels;  // namespace, pod and container (claim: namespace, claim), then GpuLabels
   std::string uuid;
-  uint64_t used = 0, limit = 0;
-  int cores = 0;
+  uint64_t used = 0;
+  uint64_t limit = 0;             // in force: the GPU's memory when the grant sets none
+  int cores = 100;                // in force: 100 when the grant sets none
   std::optional<unsigned> share;  // compute share in percent, when known
 };
 
@@ -78,13 +80,17 @@ std::optional<unsigned> ContainerShare(const ProcessShares& shares, const std::s
   return static_cast<unsigned>(std::lround(std::clamp(sum, 0.0, 100.0)));
 }
 
-std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInfo>& gpus,
-                          const ProcessShares& shares) {
+std::string RenderMetrics(const std::string& node, const std::string& state_dir,
+                          const std::vector<GpuInfo>& gpus, const ProcessShares& shares) {
+  std::map<std::string, const GpuInfo*> by_uuid;
+  for (const GpuInfo& g : gpus) by_uuid[g.uuid] = &g;
   std::vector<Row> rows;
   for (const AllocationFolder& f : ReadAllocationFolders(state_dir)) {
     std::vector<uint64_t> used = RegionUsed(RegionDirOf(state_dir, f.id) + "/region");
     for (size_t i = 0; i < f.devices.size() && i < TESSERA_REGION_MAX_DEVICES; ++i) {
       const FolderDevice& d = f.devices[i];
+      auto gpu = by_uuid.find(d.uuid);
+      const GpuInfo* g = gpu == by_uuid.end() ? nullptr : gpu->second;
       Row row;
       row.claim = !f.claim.empty();
       row.uuid = d.uuid;
@@ -92,9 +98,10 @@ std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInf
       row.labels += row.claim ? "claim=\"" + PrometheusLabelValue(f.claim) + "\""
                               : "pod=\"" + PrometheusLabelValue(f.pod) + "\",container=\"" +
                                     PrometheusLabelValue(f.container) + "\"";
-      row.labels += ",gpu=\"" + PrometheusLabelValue(d.uuid) + "\"";
-      row.limit = d.memory_bytes;
-      row.cores = d.cores;
+      row.labels += "," + GpuLabels(node, g ? g->index : -1, d.uuid, g ? g->model : "");
+      // "No limit" is the whole GPU, so that used / limit never divides by zero.
+      row.limit = d.memory_bytes != 0 ? d.memory_bytes : g ? g->memory_mib << 20 : 0;
+      row.cores = d.cores > 0 && d.cores < 100 ? d.cores : 100;
       row.used = i < used.size() ? used[i] : 0;
       if (f.host_pids) row.share = ContainerShare(shares, row.uuid, *f.host_pids);
       rows.push_back(std::move(row));
@@ -112,16 +119,16 @@ std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInf
   auto cores = [](const Row& r) { return static_cast<uint64_t>(r.cores); };
   family(false, "tessera_container_memory_used_bytes", "GPU memory the container uses, per device.",
          used);
-  family(false, "tessera_container_memory_limit_bytes", "The container's memory limit (0 = none).",
-         limit);
+  family(false, "tessera_container_memory_limit_bytes",
+         "The container's memory limit on the device (the GPU's memory when it has none).", limit);
   family(false, "tessera_container_compute_limit_percent",
-         "The container's compute limit, percent of the GPU's time (0 or 100 = none).", cores);
+         "The container's compute limit, percent of the GPU's time (100 when it has none).", cores);
   family(true, "tessera_claim_memory_used_bytes",
          "GPU memory the processes of every pod that uses the DRA claim use together.", used);
   family(true, "tessera_claim_memory_limit_bytes",
-         "The DRA claim's memory (0 = none: the whole GPU).", limit);
+         "The DRA claim's memory on the device (the GPU's memory when it has none).", limit);
   family(true, "tessera_claim_compute_limit_percent",
-         "The DRA claim's cores, percent of the GPU's time (0 or 100 = none).", cores);
+         "The DRA claim's cores, percent of the GPU's time (100 when it has none).", cores);
   auto shares_of = [&](bool claims, const char* name, const char* help) {
     out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n";
     for (const Row& r : rows) {
@@ -136,26 +143,19 @@ std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInf
             "together over the last 5 s of NVML's samples.");
   std::map<std::string, uint64_t> by_gpu;
   for (const Row& r : rows) by_gpu[r.uuid] += r.used;
-  out << "# HELP tessera_gpu_memory_total_bytes Memory of the GPU.\n"
-         "# TYPE tessera_gpu_memory_total_bytes gauge\n";
-  for (const GpuInfo& g : gpus) {
-    out << "tessera_gpu_memory_total_bytes{gpu=\"" << PrometheusLabelValue(g.uuid) << "\",index=\""
-        << g.index << "\",model=\"" << PrometheusLabelValue(g.model) << "\"} "
-        << g.memory_mib * 1024 * 1024 << "\n";
-  }
-  out << "# HELP tessera_gpu_memory_used_by_containers_bytes Sum of the containers' and DRA "
-         "claims' use.\n"
-         "# TYPE tessera_gpu_memory_used_by_containers_bytes gauge\n";
-  for (const GpuInfo& g : gpus) {
-    out << "tessera_gpu_memory_used_by_containers_bytes{gpu=\"" << PrometheusLabelValue(g.uuid)
-        << "\"} " << by_gpu[g.uuid] << "\n";
-  }
-  out << "# HELP tessera_gpu_healthy 1 when the GPU is healthy.\n"
-         "# TYPE tessera_gpu_healthy gauge\n";
-  for (const GpuInfo& g : gpus) {
-    out << "tessera_gpu_healthy{gpu=\"" << PrometheusLabelValue(g.uuid) << "\"} "
-        << (g.healthy ? 1 : 0) << "\n";
-  }
+  auto per_gpu = [&](const char* name, const char* help, auto value) {
+    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n";
+    for (const GpuInfo& g : gpus) {
+      out << name << "{" << GpuLabels(node, g.index, g.uuid, g.model) << "} " << value(g) << "\n";
+    }
+  };
+  per_gpu("tessera_gpu_memory_total_bytes", "Memory of the GPU.",
+          [](const GpuInfo& g) { return g.memory_mib << 20; });
+  per_gpu("tessera_gpu_memory_used_by_containers_bytes",
+          "Sum of the containers' and DRA claims' use.",
+          [&](const GpuInfo& g) { return by_gpu[g.uuid]; });
+  per_gpu("tessera_gpu_healthy", "1 when the GPU is healthy.",
+          [](const GpuInfo& g) { return g.healthy ? 1 : 0; });
   return out.str();
 }
 

@@ -8,9 +8,9 @@
 // readable pids file, or on a GPU that `shares` lacks, it has no share sample.
 // Pure function over files; thread-compatible.
 //
-//   std::string body = RenderMetrics(state_dir, gpus, NvmlProcessShares(nvml, gpus));
+//   std::string body = RenderMetrics(node, state_dir, gpus, NvmlProcessShares(nvml, gpus));
 //
-// Every family, its labels and why: docs/node-agent.md, "Metrics".
+// Every family, its labels and why: docs/metrics.md.
 #pragma once
 
 #include <cstdint>
@@ -34,8 +34,9 @@ using ProcessShares = std::map<std::string, std::map<uint32_t, double>>;
 std::optional<unsigned> ContainerShare(const ProcessShares& shares, const std::string& uuid,
                                        const std::vector<uint32_t>& pids);
 
-std::string RenderMetrics(const std::string& state_dir, const std::vector<GpuInfo>& gpus,
-                          const ProcessShares& shares = {});
+// The families of the node `node` (its name: the node and Hostname labels, common/metric_labels.h).
+std::string RenderMetrics(const std::string& node, const std::string& state_dir,
+                          const std::vector<GpuInfo>& gpus, const ProcessShares& shares = {});
 
 // Appends tessera_node_unverified_annotations_total{annotation}: the values the agent refused
 // because their signature is missing or does not verify.

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "abi/shared_region.h"
+#include "common/metric_labels.h"
 #include "node/allocation/allocation_files.h"
 #include "node/test_support.h"
 
@@ -70,8 +71,15 @@ class TestRegion {
   int fd_ = -1;
 };
 
+constexpr char kNode[] = "node-a";
+
+// The labels of GPU `uuid` ("GPU-<index>") of testing::TestGpus.
+std::string GpuOf(const std::string& uuid) {
+  return GpuLabels(kNode, std::stoi(uuid.substr(4)), uuid, "NVIDIA H100");
+}
+
 std::string Labels(const std::string& container, const std::string& gpu) {
-  return R"({namespace="ns",pod="p",container=")" + container + R"(",gpu=")" + gpu + "\"}";
+  return R"({namespace="ns",pod="p",container=")" + container + "\"," + GpuOf(gpu) + "}";
 }
 
 TEST(MetricsTest, ContainersAndGpus) {
@@ -87,23 +95,27 @@ TEST(MetricsTest, ContainersAndGpus) {
       WriteFileAtomic(alloc + "/limits", LimitsText(Grant{"hard", {{"GPU-1", 1024, 30}}})).ok());
   TestRegion r(region + "/region", 12345);
 
-  std::string text = RenderMetrics(dir.path(), testing::TestGpus(2));
-  const std::string labels = R"({namespace="ns",pod="p",container="c",gpu="GPU-1"})";
+  std::string text = RenderMetrics(kNode, dir.path(), testing::TestGpus(2));
+  const std::string labels = Labels("c", "GPU-1");
   EXPECT_THAT(text, HasSubstr("tessera_container_memory_used_bytes" + labels + " 12345\n"));
   EXPECT_THAT(text, HasSubstr("tessera_container_memory_limit_bytes" + labels + " 1073741824\n"));
   EXPECT_THAT(text, HasSubstr("tessera_container_compute_limit_percent" + labels + " 30\n"));
   // No pids file, no NVML samples: no share sample, but the family is declared.
   EXPECT_THAT(text, Not(HasSubstr("tessera_container_compute_share_percent{")));
   EXPECT_THAT(text, HasSubstr("# TYPE tessera_container_compute_share_percent gauge\n"));
-  EXPECT_THAT(text, HasSubstr(R"(tessera_gpu_memory_used_by_containers_bytes{gpu="GPU-1"} 12345)"));
-  EXPECT_THAT(text, HasSubstr(R"(tessera_gpu_memory_used_by_containers_bytes{gpu="GPU-0"} 0)"));
-  EXPECT_THAT(text, HasSubstr(R"(tessera_gpu_healthy{gpu="GPU-0"} 1)"));
+  EXPECT_THAT(text, HasSubstr("tessera_gpu_memory_used_by_containers_bytes{" + GpuOf("GPU-1") +
+                              "} 12345\n"));
+  EXPECT_THAT(text,
+              HasSubstr("tessera_gpu_memory_used_by_containers_bytes{" + GpuOf("GPU-0") + "} 0\n"));
+  EXPECT_THAT(text, HasSubstr("tessera_gpu_healthy{" + GpuOf("GPU-0") + "} 1\n"));
+  EXPECT_THAT(text, HasSubstr("tessera_gpu_memory_total_bytes{" + GpuOf("GPU-1") + "} " +
+                              std::to_string(81920ull << 20) + "\n"));
   EXPECT_THAT(text, HasSubstr("# TYPE tessera_gpu_memory_total_bytes gauge\n"));
 
   // A region of another version counts as nothing used.
   r.region->version = 99;
   r.Write();
-  EXPECT_THAT(RenderMetrics(dir.path(), {}),
+  EXPECT_THAT(RenderMetrics(kNode, dir.path(), testing::TestGpus(2)),
               HasSubstr("tessera_container_memory_used_bytes" + labels + " 0\n"));
 }
 
@@ -123,9 +135,11 @@ TEST(MetricsTest, MemoryOfProcessesThatAreGoneIsNotCounted) {
   r.region->devices[0].used_bytes = 15u << 20;
   r.Write();
   const std::string used = "tessera_container_memory_used_bytes" + Labels("c", "GPU-0");
-  EXPECT_THAT(RenderMetrics(dir.path(), {}), HasSubstr(used + " 8388608\n"));
+  EXPECT_THAT(RenderMetrics(kNode, dir.path(), testing::TestGpus(2)),
+              HasSubstr(used + " 8388608\n"));
   r.Die();
-  EXPECT_THAT(RenderMetrics(dir.path(), {}), HasSubstr(used + " 5242880\n"));
+  EXPECT_THAT(RenderMetrics(kNode, dir.path(), testing::TestGpus(2)),
+              HasSubstr(used + " 5242880\n"));
 }
 
 // A DRA claim's folder (owner.json names the claim): its own families, labelled by the claim; its
@@ -147,8 +161,8 @@ TEST(MetricsTest, DraClaimsHaveTheirOwnFamilies) {
   ASSERT_TRUE(WriteFileAtomic(claim + "/pids", "version=1\n300 1\n301 9\n").ok());
   ProcessShares shares = {{"GPU-0", {{300, 20}, {301, 25}, {400, 30}}}};
 
-  std::string text = RenderMetrics(dir.path(), testing::TestGpus(1), shares);
-  const std::string labels = R"({namespace="ml",claim="shared-gpu",gpu="GPU-0"})";
+  std::string text = RenderMetrics(kNode, dir.path(), testing::TestGpus(1), shares);
+  const std::string labels = R"({namespace="ml",claim="shared-gpu",)" + GpuOf("GPU-0") + "}";
   EXPECT_THAT(text, HasSubstr("tessera_claim_compute_share_percent" + labels + " 45\n"));
   EXPECT_THAT(text, Not(HasSubstr(R"(tessera_container_compute_share_percent{namespace="ml")")));
   EXPECT_THAT(text, HasSubstr("tessera_claim_memory_used_bytes" + labels + " 3221225472\n"));
@@ -157,8 +171,8 @@ TEST(MetricsTest, DraClaimsHaveTheirOwnFamilies) {
   EXPECT_THAT(text, HasSubstr("tessera_container_memory_limit_bytes" + Labels("train", "GPU-0")));
   EXPECT_THAT(text, Not(HasSubstr(R"(tessera_container_memory_used_bytes{namespace="ml")")));
   EXPECT_THAT(text, Not(HasSubstr(R"(tessera_claim_memory_used_bytes{namespace="ns")")));
-  EXPECT_THAT(text,
-              HasSubstr(R"(tessera_gpu_memory_used_by_containers_bytes{gpu="GPU-0"} 3221225472)"));
+  EXPECT_THAT(text, HasSubstr("tessera_gpu_memory_used_by_containers_bytes{" + GpuOf("GPU-0") +
+                              "} 3221225472\n"));
 }
 
 TEST(MetricsTest, ComputeShareAddsUpTheContainersProcessesPerGpu) {
@@ -172,7 +186,7 @@ TEST(MetricsTest, ComputeShareAddsUpTheContainersProcessesPerGpu) {
   ASSERT_TRUE(WriteFileAtomic(dir.path() + "/allocations/b/pids", "version=1\n200 1\n").ok());
   ProcessShares shares = {{"GPU-0", {{100, 12}, {101, 17}, {200, 66}, {300, 5}}}};
 
-  std::string text = RenderMetrics(dir.path(), testing::TestGpus(2), shares);
+  std::string text = RenderMetrics(kNode, dir.path(), testing::TestGpus(2), shares);
   const std::string share = "tessera_container_compute_share_percent";
   EXPECT_THAT(text, HasSubstr(share + Labels("train", "GPU-0") + " 29\n"));
   EXPECT_THAT(text, HasSubstr(share + Labels("serve", "GPU-0") + " 66\n"));
@@ -184,15 +198,32 @@ TEST(MetricsTest, ComputeShareAddsUpTheContainersProcessesPerGpu) {
 
   // A GPU that no process used (NVML: no samples) gives 0; more than the GPU's time is capped.
   shares = {{"GPU-0", {{100, 80}, {101, 40}}}, {"GPU-1", {}}};
-  text = RenderMetrics(dir.path(), testing::TestGpus(2), shares);
+  text = RenderMetrics(kNode, dir.path(), testing::TestGpus(2), shares);
   EXPECT_THAT(text, HasSubstr(share + Labels("train", "GPU-0") + " 100\n"));
   EXPECT_THAT(text, HasSubstr(share + Labels("train", "GPU-1") + " 0\n"));
   EXPECT_THAT(text, HasSubstr(share + Labels("serve", "GPU-0") + " 0\n"));
 
   // A pids file of another version is not trusted.
   ASSERT_TRUE(WriteFileAtomic(dir.path() + "/allocations/a/pids", "version=2\n100 1\n").ok());
-  text = RenderMetrics(dir.path(), testing::TestGpus(2), shares);
+  text = RenderMetrics(kNode, dir.path(), testing::TestGpus(2), shares);
   EXPECT_THAT(text, Not(HasSubstr(share + Labels("train", "GPU-0"))));
+}
+
+// "No limit" is reported as the bound in force, the whole GPU (memory) and 100 percent (compute),
+// so that used / limit and share / limit never divide by zero. A device the node no longer has
+// keeps its row, with an empty gpu label and the limit its grant gives.
+TEST(MetricsTest, NoLimitIsTheWholeGpu) {
+  testing::TempDir dir;
+  WriteAllocation(dir.path(), "a", "free", {{"GPU-1", 0, 0}, {"GPU-7", 0, 100}});
+  std::string text = RenderMetrics(kNode, dir.path(), testing::TestGpus(2, 1024));
+  EXPECT_THAT(text, HasSubstr("tessera_container_memory_limit_bytes" + Labels("free", "GPU-1") +
+                              " 1073741824\n"));
+  EXPECT_THAT(text, HasSubstr("tessera_container_compute_limit_percent" + Labels("free", "GPU-1") +
+                              " 100\n"));
+  const std::string gone =
+      R"({namespace="ns",pod="p",container="free",)" + GpuLabels(kNode, -1, "GPU-7", "") + "}";
+  EXPECT_THAT(text, HasSubstr("tessera_container_memory_limit_bytes" + gone + " 0\n"));
+  EXPECT_THAT(text, HasSubstr("tessera_container_compute_limit_percent" + gone + " 100\n"));
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ certgen_hosts() {
 }
 
 # `tessera certgen` under the certgen Job's service account, with a client certificate for the
-# API server too; then its Secrets copied to $tessera_certs (ca.crt, server.*, kube-scheduler.*,
+# API server too, and no annotation key Secret (the host processes read make_annotation_key's file); then its Secrets copied to $tessera_certs (ca.crt, server.*, kube-scheduler.*,
 # webhook-client.*) for the host processes. Its flags stay in $tessera_certs/certgen.args (one a
 # line), so that a test can run it again as it ran.
 run_certgen() {
@@ -68,7 +68,7 @@ run_certgen() {
   chmod 0700 "$tessera_certs"
   printf '%s\n' --kubeconfig="$kubeconfigs/tessera-certgen.kubeconfig" \
     --certgen.hosts="$(certgen_hosts)" --certgen.webhook-client-name=kube-apiserver-webhook-client \
-    >"$tessera_certs/certgen.args"
+    --certgen.annotation-key-secret= >"$tessera_certs/certgen.args"
   local args
   mapfile -t args <"$tessera_certs/certgen.args"
   "$tessera_build/bin/tessera" certgen "${args[@]}" --log.format=json \
