@@ -64,6 +64,13 @@ std::string LeaderElector::Leader() const {
   return observed_holder_;
 }
 
+bool LeaderElector::RenewalOverdue(std::chrono::milliseconds tolerance) const {
+  if (!leading_.load()) return false;
+  const std::chrono::steady_clock::time_point last{
+      std::chrono::steady_clock::duration(last_renew_.load())};
+  return std::chrono::steady_clock::now() - last > config_.lease_duration + tolerance;
+}
+
 bool LeaderElector::Pause(std::chrono::milliseconds delay) {
   std::unique_lock lock(mutex_);
   return !stop_signal_.wait_for(lock, delay, [&] { return stopping_.load(); });
@@ -169,6 +176,7 @@ void LeaderElector::Run() {
     }
     if (stopping_.load()) break;
 
+    last_renew_.store(Clock::now().time_since_epoch().count());
     leading_.store(true);
     log::Info("became leader", {{"lease", lease}, {"identity", config_.identity}});
     if (config_.on_started_leading) config_.on_started_leading();
@@ -180,6 +188,7 @@ void LeaderElector::Run() {
       auto deadline = last_renew + config_.renew_deadline;
       if (attempt < deadline && TryAcquireOrRenew(deadline)) {
         last_renew = attempt;
+        last_renew_.store(attempt.time_since_epoch().count());
       } else if (Clock::now() >= deadline) {
         log::Warn("lost leadership: could not renew the lease in time",
                   {{"lease", lease}, {"identity", config_.identity}});

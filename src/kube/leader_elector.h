@@ -55,6 +55,11 @@ class LeaderElector {
   void Stop();
 
   bool IsLeader() const { return leading_.load(); }
+  // True while this elector says it leads but has not renewed the Lease for lease_duration +
+  // `tolerance`: its thread is stuck (in on_started_leading, or a call that outlived its
+  // deadline), the Lease has expired on the server and another replica may lead as well. A
+  // liveness probe restarts such a replica, as kube-scheduler's /healthz does.
+  bool RenewalOverdue(std::chrono::milliseconds tolerance) const;
   // The holder this elector last saw in the Lease ("" when free or unknown).
   std::string Leader() const;
 
@@ -74,6 +79,8 @@ class LeaderElector {
   CancelToken cancel_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> leading_{false};
+  // steady_clock time of the last successful acquire or renewal while leading.
+  std::atomic<std::chrono::steady_clock::rep> last_renew_{0};
 
   mutable std::mutex mutex_;
   std::condition_variable stop_signal_;

@@ -129,5 +129,37 @@ TEST_F(LeaderElectorTest, RejectsInconsistentDurations) {
   EXPECT_FALSE(LeaderElector::Create(*client, {.lease_name = "x"}).ok());  // no identity
 }
 
+// A leader whose thread is stuck (here in on_started_leading) stops renewing while it still says it
+// leads; once lease_duration + the tolerance have passed, RenewalOverdue says so (the scheduler's
+// /healthz then fails and kubelet restarts it). Once its thread runs again it gives leadership up
+// (its renewal deadline has passed) and is no longer overdue; a follower never is.
+TEST_F(LeaderElectorTest, AStuckLeaderIsOverdue) {
+  std::atomic<bool> release{false};
+  auto client = ClientFor(*server_);
+  auto elector = LeaderElector::Create(*client, {.lease_namespace = "kube-system",
+                                                 .lease_name = "tessera-test",
+                                                 .identity = "stuck",
+                                                 .lease_duration = milliseconds(600),
+                                                 .renew_deadline = milliseconds(400),
+                                                 .retry_period = milliseconds(100),
+                                                 .on_started_leading = [&] {
+                                                   while (!release.load())
+                                                     std::this_thread::sleep_for(milliseconds(10));
+                                                 }});
+  ASSERT_TRUE(elector.ok()) << elector.status().ToString();
+  EXPECT_FALSE((*elector)->RenewalOverdue(milliseconds(0)));
+  (*elector)->Start();
+  ASSERT_TRUE(WaitUntil([&] { return (*elector)->IsLeader(); }));
+  EXPECT_FALSE((*elector)->RenewalOverdue(milliseconds(5000)));
+  ASSERT_TRUE(
+      WaitUntil([&] { return (*elector)->RenewalOverdue(milliseconds(200)); }, milliseconds(5000)));
+  EXPECT_TRUE((*elector)->IsLeader());
+  release.store(true);
+  ASSERT_TRUE(WaitUntil([&] { return !(*elector)->RenewalOverdue(milliseconds(200)); },
+                        milliseconds(5000)));
+  (*elector)->Stop();
+  EXPECT_FALSE((*elector)->RenewalOverdue(milliseconds(0)));
+}
+
 }  // namespace
 }  // namespace tessera::kube

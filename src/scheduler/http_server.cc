@@ -124,8 +124,10 @@ void HttpServer::Routes() {
   s.Get("/inspect", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(Dump(InspectJson(state_.Snapshot())), "application/json");
   });
-  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain");
+  s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+    std::string why = why_not_live_ ? why_not_live_() : std::string();
+    res.status = why.empty() ? 200 : 503;
+    res.set_content(why.empty() ? "ok\n" : why + "\n", "text/plain");
   });
   s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
     if (draining_.load()) {

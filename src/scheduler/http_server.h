@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -62,6 +63,11 @@ class HttpServer {
   void SetReady(bool ready) { ready_.store(ready); }
   // /readyz answers 503 from now on, whatever SetReady says; everything else is still served.
   void SetDraining() { draining_.store(true); }
+  // /healthz answers 503 with what `why_not_live` returns when that is not empty (a stuck leader,
+  // scheduler_app.h), 200 otherwise. Call before Start().
+  void SetLiveness(std::function<std::string()> why_not_live) {
+    why_not_live_ = std::move(why_not_live);
+  }
 
  private:
   void Routes();
@@ -75,6 +81,7 @@ class HttpServer {
   std::thread thread_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> draining_{false};
+  std::function<std::string()> why_not_live_;
   log::LogLimiter bad_request_log_;
   log::LogLimiter unauthorized_log_;
   int port_ = 0;

@@ -146,14 +146,22 @@ SchedulerApp::~SchedulerApp() {
 }
 
 Status SchedulerApp::Start() {
-  RETURN_IF_ERROR(server_.Start());
-  nodes_->Start();
-  pods_->Start();
+  kube::LeaderElectionConfig election = options_.election;
   if (options_.elected) {
-    kube::LeaderElectionConfig election = options_.election;
+    // Made before the server starts: its threads and the engine's read elector_.
     election.on_started_leading = [this] { StartedLeading(); };
     election.on_stopped_leading = [this] { StoppedLeading(); };
     ASSIGN_OR_RETURN(elector_, kube::LeaderElector::Create(client_, election));
+    server_.SetLiveness([this] {
+      return elector_->RenewalOverdue(kStuckLeaderTolerance)
+                 ? std::string("leading without renewing the lease: another replica may lead too")
+                 : std::string();
+    });
+  }
+  RETURN_IF_ERROR(server_.Start());
+  nodes_->Start();
+  pods_->Start();
+  if (elector_) {
     log::Info("campaigning for leadership: only the leader binds and preempts",
               {{"lease", election.lease_namespace + "/" + election.lease_name},
                {"identity", election.identity}});

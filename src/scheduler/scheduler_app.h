@@ -94,6 +94,12 @@ class KubeClaimTemplates : public ClaimTemplates {
 // extender's Service selects it, so that kube-scheduler reaches the replica that binds.
 inline constexpr char kLeaderLabel[] = "tessera.io/scheduler-leader";
 
+// How long past its lease duration a leader that has stopped renewing (its elector's thread is
+// stuck) still counts as live: /healthz answers 503 after that, kubelet restarts the replica, and
+// the other one, which has taken the expired Lease by then, leads alone. kube-scheduler's leader
+// election health check allows the same 20 s.
+inline constexpr std::chrono::milliseconds kStuckLeaderTolerance{20'000};
+
 class SchedulerApp {
  public:
   SchedulerApp(kube::Client& client, AppOptions options);

@@ -100,7 +100,8 @@ class FakeApi : public Binder {
 // One scheduler process: state fed from the fake API, engine, HTTP server on a free port.
 class SchedulerProcess {
  public:
-  explicit SchedulerProcess(FakeApi& api, uint64_t max_body = 4 << 20)
+  explicit SchedulerProcess(FakeApi& api, uint64_t max_body = 4 << 20,
+                            std::function<std::string()> why_not_live = {})
       : api_(api),
         engine_(state_, api, {}, &metrics_),
         extender_(engine_, state_, metrics_),
@@ -109,6 +110,7 @@ class SchedulerProcess {
                 metrics_) {
     api.Replay(state_);
     api.Watch(&state_);
+    if (why_not_live) server_.SetLiveness(std::move(why_not_live));
     Status s = server_.Start();
     EXPECT_TRUE(s.ok()) << s.message();
     server_.SetReady(true);
@@ -421,11 +423,14 @@ TEST(SchedulerHttp, InspectMetricsHealth) {
   std::string metrics = d.Get("/metrics", &status).get<std::string>();
   EXPECT_EQ(status, 200);
   for (const char* line :
-       {"tessera_gpu_memory_allocated_bytes{node=\"n\",gpu=\"0\",uuid=\"n-gpu0\",model=\"T4\"} "
+       {"tessera_gpu_memory_allocated_bytes{node=\"n\",Hostname=\"n\",gpu=\"0\",UUID=\"n-gpu0\","
+        "modelName=\"T4\"} "
         "1048576000",
-        "tessera_gpu_memory_inventory_bytes{node=\"n\",gpu=\"0\",uuid=\"n-gpu0\",model=\"T4\"} "
+        "tessera_gpu_memory_inventory_bytes{node=\"n\",Hostname=\"n\",gpu=\"0\",UUID=\"n-gpu0\","
+        "modelName=\"T4\"} "
         "16106127360",
-        "tessera_gpu_cores_allocated_percent{node=\"n\",gpu=\"0\",uuid=\"n-gpu0\",model=\"T4\"} 20",
+        "tessera_gpu_cores_allocated_percent{node=\"n\",Hostname=\"n\",gpu=\"0\",UUID=\"n-gpu0\","
+        "modelName=\"T4\"} 20",
         "tessera_scheduler_filter_seconds_count 1", "tessera_scheduler_bind_seconds_count 1",
         "tessera_scheduler_decisions_total{outcome=\"bound\"} 1"}) {
     EXPECT_NE(metrics.find(line), std::string::npos) << line << "\n" << metrics;
@@ -453,6 +458,28 @@ TEST(SchedulerHttp, DrainingIsNotReadyAndServesOn) {
   api.PutPod(pod);
   ASSERT_TRUE(process.state().OnPod(EventType::kAdded, pod).ok());
   EXPECT_EQ(d.Schedule(pod, {"n"}), "n");
+}
+
+// Issue 32: /healthz means something. A replica whose liveness check reports a fault (a leader
+// that stopped renewing its Lease, SchedulerApp) answers 503 with the reason, so kubelet restarts
+// it; readiness is separate.
+TEST(SchedulerHttp, HealthzFailsWithTheReasonTheLivenessCheckGives) {
+  FakeApi api;
+  api.AddNode(MakeUniformNode("n", 1, "T4", 15360));
+  std::atomic<bool> stuck{false};
+  SchedulerProcess process(api, 4 << 20, [&stuck] {
+    return stuck.load() ? std::string("leading without renewing the lease") : std::string();
+  });
+  Driver d(process.port());
+  int status = 0;
+  d.Get("/healthz", &status);
+  EXPECT_EQ(status, 200);
+  stuck.store(true);
+  json body = d.Get("/healthz", &status);
+  EXPECT_EQ(status, 503);
+  EXPECT_EQ(body.get<std::string>(), "leading without renewing the lease\n");
+  d.Get("/readyz", &status);
+  EXPECT_EQ(status, 200);
 }
 
 TEST(SchedulerHttp, ListenAddresses) {
