@@ -1,8 +1,8 @@
 // The `tessera` multi-call binary's subcommands and configuration keys.
 //
-// Each part declares one Command (config/command.h); main() picks it by the first argument (or by
-// the program's name: `kubectl-tessera` runs `inspect`), loads its configuration through the
-// config layer and calls its `run`, whose result is the process's exit code.
+// Each part declares one Command (config/command.h); main() picks it by the first argument, loads
+// its configuration through the config layer and calls its `run`, whose result is the process's
+// exit code.
 #pragma once
 
 #include <vector>

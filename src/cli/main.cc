@@ -1,6 +1,5 @@
-// The `tessera` multi-call binary: picks a command by its first argument, or by the program's
-// name (`kubectl-tessera` is `tessera inspect`), loads its configuration and runs it. Only wiring
-// lives here.
+// The `tessera` multi-call binary: picks a command by its first argument, loads its configuration
+// and runs it. Only wiring lives here. (The kubectl plugin is its own program: src/kubectl_plugin.)
 #include <iostream>
 #include <string>
 #include <vector>
@@ -47,22 +46,13 @@ std::vector<std::string> TakeForFlag(std::vector<std::string>& args, bool& ok) {
 }
 
 int Main(int argc, char** argv) {
-  std::string program = argv[0];
-  program = program.substr(program.rfind('/') + 1);
   std::vector<std::string> args(argv + 1, argv + argc);
-
-  std::string name;
-  if (program == "kubectl-tessera") {
-    name = "inspect";  // `kubectl tessera inspect ...` runs kubectl-tessera with "inspect" first
-    if (!args.empty() && args[0] == "inspect") args.erase(args.begin());
-  } else {
-    if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
-      PrintUsage(args.empty() ? std::cerr : std::cout);
-      return args.empty() ? 2 : 0;
-    }
-    name = args[0];
-    args.erase(args.begin());
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    PrintUsage(args.empty() ? std::cerr : std::cout);
+    return args.empty() ? 2 : 0;
   }
+  std::string name = args[0];
+  args.erase(args.begin());
   if (name == "version" || name == "--version") {
     std::cout << "tessera " << TESSERA_VERSION << "\n";
     return 0;

@@ -136,7 +136,7 @@ fi
 # holds what the cluster's script checks before it starts (its preflight).
 mkdir -p "$tree/bin" "$tree/lib"
 ln "$build/bin/tessera" "$tree/bin/tessera" 2>/dev/null || cp "$build/bin/tessera" "$tree/bin/"
-ln -s tessera "$tree/bin/kubectl-tessera"
+ln -s "$build/bin/kubectl-tessera" "$tree/bin/kubectl-tessera"
 for b in simgpu tessera-pause tessera-demo-workload tessera-hostile-workload; do
   ln -s "$build/bin/$b" "$tree/bin/$b"
 done

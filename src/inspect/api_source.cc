@@ -88,7 +88,7 @@ Result<ApiSnapshot> ReadFromApiServer(kube::Client& client, const ApiSourceOptio
   }
 
   // A cluster without DRA does not serve resource.k8s.io: nothing to show then.
-  Result<kube::ObjectList> claims = client.List(kube::kResourceClaims, {});
+  Result<kube::ObjectList> claims = client.List(kube::kResourceClaims, {.ns = options.ns});
   if (claims.ok()) {
     AddDraClaims(claims->items, snap.view);
   } else if (claims.status().code() != StatusCode::kNotFound) {
@@ -96,7 +96,7 @@ Result<ApiSnapshot> ReadFromApiServer(kube::Client& client, const ApiSourceOptio
                                  claims.status().message());
   }
 
-  ASSIGN_OR_RETURN(kube::ObjectList pods, client.List(kube::kPods, {}));
+  ASSIGN_OR_RETURN(kube::ObjectList pods, client.List(kube::kPods, {.ns = options.ns}));
   std::vector<const Json*> waiting;
   for (const Json& pod : pods.items) {
     std::string phase = kube::PhaseOf(pod);
@@ -130,7 +130,8 @@ Result<ApiSnapshot> ReadFromApiServer(kube::Client& client, const ApiSourceOptio
                                  [](const Json* p) { return ConditionMessage(*p).empty(); });
   if (need_events) {
     ASSIGN_OR_RETURN(kube::ObjectList events,
-                     client.List(kube::kEvents, {.field_selector = "reason=FailedScheduling"}));
+                     client.List(kube::kEvents,
+                                 {.ns = options.ns, .field_selector = "reason=FailedScheduling"}));
     event_messages = FailedSchedulingMessages(events.items);
   }
   for (const Json* pod : waiting) {

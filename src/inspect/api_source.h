@@ -19,6 +19,9 @@ struct ApiSourceOptions {
   // Pods with this schedulerName, or asking for one of `resources`, count as Tessera pods.
   std::string scheduler_name = "tessera";
   std::vector<std::string> resources;  // the dialects' resource names
+  // Only the pods, events and claims of this namespace ("" = every namespace); the GPUs then show
+  // what this namespace holds of them.
+  std::string ns;
 };
 
 struct ApiSnapshot {

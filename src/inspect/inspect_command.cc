@@ -2,10 +2,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <iostream>
+#include <map>
+#include <optional>
 
+#include "common/strings.h"
 #include "config/loader.h"
 #include "inspect/api_source.h"
+#include "inspect/jsonpath.h"
 #include "inspect/render.h"
 #include "inspect/scheduler_source.h"
 #include "kube/config_keys.h"
@@ -20,8 +26,9 @@ struct Source {
   std::vector<std::string> all_nodes;
 };
 
-Result<Source> ReadApiServer(const config::Config& config, const kube::Environment& env) {
-  Result<std::unique_ptr<kube::Client>> client = kube::ClientFromConfig(config, env);
+Result<Source> ReadApiServer(const config::Config& config, const kube::Environment& env,
+                             std::chrono::milliseconds timeout) {
+  Result<std::unique_ptr<kube::Client>> client = InspectClient(config, env, timeout);
   if (!client.ok()) {
     return client.status().WithContext(
         "no API server to read (give --kubeconfig FILE, set KUBECONFIG, or use --scheduler URL)");
@@ -29,6 +36,7 @@ Result<Source> ReadApiServer(const config::Config& config, const kube::Environme
   ApiSourceOptions options;
   options.scheduler_name = config.GetString("inspect.scheduler-name");
   options.resources = scheduler::DialectConfig{}.ResourceNames();
+  options.ns = config.GetString("inspect.namespace");
   Result<ApiSnapshot> snap = ReadFromApiServer(**client, options);
   if (!snap.ok()) {
     std::string hint = snap.status().code() == StatusCode::kUnavailable
@@ -41,16 +49,86 @@ Result<Source> ReadApiServer(const config::Config& config, const kube::Environme
   return Source{std::move(snap->view), std::move(snap->all_nodes)};
 }
 
-Result<Source> ReadScheduler(const config::Config& config) {
+Result<Source> ReadScheduler(const config::Config& config, std::chrono::milliseconds timeout) {
   SchedulerClientOptions options;
   options.ca_file = config.GetString("inspect.scheduler-ca");
+  options.timeout = timeout;
+  options.ns = config.GetString("inspect.namespace");
   Result<SchedulerSnapshot> snap =
       ReadFromScheduler(config.GetString("inspect.scheduler"), options);
   if (!snap.ok()) return snap.status();
   return Source{std::move(snap->view), std::move(snap->all_nodes)};
 }
 
+// What -o asks for: a format, or a JSONPath template.
+struct Output {
+  OutputFormat format = OutputFormat::kPlain;
+  std::optional<JsonPath> jsonpath;
+};
+
+Result<Output> ParseOutput(const std::string& text) {
+  static const std::map<std::string, OutputFormat> formats = {{"plain", OutputFormat::kPlain},
+                                                              {"wide", OutputFormat::kWide},
+                                                              {"gib", OutputFormat::kGib},
+                                                              {"json", OutputFormat::kJson},
+                                                              {"yaml", OutputFormat::kYaml}};
+  Output out;
+  if (auto it = formats.find(text); it != formats.end()) {
+    out.format = it->second;
+    return out;
+  }
+  if (StartsWith(text, "jsonpath=")) {
+    ASSIGN_OR_RETURN(JsonPath path, JsonPath::Parse(text.substr(9)));
+    out.jsonpath = std::move(path);
+    return out;
+  }
+  return InvalidArgument("-o " + text +
+                         ": expected plain, wide, gib, json, yaml or jsonpath=TEMPLATE");
+}
+
 }  // namespace
+
+Result<std::chrono::milliseconds> RequestTimeout(const config::Config& config) {
+  std::string text = config.GetString("inspect.request-timeout");
+  if (text.empty()) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+        config.GetDuration("kube.timeout"));
+  }
+  // As kubectl: an integer alone is seconds, else a Go duration ("1m30s"); 0 = no timeout.
+  static const std::map<std::string, double> seconds_per = {
+      {"ms", 0.001}, {"s", 1}, {"m", 60}, {"h", 3600}};
+  Status bad = InvalidArgument("--request-timeout " + text +
+                               ": expected a duration such as 30s, 1m or 1m30s (an integer alone "
+                               "is seconds; 0 waits for ever)");
+  if (text.find_first_not_of("0123456789") == std::string::npos) text += "s";
+  double total = 0;
+  for (size_t at = 0; at < text.size();) {
+    size_t unit_at = text.find_first_not_of("0123456789.", at);
+    if (unit_at == at || unit_at == std::string::npos) return bad;
+    size_t unit_end = std::min(text.find_first_of("0123456789.", unit_at), text.size());
+    auto scale = seconds_per.find(text.substr(unit_at, unit_end - unit_at));
+    std::string number = text.substr(at, unit_at - at);
+    char* rest = nullptr;
+    double value = std::strtod(number.c_str(), &rest);
+    if (scale == seconds_per.end() || *rest != '\0') return bad;
+    total += value * scale->second;
+    at = unit_end;
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(total * 1000));
+}
+
+Result<std::unique_ptr<kube::Client>> InspectClient(const config::Config& config,
+                                                    const kube::Environment& env,
+                                                    std::chrono::milliseconds timeout) {
+  ASSIGN_OR_RETURN(
+      kube::ConnectionConfig connection,
+      kube::ResolveConnection(config.GetString("kube.kubeconfig"), env, kube::kServiceAccountDir,
+                              config.GetString("inspect.context")));
+  kube::ClientOptions options = kube::ClientOptionsFromConfig(config);
+  options.timeout = timeout;
+  options.user_agent = "kubectl-tessera";
+  return kube::Client::Create(connection, options);
+}
 
 void AddInspectKeys(config::Schema& schema) {
   schema.Add({.path = "inspect.output",
@@ -58,14 +136,35 @@ void AddInspectKeys(config::Schema& schema) {
               .default_value = "plain",
               .help = "output format: plain, wide (adds UUID, NUMA node, health, exclusivity), "
                       "gib (one line per node, each GPU's allocated/total memory in GiB, as "
-                      "gpushare's kubectl inspect gpushare) or json",
-              .allowed = {"plain", "wide", "gib", "json"},
+                      "gpushare's kubectl inspect gpushare), json, yaml or jsonpath=TEMPLATE",
               .flags = {"o", "output"}});
   schema.Add({.path = "inspect.details",
               .type = config::Type::kBool,
               .default_value = "false",
               .help = "list the pods on each GPU with their memory and compute",
               .flags = {"d", "details"}});
+  schema.Add({.path = "inspect.no-headers",
+              .type = config::Type::kBool,
+              .default_value = "false",
+              .help = "print the tables (plain, wide, gib) without their column header line",
+              .flags = {"no-headers"}});
+  schema.Add({.path = "inspect.namespace",
+              .type = config::Type::kString,
+              .default_value = "",
+              .help = "read and show only the pods (and DRA claims) of this namespace; the GPUs "
+                      "then show what it holds of them (empty: every namespace)",
+              .flags = {"n", "namespace"}});
+  schema.Add({.path = "inspect.context",
+              .type = config::Type::kString,
+              .default_value = "",
+              .help = "the kubeconfig context to use instead of its current-context",
+              .flags = {"context"}});
+  schema.Add({.path = "inspect.request-timeout",
+              .type = config::Type::kString,
+              .default_value = "",
+              .help = "how long one request may take, as kubectl's: 30s, 1m, an integer of "
+                      "seconds, or 0 for no limit (empty: kube.timeout)",
+              .flags = {"request-timeout"}});
   schema.Add({.path = "inspect.scheduler",
               .type = config::Type::kString,
               .default_value = "",
@@ -92,11 +191,21 @@ int RunInspect(const config::Config& config, const std::vector<std::string>& pos
                std::ostream& err) {
   if (positional.size() > 1) {
     err << "tessera inspect: at most one node name, got " << positional.size()
-        << "; usage: kubectl tessera inspect [NODE] [-d] [-o wide|gib|json] [--scheduler URL]\n";
+        << "; usage: kubectl tessera inspect [NODE] [-d] [-o FORMAT] [-n NAMESPACE] "
+           "[--scheduler URL]\n";
     return 2;
   }
-  Result<Source> source = config.GetString("inspect.scheduler").empty() ? ReadApiServer(config, env)
-                                                                        : ReadScheduler(config);
+  Result<Output> output = ParseOutput(config.GetString("inspect.output"));
+  Result<std::chrono::milliseconds> timeout = RequestTimeout(config);
+  for (const Status& bad : {output.status(), timeout.status()}) {
+    if (!bad.ok()) {
+      err << "tessera inspect: " << bad.message() << "\n";
+      return 2;
+    }
+  }
+  Result<Source> source = config.GetString("inspect.scheduler").empty()
+                              ? ReadApiServer(config, env, *timeout)
+                              : ReadScheduler(config, *timeout);
   if (!source.ok()) {
     err << "tessera inspect: " << source.status().message() << "\n";
     return 1;
@@ -110,13 +219,19 @@ int RunInspect(const config::Config& config, const std::vector<std::string>& pos
   }
   source->view.Finish();
 
+  if (output->jsonpath) {
+    Result<std::string> text = output->jsonpath->Execute(source->view.ToJson());
+    if (!text.ok()) {
+      err << "tessera inspect: " << text.status().message() << "\n";
+      return 1;
+    }
+    out << *text;
+    return 0;
+  }
   RenderOptions options;
-  const std::string& format = config.GetString("inspect.output");
-  options.format = format == "json"   ? OutputFormat::kJson
-                   : format == "wide" ? OutputFormat::kWide
-                   : format == "gib"  ? OutputFormat::kGib
-                                      : OutputFormat::kPlain;
+  options.format = output->format;
   options.details = config.GetBool("inspect.details");
+  options.no_headers = config.GetBool("inspect.no-headers");
   const std::string& chart = config.GetString("inspect.chart");
   options.bars = chart == "always" || (chart == "auto" && stdout_is_terminal);
   out << Render(source->view, options);
@@ -127,7 +242,7 @@ config::Command InspectCommand() {
   return {.name = "inspect",
           .summary =
               "show GPUs, their allocations and pending pods (kubectl tessera inspect "
-              "[NODE] [-d] [-o wide|gib|json])",
+              "[NODE] [-d] [-o wide|gib|json|yaml|jsonpath=...] [-n NAMESPACE])",
           .key_prefixes = {"inspect", "kube"},
           .run = [](const config::Config& config, const std::vector<std::string>& positional) {
             return RunInspect(config, positional, config::ProcessEnvironment(),

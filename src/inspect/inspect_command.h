@@ -1,8 +1,10 @@
-// `tessera inspect` / `kubectl tessera inspect [NODE] [-d] [-o wide|gib|json]`: the GPUs of the
-// cluster, what is allocated on each, the pods waiting for one and why. Reads the API server
-// (kube.* keys: kubeconfig) or, with --scheduler URL, the scheduler's GET /inspect.
-// Keys (prefix "inspect"): output (-o: plain, wide, gib, json), details (-d), scheduler (URL; ""
-// = the API server), scheduler-ca, chart (auto, always, never), scheduler-name.
+// `tessera inspect` / `kubectl tessera inspect [NODE] [-d] [-o FORMAT] [-n NAMESPACE]`: the GPUs
+// of the cluster, what is allocated on each, the pods waiting for one and why. Reads the API
+// server (kube.* keys and --context: the kubeconfig, merged from a KUBECONFIG list as kubectl
+// does) or, with --scheduler URL, the scheduler's GET /inspect.
+// Keys (prefix "inspect"): output (-o: plain, wide, gib, json, yaml, jsonpath=TEMPLATE), details
+// (-d), no-headers, namespace (-n), context, request-timeout, scheduler (URL; "" = the API
+// server), scheduler-ca, chart (auto, always, never), scheduler-name.
 // Exit codes: 0 shown, 1 the source could not be read or the node is unknown, 2 bad arguments.
 // Thread-compatible.
 //
@@ -11,6 +13,8 @@
 // Every key and the output: docs/inspect.md.
 #pragma once
 
+#include <chrono>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -18,6 +22,7 @@
 #include "config/command.h"
 #include "config/config.h"
 #include "config/schema.h"
+#include "kube/client.h"
 #include "kube/connection.h"
 
 namespace tessera::inspect {
@@ -25,6 +30,16 @@ namespace tessera::inspect {
 void AddInspectKeys(config::Schema& schema);
 
 config::Command InspectCommand();
+
+// The per-request timeout: --request-timeout as kubectl reads it (0: none), else kube.timeout.
+// InvalidArgument for a value kubectl would refuse.
+Result<std::chrono::milliseconds> RequestTimeout(const config::Config& config);
+
+// A Client for the kubeconfig that kube.kubeconfig, `env` (KUBECONFIG, HOME) and --context
+// name, with `timeout` per request.
+Result<std::unique_ptr<kube::Client>> InspectClient(const config::Config& config,
+                                                    const kube::Environment& env,
+                                                    std::chrono::milliseconds timeout);
 
 // What the command runs, with its streams and terminal detection given (for tests).
 int RunInspect(const config::Config& config, const std::vector<std::string>& positional,

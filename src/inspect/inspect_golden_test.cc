@@ -237,6 +237,55 @@ TEST_F(InspectGoldenTest, PerNodeInGib) {
   ExpectGolden("gib_details", details.out);
 }
 
+TEST_F(InspectGoldenTest, Yaml) {
+  InspectRun run = InspectApi({"-o", "yaml"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  ExpectGolden("yaml", run.out);
+}
+
+TEST_F(InspectGoldenTest, JsonPath) {
+  InspectRun run = InspectApi(
+      {"-o", "jsonpath={range .nodes[*]}{.name}{\"\\t\"}{.gpus[*].usedMiB}{\"\\n\"}{end}"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.out, "gpu-a\t12288 0\ngpu-b\t144384 144384 8192 0\ngpu-broken\t\n");
+  InspectRun one = InspectApi({"gpu-a", "--output=jsonpath={.totals.usedMiB}"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_EQ(one.out, "12288");
+}
+
+TEST_F(InspectGoldenTest, NoHeaders) {
+  InspectRun run = InspectApi({"--no-headers"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  ExpectGolden("plain_no_headers", run.out);
+  InspectRun gib = InspectApi({"-o", "gib", "--no-headers"});
+  ASSERT_EQ(gib.code, 0) << gib.err;
+  ExpectGolden("gib_no_headers", gib.out);
+}
+
+// -n: only the namespace's pods are read; the GPUs show what it holds.
+TEST_F(InspectGoldenTest, NamespaceShowsOnlyItsPods) {
+  InspectRun run = InspectApi({"-n", "ml", "-d"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  ExpectGolden("namespace_ml", run.out);
+  InspectRun long_flag = InspectApi({"--namespace=ml", "-d"});
+  EXPECT_EQ(long_flag.out, run.out);
+  InspectRun empty = InspectApi({"-n", "nobody", "-o", "jsonpath={.totals.pods} {.pending}"});
+  ASSERT_EQ(empty.code, 0) << empty.err;
+  EXPECT_EQ(empty.out, "0 []");
+}
+
+TEST_F(InspectGoldenTest, BadOutputFormatsAreRefused) {
+  InspectRun run = InspectApi({"-o", "table"});
+  EXPECT_EQ(run.code, 2);
+  EXPECT_EQ(run.err,
+            "tessera inspect: -o table: expected plain, wide, gib, json, yaml or "
+            "jsonpath=TEMPLATE\n");
+  InspectRun filter = InspectApi({"-o", "jsonpath={.nodes[?(@.name==\"gpu-a\")]}"});
+  EXPECT_EQ(filter.code, 2);
+  EXPECT_NE(filter.err.find("is not supported"), std::string::npos) << filter.err;
+  EXPECT_EQ(filter.out, "");
+}
+
 TEST_F(InspectGoldenTest, SingleNodeWithDetails) {
   InspectRun run = InspectApi({"gpu-a", "-d"});
   ASSERT_EQ(run.code, 0) << run.err;
@@ -324,6 +373,18 @@ TEST(InspectScheduler, ReadsTheSchedulersInspectAnswer) {
   InspectRun node = Inspect({"--scheduler", scheduler.url() + "/", "node-2", "-o", "json"});
   ASSERT_EQ(node.code, 0) << node.err;
   ExpectGolden("scheduler_node_json", node.out);
+}
+
+TEST(InspectScheduler, NamespaceFiltersTheSchedulersPods) {
+  CannedScheduler scheduler(
+      ReadFile(std::string(TESSERA_INSPECT_TESTDATA) + "/scheduler_inspect.json"));
+  const std::string totals = "jsonpath={.totals.pods} {.totals.usedMiB} {.pending[*].pod}";
+  InspectRun all = Inspect({"--scheduler", scheduler.url(), "-o", totals});
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_EQ(all.out, "3 156672 default/huge");
+  InspectRun ml = Inspect({"--scheduler", scheduler.url(), "-n", "ml", "-o", totals});
+  ASSERT_EQ(ml.code, 0) << ml.err;
+  EXPECT_EQ(ml.out, "1 144384 ");
 }
 
 TEST(InspectScheduler, MalformedAnswerIsReported) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/strings.h"
+#include "inspect/json_to_yaml.h"
 
 namespace tessera::inspect {
 namespace {
@@ -33,7 +34,8 @@ class Table {
   void Add(std::vector<std::string> cells) { rows_.push_back({std::move(cells), {}}); }
   void AddLineAfter(std::string line) { rows_.back().second.push_back(std::move(line)); }
 
-  std::string Print() const {
+  // Columns are as wide as with the header, so that output with and without it lines up alike.
+  std::string Print(bool header = true) const {
     std::vector<size_t> width;
     for (const auto& [cells, lines] : rows_) {
       if (width.size() < cells.size()) width.resize(cells.size(), 0);
@@ -41,6 +43,7 @@ class Table {
     }
     std::string out;
     for (const auto& [cells, lines] : rows_) {
+      if (!header && &cells == &rows_.front().first) continue;
       std::string line;
       for (size_t i = 0; i < cells.size(); ++i) {
         line += cells[i];
@@ -92,7 +95,7 @@ std::string RenderFooter(const ClusterView& view) {
 // gpushare's view: a column per GPU index with its allocated/total GiB, the node's sum, then the
 // cluster's. A GPU that pods hold but the inventory does not list counts in the node's sum and
 // is named on a line of its own. With `details`, each pod's share follows its node's line.
-std::string RenderGib(const ClusterView& view, bool details) {
+std::string RenderGib(const ClusterView& view, bool details, bool no_headers) {
   int columns = 0;
   for (const NodeView& n : view.nodes) {
     for (const GpuView& g : n.gpus) columns = std::max(columns, g.index + 1);
@@ -134,7 +137,7 @@ std::string RenderGib(const ClusterView& view, bool details) {
       }
     }
   }
-  std::string out = table.Print();
+  std::string out = table.Print(!no_headers);
   out += std::string(66, '-') + "\n";
   out += "Allocated/Total GPU Memory In Cluster:\n";
   out += Gib(used) + "/" + Gib(total) + " (" + Percent(used, total) + ")\n";
@@ -191,7 +194,7 @@ std::string RenderText(const ClusterView& view, const RenderOptions& options) {
   std::string out = view.nodes.empty() ? std::string(
                                              "No Tessera GPU nodes (no node has a tessera.io/gpus "
                                              "annotation yet).\n")
-                                       : table.Print();
+                                       : table.Print(!options.no_headers);
   Totals t = view.ComputeTotals();
   uint64_t cores = static_cast<uint64_t>(t.cores), used_cores = static_cast<uint64_t>(t.used_cores);
   out += "\nTotal: " + std::to_string(t.nodes) + (t.nodes == 1 ? " node, " : " nodes, ") +
@@ -207,9 +210,10 @@ std::string RenderText(const ClusterView& view, const RenderOptions& options) {
 
 std::string Render(const ClusterView& view, const RenderOptions& options) {
   if (options.format == OutputFormat::kJson) return view.ToJson().dump(2) + "\n";
+  if (options.format == OutputFormat::kYaml) return JsonToYaml(view.ToJson());
   if (options.format == OutputFormat::kGib) {
     if (view.nodes.empty()) return RenderText(view, options);
-    return RenderGib(view, options.details);
+    return RenderGib(view, options.details, options.no_headers);
   }
   return RenderText(view, options);
 }

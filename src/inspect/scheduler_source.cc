@@ -27,7 +27,8 @@ std::string Requests(const json& containers) {
 
 }  // namespace
 
-Result<SchedulerSnapshot> ParseSchedulerInspect(const json& doc) {
+Result<SchedulerSnapshot> ParseSchedulerInspect(const json& doc, const std::string& ns) {
+  auto wanted = [&ns](const std::string& pod) { return ns.empty() || StartsWith(pod, ns + "/"); };
   if (!doc.is_object()) return WrongShape("not a JSON object");
   SchedulerSnapshot snap;
   for (const char* field : {"nodes", "allocations", "pending"}) {
@@ -65,6 +66,7 @@ Result<SchedulerSnapshot> ParseSchedulerInspect(const json& doc) {
       return WrongShape("an allocation without \"pod\" or \"allocation\"");
     }
     std::string pod = a.value("pod", std::string());
+    if (!wanted(pod)) continue;
     Result<annotations::Allocation> allocation =
         annotations::ParseAllocation(a["allocation"].dump());
     if (!allocation.ok()) {
@@ -76,6 +78,7 @@ Result<SchedulerSnapshot> ParseSchedulerInspect(const json& doc) {
   }
   for (const json& p : doc["pending"]) {
     if (!p.is_object() || !p.contains("pod")) return WrongShape("a pending pod without \"pod\"");
+    if (!wanted(p.value("pod", std::string()))) continue;
     snap.view.pending.push_back(
         {p.value("pod", std::string()),
          "waiting for a GPU; requests " + Requests(p.value("containers", json::array()))});
@@ -83,8 +86,8 @@ Result<SchedulerSnapshot> ParseSchedulerInspect(const json& doc) {
   return snap;
 }
 
-Result<SchedulerSnapshot> ReadFromScheduler(const std::string& base_url,
-                                            const SchedulerClientOptions& options) {
+Result<std::string> GetFromScheduler(const std::string& base_url, const std::string& path,
+                                     const SchedulerClientOptions& options) {
   std::string url = base_url;
   while (EndsWith(url, "/")) url.pop_back();
   if (!StartsWith(url, "http://") && !StartsWith(url, "https://")) {
@@ -94,11 +97,14 @@ Result<SchedulerSnapshot> ReadFromScheduler(const std::string& base_url,
   }
   httplib::Client client(url);
   if (!client.is_valid()) return InvalidArgument("--scheduler " + base_url + ": not a valid URL");
-  auto seconds = std::chrono::duration_cast<std::chrono::seconds>(options.timeout);
-  client.set_connection_timeout(seconds);
-  client.set_read_timeout(seconds);
+  if (options.timeout.count() > 0) {
+    auto seconds = std::chrono::duration_cast<std::chrono::seconds>(options.timeout);
+    auto micros = std::chrono::duration_cast<std::chrono::microseconds>(options.timeout - seconds);
+    client.set_connection_timeout(seconds.count(), micros.count());
+    client.set_read_timeout(seconds.count(), micros.count());
+  }
   if (!options.ca_file.empty()) client.set_ca_cert_path(options.ca_file.c_str());
-  httplib::Result res = client.Get("/inspect");
+  httplib::Result res = client.Get(path);
   if (!res) {
     return Unavailable("cannot reach the Tessera scheduler at " + url + " (" +
                        httplib::to_string(res.error()) +
@@ -108,11 +114,17 @@ Result<SchedulerSnapshot> ReadFromScheduler(const std::string& base_url,
   }
   if (res->status != 200) {
     return Unavailable("the Tessera scheduler at " + url + " answered HTTP " +
-                       std::to_string(res->status) + " to GET /inspect: " + res->body);
+                       std::to_string(res->status) + " to GET " + path + ": " + res->body);
   }
-  json doc = json::parse(res->body, nullptr, false);
+  return res->body;
+}
+
+Result<SchedulerSnapshot> ReadFromScheduler(const std::string& base_url,
+                                            const SchedulerClientOptions& options) {
+  ASSIGN_OR_RETURN(std::string body, GetFromScheduler(base_url, "/inspect", options));
+  json doc = json::parse(body, nullptr, false);
   if (doc.is_discarded()) return WrongShape("the body is not JSON");
-  return ParseSchedulerInspect(doc);
+  return ParseSchedulerInspect(doc, options.ns);
 }
 
 }  // namespace tessera::inspect

@@ -18,14 +18,21 @@ struct SchedulerSnapshot {
   std::vector<std::string> all_nodes;  // the nodes the scheduler knows
 };
 
-// Turns an /inspect document into a view. InvalidArgument naming the field when it has the wrong
-// shape.
-Result<SchedulerSnapshot> ParseSchedulerInspect(const nlohmann::json& doc);
+// Turns an /inspect document into a view; with `ns`, only the pods of that namespace.
+// InvalidArgument naming the field when it has the wrong shape.
+Result<SchedulerSnapshot> ParseSchedulerInspect(const nlohmann::json& doc,
+                                                const std::string& ns = "");
 
 struct SchedulerClientOptions {
   std::string ca_file;  // PEM bundle for an https:// URL ("" = the system's trust store)
-  std::chrono::milliseconds timeout{10'000};
+  std::chrono::milliseconds timeout{10'000};  // 0 = none
+  std::string ns;                             // only the pods of this namespace ("" = all)
 };
+
+// GETs `<base_url><path>` (http:// or https://) and returns the body of a 200 answer. Unavailable
+// when the scheduler cannot be reached or answers otherwise, InvalidArgument for a malformed URL.
+Result<std::string> GetFromScheduler(const std::string& base_url, const std::string& path,
+                                     const SchedulerClientOptions& options);
 
 // GETs `<base_url>/inspect` (http:// or https://). Unavailable when the scheduler cannot be
 // reached or answers other than 200, InvalidArgument for a malformed URL or body.

@@ -57,6 +57,23 @@ Client::Client(std::unique_ptr<HttpTransport> transport, TokenSource token, Clie
 
 Result<std::unique_ptr<Client>> Client::Create(const ConnectionConfig& connection,
                                                const ClientOptions& options) {
+  if (connection.exec) {
+    // The plugin runs now: a certificate it returns is part of the TLS setup (and kept for the
+    // Client's life); its token is asked for again once it expires.
+    auto exec = std::make_shared<ExecCredentialSource>(*connection.exec);
+    Result<ExecCredential> first = exec->Current();
+    if (!first.ok()) return first.status().WithContext(connection.origin);
+    ConnectionConfig with_cert = connection;
+    if (!first->client_cert_pem.empty()) {
+      with_cert.client_cert_pem = first->client_cert_pem;
+      with_cert.client_key_pem = first->client_key_pem;
+      with_cert.client_cert_file.clear();
+      with_cert.client_key_file.clear();
+    }
+    ASSIGN_OR_RETURN(std::unique_ptr<HttpTransport> transport, HttpTransport::Create(with_cert));
+    return std::unique_ptr<Client>(
+        new Client(std::move(transport), TokenSource::FromExec(std::move(exec)), options));
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<HttpTransport> transport, HttpTransport::Create(connection));
   TokenSource token = !connection.token_file.empty() ? TokenSource::FromFile(connection.token_file)
                       : !connection.token.empty()    ? TokenSource::Fixed(connection.token)

@@ -46,22 +46,27 @@ Result<ConnectionConfig> InClusterConnection(const Environment& env,
 
 Result<ConnectionConfig> ResolveConnection(const std::string& kubeconfig_setting,
                                            const Environment& env,
-                                           const std::string& service_account_dir) {
+                                           const std::string& service_account_dir,
+                                           const std::string& context) {
   if (kubeconfig_setting.find('\n') != std::string::npos) {
-    return ParseKubeconfig(kubeconfig_setting, "", "kubeconfig from kube.kubeconfig");
+    return ParseKubeconfig(kubeconfig_setting, "", "kubeconfig from kube.kubeconfig", context);
   }
-  if (!kubeconfig_setting.empty()) return LoadKubeconfigFile(kubeconfig_setting);
+  if (!kubeconfig_setting.empty()) return LoadKubeconfigFile(kubeconfig_setting, context);
 
   std::string listed = Lookup(env, "KUBECONFIG");
   if (!listed.empty()) {
-    for (const std::string& path : Split(listed, ':')) {
-      if (FileExists(path)) return LoadKubeconfigFile(path);
-    }
+    Result<ConnectionConfig> merged = LoadKubeconfigFiles(Split(listed, ':'), context);
+    if (merged.ok() || merged.status().code() != StatusCode::kNotFound) return merged;
     return NotFound("none of the files in KUBECONFIG=" + listed + " exists");
   }
   std::string home = Lookup(env, "HOME");
   std::string home_config = home.empty() ? "" : home + "/.kube/config";
-  if (FileExists(home_config)) return LoadKubeconfigFile(home_config);
+  if (FileExists(home_config)) return LoadKubeconfigFile(home_config, context);
+  if (!context.empty()) {
+    return NotFound("context \"" + context +
+                    "\" was asked for, but no kubeconfig was found "
+                    "(--kubeconfig, $KUBECONFIG, ~/.kube/config)");
+  }
 
   Result<ConnectionConfig> in_cluster = InClusterConnection(env, service_account_dir);
   if (in_cluster.ok() || in_cluster.status().code() != StatusCode::kFailedPrecondition) {

@@ -3,7 +3,7 @@
 // ResolveConnection() applies the precedence, first match wins:
 //   1. the config key kube.kubeconfig (flag --kubeconfig, env TESSERA_KUBE_KUBECONFIG or
 //      TESSERA_KUBE_KUBECONFIG_BASE64): a value with a newline is the kubeconfig, else a path;
-//   2. $KUBECONFIG (':'-separated: the first file that exists is used; files are not merged);
+//   2. $KUBECONFIG (':'-separated files, merged as kubectl merges them: kube/kubeconfig.h);
 //   3. ~/.kube/config when it exists;
 //   4. in-cluster: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT with the service
 //      account's token (re-read about every minute, it rotates) and ca.crt.
@@ -27,10 +27,12 @@ using Environment = std::map<std::string, std::string>;
 
 // Applies the precedence above. `kubeconfig_setting` is the value of kube.kubeconfig; `env` the
 // process environment (HOME, KUBECONFIG, KUBERNETES_SERVICE_*); `service_account_dir` where the
-// in-cluster token and ca.crt live. NotFound when no rule applies, naming all four places.
+// in-cluster token and ca.crt live; `context` (kubectl's --context) the kubeconfig context to use
+// instead of current-context (with no kubeconfig found it is an error). NotFound when no rule
+// applies, naming all four places.
 Result<ConnectionConfig> ResolveConnection(
     const std::string& kubeconfig_setting, const Environment& env,
-    const std::string& service_account_dir = kServiceAccountDir);
+    const std::string& service_account_dir = kServiceAccountDir, const std::string& context = "");
 
 // The in-cluster connection: FailedPrecondition when KUBERNETES_SERVICE_HOST/PORT are not set,
 // NotFound when the token file is missing.

@@ -3,7 +3,10 @@
 // A plain value: thread-compatible.
 #pragma once
 
+#include <optional>
 #include <string>
+
+#include "kube/exec_credential.h"
 
 namespace tessera::kube {
 
@@ -16,6 +19,9 @@ struct ConnectionConfig {
   std::string client_key_file, client_key_pem;
   // Bearer token: given, or read from a file (re-read about every minute).
   std::string token, token_file;
+  // An exec credential plugin (kube/exec_credential.h), run by the Client for its token or client
+  // certificate.
+  std::optional<ExecConfig> exec;
   // Where this came from, for logs and errors: "kubeconfig /root/.kube/config context kind-x".
   std::string origin;
 };

@@ -23,9 +23,16 @@ TokenSource TokenSource::FromFile(std::string path, Clock::duration refresh) {
   return source;
 }
 
+TokenSource TokenSource::FromExec(std::shared_ptr<ExecCredentialSource> exec) {
+  TokenSource source;
+  source.exec_ = std::move(exec);
+  return source;
+}
+
 TokenSource::TokenSource(TokenSource&& other) noexcept {
   std::lock_guard lock(other.mutex_);
   path_ = std::move(other.path_);
+  exec_ = std::move(other.exec_);
   refresh_ = other.refresh_;
   token_ = std::move(other.token_);
   read_at_ = other.read_at_;
@@ -37,6 +44,10 @@ Result<std::string> TokenSource::Token() {
 }
 
 Result<std::string> TokenSource::TokenAt(Clock::time_point now) {
+  if (exec_) {
+    ASSIGN_OR_RETURN(ExecCredential cred, exec_->Current());
+    return cred.token;
+  }
   std::lock_guard lock(mutex_);
   if (path_.empty()) return token_;
   if (have_token_ && now - read_at_ < refresh_) return token_;

@@ -1,4 +1,5 @@
-// TokenSource: the bearer token for API requests, fixed or read from a file that rotates.
+// TokenSource: the bearer token for API requests: fixed, read from a file that rotates, or what an
+// exec credential plugin returns (kube/exec_credential.h: run again when its token expires).
 //
 // A file-backed source re-reads the file when its copy is older than `refresh` (about a minute,
 // as client-go does for projected service-account tokens). If a re-read fails, the last good token
@@ -7,10 +8,12 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <string>
 
 #include "common/status.h"
+#include "kube/exec_credential.h"
 
 namespace tessera::kube {
 
@@ -22,6 +25,8 @@ class TokenSource {
   TokenSource() = default;
   static TokenSource Fixed(std::string token);
   static TokenSource FromFile(std::string path, Clock::duration refresh = std::chrono::minutes(1));
+  // The token of the plugin's credential ("" when it returned only a client certificate).
+  static TokenSource FromExec(std::shared_ptr<ExecCredentialSource> exec);
 
   TokenSource(TokenSource&& other) noexcept;
 
@@ -32,7 +37,8 @@ class TokenSource {
   Result<std::string> TokenAt(Clock::time_point now);
 
  private:
-  std::string path_;  // constant after construction; "" for a fixed token
+  std::string path_;                            // constant after construction; "" for a fixed token
+  std::shared_ptr<ExecCredentialSource> exec_;  // constant after construction; thread-safe
   Clock::duration refresh_{};
 
   std::mutex mutex_;

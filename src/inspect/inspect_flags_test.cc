@@ -1,0 +1,259 @@
+// kubectl's connection flags and `version` against the fake API server: --context, a KUBECONFIG
+// list merged as kubectl merges it, a user that is an exec credential plugin, --request-timeout,
+// and the scheduler's version from its pods or its /metrics.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "config/loader.h"
+#include "fakeapiserver/fake_api_server.h"
+#include "inspect/inspect_command.h"
+#include "inspect/version_command.h"
+#include "kube/client.h"
+#include "kube/config_keys.h"
+
+namespace tessera::inspect {
+namespace {
+
+using kube::Json;
+namespace fs = std::filesystem;
+
+const config::Schema& FlagsSchema() {
+  static const config::Schema schema = [] {
+    config::Schema s;
+    config::AddCommonKeys(s);
+    kube::AddConfigKeys(s);
+    AddInspectKeys(s);
+    return s;
+  }();
+  return schema;
+}
+
+struct CommandRun {
+  int code = -1;
+  std::string out, err;
+};
+
+class InspectFlagsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = testing::FakeApiServer::Start({});
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(*server);
+    auto client = kube::Client::Create({.server = server_->url()});
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    client_ = std::move(*client);
+    Json gpus = {
+        {"version", 1},
+        {"gpus", {{{"uuid", "GPU-a0"}, {"index", 0}, {"model", "SimGPU"}, {"memoryMiB", 1000}}}}};
+    Json node = {
+        {"apiVersion", "v1"},
+        {"kind", "Node"},
+        {"metadata", {{"name", "gpu-a"}, {"annotations", {{"tessera.io/gpus", gpus.dump()}}}}}};
+    ASSERT_TRUE(client_->Create(kube::kNodes, "", node).ok());
+    dir_ = fs::temp_directory_path() /
+           ("tessera-inspect-flags-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& text, bool executable = false) {
+    fs::path path = dir_ / name;
+    std::ofstream(path) << text;
+    if (executable) chmod(path.c_str(), 0755);
+    return path.string();
+  }
+
+  CommandRun Inspect(const std::vector<std::string>& args, const kube::Environment& env) {
+    Result<config::Loaded> loaded = config::Load(FlagsSchema(), args, {});
+    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+    if (!loaded.ok()) return {};
+    std::ostringstream out, err;
+    CommandRun run;
+    run.code = RunInspect(loaded->config, loaded->positional, env, false, out, err);
+    run.out = out.str();
+    run.err = err.str();
+    return run;
+  }
+
+  CommandRun Version(const std::vector<std::string>& args, const kube::Environment& env) {
+    Result<config::Loaded> loaded = config::Load(FlagsSchema(), args, {});
+    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+    if (!loaded.ok()) return {};
+    std::ostringstream out, err;
+    CommandRun run;
+    run.code = RunVersion(loaded->config, env, "9.9.9", out, err);
+    run.out = out.str();
+    run.err = err.str();
+    return run;
+  }
+
+  const std::string kGpus = "jsonpath={.nodes[*].name}";
+  std::unique_ptr<testing::FakeApiServer> server_;
+  std::unique_ptr<kube::Client> client_;
+  fs::path dir_;
+};
+
+TEST_F(InspectFlagsTest, ContextChoosesTheKubeconfigContext) {
+  std::string kubeconfig = Write("config",
+                                 "current-context: dead\n"
+                                 "contexts:\n"
+                                 "- {name: dead, context: {cluster: dead}}\n"
+                                 "- {name: fake, context: {cluster: fake}}\n"
+                                 "clusters:\n"
+                                 "- {name: dead, cluster: {server: 'http://127.0.0.1:1'}}\n"
+                                 "- {name: fake, cluster: {server: '" +
+                                     server_->url() + "'}}\n");
+  CommandRun current =
+      Inspect({"--kubeconfig", kubeconfig, "--request-timeout", "2s", "-o", kGpus}, {});
+  EXPECT_EQ(current.code, 1);
+  EXPECT_NE(current.err.find("cannot reach the API server"), std::string::npos) << current.err;
+  CommandRun fake = Inspect({"--kubeconfig", kubeconfig, "--context", "fake", "-o", kGpus}, {});
+  ASSERT_EQ(fake.code, 0) << fake.err;
+  EXPECT_EQ(fake.out, "gpu-a");
+  CommandRun unknown = Inspect({"--kubeconfig", kubeconfig, "--context=prod"}, {});
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_NE(unknown.err.find("context \"prod\" is not among contexts[] (dead, fake)"),
+            std::string::npos)
+      << unknown.err;
+}
+
+// KUBECONFIG=contexts:clusters-and-users, the user an exec plugin (as EKS, GKE, AKS and
+// kubelogin configure it): neither file works alone.
+TEST_F(InspectFlagsTest, KubeconfigListWithAnExecPlugin) {
+  Write("get-token",
+        "#!/bin/sh\n"
+        "echo \"$1 $KUBERNETES_EXEC_INFO\" > \"$(dirname \"$0\")/plugin-ran\"\n"
+        "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+        "\"status\":{\"token\":\"t\"}}'\n",
+        /*executable=*/true);
+  std::string contexts = Write("contexts",
+                               "current-context: fake\n"
+                               "contexts: [{name: fake, context: {cluster: fake, user: sso}}]\n");
+  std::string clusters =
+      Write("clusters", "clusters: [{name: fake, cluster: {server: '" + server_->url() +
+                            "'}}]\n"
+                            "users:\n- name: sso\n  user:\n    exec:\n"
+                            "      apiVersion: client.authentication.k8s.io/v1\n"
+                            "      command: ./get-token\n      args: [token]\n"
+                            "      interactiveMode: Never\n      provideClusterInfo: true\n");
+  CommandRun run = Inspect({"-o", kGpus}, {{"KUBECONFIG", contexts + ":" + clusters}});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.out, "gpu-a");
+  std::ifstream ran(dir_ / "plugin-ran");
+  std::string line;
+  std::getline(ran, line);
+  EXPECT_NE(line.find("token {"), std::string::npos) << line;
+  EXPECT_NE(line.find("\"server\":\"" + server_->url() + "\""), std::string::npos) << line;
+}
+
+TEST_F(InspectFlagsTest, RequestTimeoutEndsASlowRequest) {
+  std::string kubeconfig = Write("config",
+                                 "current-context: c\n"
+                                 "contexts: [{name: c, context: {cluster: k}}]\n"
+                                 "clusters: [{name: k, cluster: {server: '" +
+                                     server_->url() + "'}}]\n");
+  server_->SetLatency(std::chrono::milliseconds(3000));
+  auto start = std::chrono::steady_clock::now();
+  CommandRun run = Inspect({"--kubeconfig", kubeconfig, "--request-timeout", "300ms"}, {});
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(run.code, 1);
+  EXPECT_LT(took, std::chrono::milliseconds(2500));
+  server_->SetLatency(std::chrono::milliseconds(0));
+
+  CommandRun bad = Inspect({"--kubeconfig", kubeconfig, "--request-timeout", "5 minutes"}, {});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--request-timeout 5 minutes: expected a duration"), std::string::npos)
+      << bad.err;
+}
+
+TEST(RequestTimeoutTest, ReadsDurationsAsKubectlDoes) {
+  auto timeout = [](const std::string& value) -> Result<std::chrono::milliseconds> {
+    std::vector<std::string> args;
+    if (!value.empty()) args = {"--request-timeout", value};
+    Result<config::Loaded> loaded = config::Load(FlagsSchema(), args, {});
+    if (!loaded.ok()) return loaded.status();
+    return RequestTimeout(loaded->config);
+  };
+  using std::chrono::milliseconds;
+  EXPECT_EQ(*timeout(""), milliseconds(30'000));  // kube.timeout
+  EXPECT_EQ(*timeout("5"), milliseconds(5'000));
+  EXPECT_EQ(*timeout("0"), milliseconds(0));
+  EXPECT_EQ(*timeout("250ms"), milliseconds(250));
+  EXPECT_EQ(*timeout("1m30s"), milliseconds(90'000));
+  EXPECT_EQ(*timeout("1.5h"), milliseconds(5'400'000));
+  for (const char* bad : {"abc", "5x", "-1s", "s", "1.5"}) {
+    EXPECT_FALSE(timeout(bad).ok()) << bad;
+  }
+}
+
+TEST_F(InspectFlagsTest, VersionShowsThePluginsAndTheSchedulersPods) {
+  std::string kubeconfig = Write("config",
+                                 "current-context: c\n"
+                                 "contexts: [{name: c, context: {cluster: k}}]\n"
+                                 "clusters: [{name: k, cluster: {server: '" +
+                                     server_->url() + "'}}]\n");
+  CommandRun none = Version({"--kubeconfig", kubeconfig}, {});
+  EXPECT_EQ(none.code, 1);
+  EXPECT_EQ(none.out, "kubectl-tessera 9.9.9\n");
+  EXPECT_NE(none.err.find("no running scheduler pod"), std::string::npos) << none.err;
+
+  ASSERT_TRUE(
+      client_->Create(kube::kNamespaces, "", {{"metadata", {{"name", "tessera-system"}}}}).ok());
+  auto pod = [](const std::string& name, const std::string& image, const std::string& version) {
+    Json p = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata",
+               {{"name", name},
+                {"namespace", "tessera-system"},
+                {"labels", {{"app.kubernetes.io/name", "tessera-scheduler"}}}}},
+              {"spec", {{"containers", {{{"name", "tessera"}, {"image", image}}}}}}};
+    if (!version.empty()) p["metadata"]["labels"]["app.kubernetes.io/version"] = version;
+    return p;
+  };
+  ASSERT_TRUE(client_
+                  ->Create(kube::kPods, "tessera-system",
+                           pod("sched-a", "reg.example:5000/tessera:0.1.0", ""))
+                  .ok());
+  ASSERT_TRUE(
+      client_->Create(kube::kPods, "tessera-system", pod("sched-b", "tessera", "0.2.0")).ok());
+  CommandRun run = Version({"--kubeconfig", kubeconfig}, {});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.out,
+            "kubectl-tessera 9.9.9\n"
+            "scheduler 0.1.0 (pod tessera-system/sched-a, image reg.example:5000/tessera:0.1.0)\n"
+            "scheduler 0.2.0 (pod tessera-system/sched-b, image tessera)\n");
+}
+
+TEST(VersionTest, SchedulerVersionFromItsMetrics) {
+  httplib::Server server;
+  server.Get("/metrics", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(
+        "# TYPE tessera_build_info gauge\n"
+        "tessera_build_info{component=\"scheduler\",version=\"1.2.3\"} 1\n",
+        "text/plain");
+  });
+  int port = server.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { server.listen_after_bind(); });
+  for (int i = 0; i < 500 && !server.is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::string url = "http://127.0.0.1:" + std::to_string(port);
+  Result<config::Loaded> loaded = config::Load(FlagsSchema(), {"--scheduler", url}, {});
+  ASSERT_TRUE(loaded.ok());
+  std::ostringstream out, err;
+  EXPECT_EQ(RunVersion(loaded->config, {}, "9.9.9", out, err), 0) << err.str();
+  EXPECT_EQ(out.str(), "kubectl-tessera 9.9.9\nscheduler 1.2.3 (" + url + ")\n");
+  server.stop();
+  serving.join();
+}
+
+}  // namespace
+}  // namespace tessera::inspect
