@@ -44,6 +44,7 @@ struct AgentOptions {
   std::string node_uid;        // the Node's metadata.uid, for the signature of tessera.io/gpus
   std::string kubelet_dir = "/var/lib/kubelet";
   std::string dra_unhealthy_taint = "NoSchedule";  // mode kDra: resource_slices.h
+  std::string dra_instance_uid;                    // mode kDra: dra/dra_plugin.h
   std::vector<ResourceSpec> resources;
   double cores_scaling = 1;
   bool fail_on_init_error = true;

@@ -25,6 +25,13 @@ void AddConfigKeys(config::Schema& s) {
                  "gets in the ResourceSlice: NoSchedule (no new claim gets it), NoExecute (the "
                  "pods whose claims use it are evicted too) or None (shown only)",
          .allowed = {"NoSchedule", "NoExecute", "None"}});
+  s.Add({.path = "node.dra.instance-uid",
+         .type = Type::kString,
+         .default_value = "",
+         .help = "DRA: a name unique to this agent (its pod's UID, from the downward API) for its "
+                 "kubelet plugin sockets, gpu.tessera.io-<uid>-reg.sock and dra-<uid>.sock, so "
+                 "that the old and the new agent of a rolling update with maxSurge serve at once "
+                 "(kubelet 1.33 or newer); empty: gpu.tessera.io-reg.sock and dra.sock"});
   s.Add({.path = "node.kubelet-dir",
          .type = Type::kString,
          .default_value = "/var/lib/kubelet",
@@ -200,6 +207,7 @@ Result<AgentOptions> OptionsFromConfig(const config::Config& c, const std::strin
                    annotations::Signing::FromKeyFile(c.GetString("node.annotation-key-file")));
   o.kubelet_dir = c.GetString("node.kubelet-dir");
   o.dra_unhealthy_taint = c.GetString("node.dra.unhealthy-taint");
+  o.dra_instance_uid = c.GetString("node.dra.instance-uid");
   o.cores_scaling = c.GetFloat("node.device-cores-scaling");
   o.fail_on_init_error = c.GetBool("node.fail-on-init-error");
   o.xid_hold =

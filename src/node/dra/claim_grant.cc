@@ -16,10 +16,6 @@ std::string DeviceName(int gpu_index) {
   return "gpu-" + std::to_string(gpu_index);
 }
 
-std::string ClaimCdiDevice(const std::string& claim_uid) {
-  return std::string(kCdiClaimKind) + "=" + claim_uid;
-}
-
 namespace {
 
 // The GPU named `device` ("gpu-<index>"), or nullptr.

@@ -54,8 +54,6 @@ struct ClaimGrant {
 
 // "gpu-<index>".
 std::string DeviceName(int gpu_index);
-// "tessera.io/claim=<uid>".
-std::string ClaimCdiDevice(const std::string& claim_uid);
 
 // The grant of `claim` (a ResourceClaim object) for `ref` on the node whose pool is `pool` and
 // whose GPUs are `gpus`. Errors name the claim and say what is wrong: FailedPrecondition for a

@@ -1,5 +1,10 @@
 #include "node/dra/dra_driver.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -7,8 +12,41 @@
 #include "log/log.h"
 #include "node/allocation/allocation_files.h"
 #include "node/allocation/allocation_folders.h"
+#include "node/dra/claim_cdi_spec.h"
 
 namespace tessera::node::dra {
+
+namespace {
+
+// An exclusive flock(2) on a file, held while the object lives: the agents of one node take
+// turns (each holds it for one call).
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path)
+      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+    if (fd_ < 0) {
+      status_ = ErrnoStatus("open", path, errno);
+      return;
+    }
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      status_ = ErrnoStatus("lock", path, errno);
+      return;
+    }
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  const Status& status() const { return status_; }
+
+ private:
+  int fd_;
+  Status status_ = Status::Ok();
+};
+
+}  // namespace
 
 DraDriver::DraDriver(DraOptions options, ClaimSource& claims, const DeviceBoard& board)
     : options_(std::move(options)),
@@ -23,7 +61,24 @@ Status DraDriver::Init() {
   RETURN_IF_ERROR(UpdateFileAtomic(options_.state_dir + "/ld.so.preload",
                                    std::string(kContainerLibraryPath) + "\n"));
   std::lock_guard lock(mu_);
+  FileLock shared(LockPath());
+  RETURN_IF_ERROR(shared.status());
   RETURN_IF_ERROR(prepared_.Load());
+  RebuildIfDamaged();
+  return Status::Ok();
+}
+
+std::string DraDriver::LockPath() const {
+  return options_.state_dir + "/dra-claims.lock";
+}
+
+Status DraDriver::Refresh() const {
+  RETURN_IF_ERROR(prepared_.Refresh());
+  RebuildIfDamaged();
+  return Status::Ok();
+}
+
+void DraDriver::RebuildIfDamaged() const {
   if (!prepared_.damage().empty()) {
     log::Error(
         "the prepared claims' file was damaged: set aside, rebuilding it from the claims' "
@@ -33,10 +88,9 @@ Status DraDriver::Init() {
          {"set_aside", options_.state_dir + "/dra-claims.json.damaged"}});
     Rebuild();
   }
-  return Status::Ok();
 }
 
-void DraDriver::Rebuild() {
+void DraDriver::Rebuild() const {
   std::vector<GpuInfo> gpus = board_.Get().gpus;
   // A claim's folder is named by its UID (AllocationDir).
   for (const AllocationFolder& folder : ReadAllocationFolders(options_.state_dir)) {
@@ -75,6 +129,13 @@ std::string DraDriver::CdiSpecPath(const std::string& uid) const {
 
 bool DraDriver::Holds(const std::string& claim_uid) const {
   std::lock_guard lock(mu_);
+  FileLock shared(LockPath());
+  if (Status s = shared.status().ok() ? Refresh() : shared.status(); !s.ok()) {
+    // The housekeeper must not take a claim's files for abandoned when it cannot tell.
+    log::Warn("cannot read the prepared claims again: taking the claim for held",
+              {{"claim_uid", claim_uid}, {"error", s.message()}});
+    return true;
+  }
   return prepared_.Find(claim_uid) != nullptr || recovering_.count(claim_uid) > 0;
 }
 
@@ -82,6 +143,12 @@ std::vector<std::string> DraDriver::ReleaseAbandoned(std::chrono::seconds bound)
   std::vector<ClaimRef> held;
   {
     std::lock_guard lock(mu_);
+    FileLock shared(LockPath());
+    if (Status s = shared.status().ok() ? Refresh() : shared.status(); !s.ok()) {
+      log::Warn("cannot read the prepared claims again: no claim released this round",
+                {{"error", s.message()}});
+      return {};
+    }
     for (const auto& [uid, claim] : prepared_.all()) held.push_back(claim.ref);
     for (const auto& [uid, ref] : recovering_) held.push_back(ref);
   }
@@ -132,6 +199,9 @@ std::vector<std::string> DraDriver::ReleaseAbandoned(std::chrono::seconds bound)
 
 Result<std::vector<PreparedDevice>> DraDriver::Prepare(const ClaimRef& claim) {
   std::lock_guard lock(mu_);
+  FileLock shared(LockPath());
+  RETURN_IF_ERROR(shared.status());
+  RETURN_IF_ERROR(Refresh());
   std::vector<GpuInfo> gpus = board_.Get().gpus;
   if (const PreparedClaim* known = prepared_.Find(claim.uid)) {
     RETURN_IF_ERROR(WriteFiles(*known, gpus));
@@ -159,6 +229,9 @@ Result<std::vector<PreparedDevice>> DraDriver::Prepare(const ClaimRef& claim) {
 
 Status DraDriver::Unprepare(const ClaimRef& claim) {
   std::lock_guard lock(mu_);
+  FileLock shared(LockPath());
+  RETURN_IF_ERROR(shared.status());
+  RETURN_IF_ERROR(Refresh());
   std::error_code ec;
   std::filesystem::remove_all(AllocationDir(claim.uid), ec);
   if (ec) return ErrnoStatus("remove", AllocationDir(claim.uid), ec.value());
@@ -198,8 +271,8 @@ Status DraDriver::WriteFiles(const PreparedClaim& claim, const std::vector<GpuIn
         {kContainerRegionDir, RegionDir(uid), false},
     };
   }
-  ASSIGN_OR_RETURN(std::string spec, CdiSpecText(uid, claim.grant.grant, gpus, options_.driver_root,
-                                                 kCdiClaimKind, mounts));
+  ASSIGN_OR_RETURN(std::string spec,
+                   ClaimCdiSpecText(uid, claim.grant, gpus, options_.driver_root, mounts));
   return UpdateFileAtomic(CdiSpecPath(uid), spec);
 }
 

@@ -3,11 +3,13 @@
 //
 // Prepare reads the claim from the API server, checks its UID, takes its grant (claim_grant.h),
 // writes the claim's files (one set per claim UID, shared by every container that uses the claim,
-// in the allocator's layout, with a CDI spec of device `tessera.io/claim=<uid>`) and records the
-// claim in <state-dir>/dra-claims.json (prepared_claims.h). A prepared claim answers the same again
-// without asking the API server, and rewrites only files that are missing or differ. Unprepare
-// removes the files and forgets the claim; an unknown claim is fine. Thread-safe: calls are
-// serialised.
+// in the allocator's layout, with a CDI spec of one device per GPU: claim_cdi_spec.h) and records
+// the claim in <state-dir>/dra-claims.json (prepared_claims.h). A prepared claim answers the same
+// again without asking the API server, and rewrites only files that are missing or differ.
+// Unprepare removes the files and forgets the claim; an unknown claim is fine. Thread-safe: calls
+// are serialised, also with another agent's on the node (a rolling update runs two, which kubelet
+// calls in turn: one may unprepare what the other prepared): each call holds a lock on
+// <state-dir>/dra-claims.lock and first reads dra-claims.json again if the other replaced it.
 //
 //   RETURN_IF_ERROR(driver.Init());  // reads dra-claims.json back
 //   ASSIGN_OR_RETURN(std::vector<PreparedDevice> devices, driver.Prepare({ns, name, uid}));
@@ -65,17 +67,23 @@ class DraDriver : public ClaimOwner {
 
  private:
   Status WriteFiles(const PreparedClaim& claim, const std::vector<GpuInfo>& gpus);
+  // mu_ and the lock file held: prepared_ as the file has it now (another agent may have written
+  // it), rebuilt when it is damaged.
+  Status Refresh() const;
+  void RebuildIfDamaged() const;  // after a Load or Refresh
+  std::string LockPath() const;
   // After a damaged file: the claims of the folders, recorded again where the API server says.
-  void Rebuild();
+  void Rebuild() const;
 
   const DraOptions options_;
   ClaimSource& claims_;
   const DeviceBoard& board_;
   mutable std::mutex mu_;
-  PreparedClaims prepared_;  // guarded by mu_
+  // Mutable: even Holds reads them from the file first. Guarded by mu_ and the lock file.
+  mutable PreparedClaims prepared_;
   // Claims with a folder that a damaged file lost and the API server did not give back yet: held
   // until prepared or unprepared. Guarded by mu_.
-  std::map<std::string, ClaimRef> recovering_;
+  mutable std::map<std::string, ClaimRef> recovering_;
   // When ReleaseAbandoned first found a held claim gone, and last asked about it, by UID.
   // Guarded by mu_.
   std::map<std::string, std::chrono::steady_clock::time_point> gone_since_, asked_;

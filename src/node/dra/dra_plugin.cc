@@ -1,9 +1,13 @@
 #include "node/dra/dra_plugin.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include <grpcpp/grpcpp.h>
@@ -22,6 +26,41 @@ bool IsSocket(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
+// Whether a process listens on the unix socket `path` (a connection is refused when none does).
+bool Answers(const std::string& path) {
+  sockaddr_un addr{};
+  if (path.size() >= sizeof(addr.sun_path)) return true;  // not ours to judge
+  // Non-blocking: a listener whose backlog is full answers EAGAIN, not a wait.
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return true;
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  bool refused =
+      ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 && errno == ECONNREFUSED;
+  ::close(fd);
+  return !refused;
+}
+
+// Removes the sockets in `dir` named <prefix>...<suffix> that no process listens on, but `own`.
+void RemoveDeadSockets(const std::string& dir, const std::string& prefix, const std::string& suffix,
+                       const std::string& own) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string(), path = entry.path().string();
+    if (path == own || name.size() < prefix.size() + suffix.size() ||
+        name.compare(0, prefix.size(), prefix) != 0 ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0 || !IsSocket(path) ||
+        Answers(path)) {
+      continue;
+    }
+    ::unlink(path.c_str());
+    log::Info(
+        "removed a DRA plugin socket that no process serves (an instance that did not stop "
+        "cleanly)",
+        {{"socket", path}});
+  }
+}
+
 }  // namespace
 
 DraPlugin::DraPlugin(DraPluginOptions options, DraDriver& driver, const DeviceBoard& board)
@@ -32,14 +71,33 @@ DraPlugin::~DraPlugin() {
 }
 
 std::string DraPlugin::ServiceSocket() const {
-  return options_.kubelet_dir + "/plugins/" + kDriverName + "/dra.sock";
+  return ServiceDir() + "/dra" + InstanceSuffix() + ".sock";
 }
 
 std::string DraPlugin::RegistrationSocket() const {
-  return options_.kubelet_dir + "/plugins_registry/" + kDriverName + "-reg.sock";
+  return RegistryDir() + "/" + kDriverName + InstanceSuffix() + "-reg.sock";
+}
+
+std::string DraPlugin::ServiceDir() const {
+  return options_.kubelet_dir + "/plugins/" + kDriverName;
+}
+
+std::string DraPlugin::RegistryDir() const {
+  return options_.kubelet_dir + "/plugins_registry";
+}
+
+std::string DraPlugin::InstanceSuffix() const {
+  return options_.instance_uid.empty() ? "" : "-" + options_.instance_uid;
 }
 
 Status DraPlugin::Start() {
+  const std::string& uid = options_.instance_uid;
+  if (uid.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
+          std::string::npos ||
+      uid.size() > 63) {
+    return InvalidArgument("node.dra.instance-uid \"" + uid +
+                           "\": letters, digits, '-', '_' and '.' only, at most 63 (a pod's UID)");
+  }
   RETURN_IF_ERROR(driver_.Init());
   {
     std::lock_guard lock(mu_);
@@ -68,6 +126,10 @@ Status DraPlugin::Serve() {
     if (ec) return ErrnoStatus("create the folder of", path, ec.value());
     ::unlink(path.c_str());
   }
+  // gpu.tessera.io-reg.sock, gpu.tessera.io-<uid>-reg.sock; dra.sock, dra-<uid>.sock.
+  RemoveDeadSockets(RegistryDir(), std::string(kDriverName) + "-", "reg.sock",
+                    RegistrationSocket());
+  RemoveDeadSockets(ServiceDir(), "dra", ".sock", ServiceSocket());
   // Fresh services for each server (the old ones' streams were ended by StopServing).
   dra_ = std::make_unique<DraService>(driver_);
   health_ = std::make_unique<HealthService>(options_.pool, board_, options_.health_resend);

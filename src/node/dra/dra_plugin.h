@@ -1,6 +1,13 @@
 // DraPlugin: the DRA kubelet plugin of gpu.tessera.io on its two unix sockets:
 //   <kubelet-dir>/plugins/gpu.tessera.io/dra.sock           DRAPlugin v1 and DRAResourceHealth
 //   <kubelet-dir>/plugins_registry/gpu.tessera.io-reg.sock  pluginregistration Registration
+// With an instance UID (the pod's, for a DaemonSet's rolling update with maxSurge) they are
+// dra-<uid>.sock and gpu.tessera.io-<uid>-reg.sock, as the dynamic-resource-allocation helper
+// names them: two instances on one node then serve at once, kubelet registers both (one endpoint
+// each) and calls the newest that answers, and the first to stop removes only its own. The driver
+// serialises their calls and shares its state (dra_driver.h). At each serve, sockets of this driver
+// that no process listens on (an instance that died without removing them) are removed, so kubelet
+// drops their registrations.
 // The service socket serves before the registration socket appears, so kubelet's plugin watcher
 // (which registers a plugin when its socket is created in plugins_registry, and deregisters it when
 // the socket is deleted) never finds an endpoint that does not answer. kubelet does not wipe these
@@ -35,7 +42,8 @@ class RegistrationService;
 
 struct DraPluginOptions {
   std::string kubelet_dir = "/var/lib/kubelet";
-  std::string pool;  // the node's name
+  std::string pool;          // the node's name
+  std::string instance_uid;  // empty: the fixed socket names; else names unique to the instance
   std::chrono::milliseconds socket_check{500};
   std::chrono::milliseconds health_resend{10'000};
 };
@@ -47,7 +55,8 @@ class DraPlugin : public AgentPart {
   ~DraPlugin() override;
 
   // Initialises the driver (state folders, prepared claims), serves both sockets and starts the
-  // socket check. Fails when the driver's state cannot be read or a socket cannot be served.
+  // socket check. Fails when the instance UID is not a name (letters, digits, '-', '_', '.'; at
+  // most 63), the driver's state cannot be read or a socket cannot be served.
   Status Start() override;
   void Stop() override;
 
@@ -59,8 +68,11 @@ class DraPlugin : public AgentPart {
   bool Registered() const { return registered_; }
 
  private:
-  Status Serve();      // mu_ held
-  void StopServing();  // mu_ held
+  std::string ServiceDir() const;
+  std::string RegistryDir() const;
+  std::string InstanceSuffix() const;  // "" or "-<instance_uid>"
+  Status Serve();                      // mu_ held
+  void StopServing();                  // mu_ held
   void CheckLoop();
 
   const DraPluginOptions options_;

@@ -2,10 +2,16 @@
 // and DRAResourceHealth over gRPC, and the claims come from the fake API server.
 #include "node/dra/dra_plugin.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
@@ -143,12 +149,13 @@ class DraPluginTest : public ::testing::Test {
     std::string memory, cores;
     std::string pool = "node-a";
     bool admin_access = false;
+    std::string request;  // empty: gpu-<i>
   };
   ClaimRef CreateClaim(const std::string& name, const std::vector<Alloc>& allocs) {
     json results = json::array();
     for (size_t i = 0; i < allocs.size(); ++i) {
       const Alloc& a = allocs[i];
-      json r = {{"request", "gpu-" + std::to_string(i)},
+      json r = {{"request", a.request.empty() ? "gpu-" + std::to_string(i) : a.request},
                 {"driver", "gpu.tessera.io"},
                 {"pool", a.pool},
                 {"device", a.device}};
@@ -167,6 +174,31 @@ class DraPluginTest : public ::testing::Test {
     auto created = client_->Create(kube::kResourceClaims, "default", claim);
     EXPECT_TRUE(created.ok()) << created.status().ToString();
     return {"default", name, created.ok() ? (*created)["metadata"].value("uid", "") : ""};
+  }
+
+  // A plugin instance of its own on the fixture's folders, with `instance_uid`.
+  struct Instance {
+    std::unique_ptr<DraDriver> driver;
+    std::unique_ptr<DraPlugin> plugin;
+    std::unique_ptr<FakeKubelet> kubelet;
+  };
+  Instance StartInstance(const std::string& instance_uid) {
+    Instance out;
+    out.driver = std::make_unique<DraDriver>(DraOptions{.node_name = "node-a",
+                                                        .state_dir = dir_.path() + "/state",
+                                                        .cdi_dir = dir_.path() + "/cdi"},
+                                             *source_, board_);
+    out.plugin =
+        std::make_unique<DraPlugin>(DraPluginOptions{.kubelet_dir = dir_.path() + "/kubelet",
+                                                     .pool = "node-a",
+                                                     .instance_uid = instance_uid,
+                                                     .socket_check = std::chrono::milliseconds(50)},
+                                    *out.driver, board_);
+    Status s = out.plugin->Start();
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    out.kubelet = std::make_unique<FakeKubelet>(out.plugin->RegistrationSocket(),
+                                                out.plugin->ServiceSocket());
+    return out;
   }
 
   std::string Limits(const ClaimRef& c) {
@@ -193,7 +225,8 @@ TEST_F(DraPluginTest, RegistersAsTheDraPluginOfGpuTesseraIo) {
   EXPECT_EQ(info.type(), "DRAPlugin");
   EXPECT_EQ(info.name(), "gpu.tessera.io");
   EXPECT_EQ(info.endpoint(), plugin_->ServiceSocket());
-  EXPECT_THAT(info.supported_versions(), ElementsAre("v1.DRAPlugin"));
+  // As the dynamic-resource-allocation helper lists them: the DRAPlugin and the health service.
+  EXPECT_THAT(info.supported_versions(), ElementsAre("v1.DRAPlugin", "v1alpha1.DRAResourceHealth"));
   EXPECT_FALSE(plugin_->Registered());
   ASSERT_TRUE(kubelet_->Notify(true, "").ok());
   EXPECT_TRUE(plugin_->Registered());
@@ -211,7 +244,8 @@ TEST_F(DraPluginTest, SharedClaimGetsItsLimitsAndACdiSpecWithTheGpusDeviceNode) 
   EXPECT_THAT(answer.devices(0).request_names(), ElementsAre("gpu-0"));
   EXPECT_EQ(answer.devices(0).pool_name(), "node-a");
   EXPECT_EQ(answer.devices(0).device_name(), "gpu-1");
-  EXPECT_THAT(answer.devices(0).cdi_device_ids(), ElementsAre("tessera.io/claim=" + c.uid));
+  EXPECT_THAT(answer.devices(0).cdi_device_ids(),
+              ElementsAre("tessera.io/claim=" + c.uid + "-gpu-1"));
   EXPECT_EQ(answer.devices(0).share_id(), "5f0c1a2b-0000-4000-8000-000000000000");
 
   std::string limits = Limits(c);
@@ -222,12 +256,12 @@ TEST_F(DraPluginTest, SharedClaimGetsItsLimitsAndACdiSpecWithTheGpusDeviceNode) 
   EXPECT_EQ(driver_->CdiSpecPath(c.uid), dir_.path() + "/cdi/tessera.io-claim-" + c.uid + ".json");
   json spec = CdiSpec(c);
   EXPECT_EQ(spec["kind"], "tessera.io/claim");
-  ASSERT_EQ(spec["devices"].size(), 1u);
-  EXPECT_EQ(spec["devices"][0]["name"], c.uid);
-  const json& edits = spec["devices"][0]["containerEdits"];
-  EXPECT_EQ(edits["deviceNodes"][0]["path"], "/dev/nvidia1");
-  EXPECT_EQ(edits["deviceNodes"].size(), 4u);  // the GPU, nvidiactl, nvidia-uvm(-tools)
-  EXPECT_EQ(edits["env"], json::array({"TESSERA_VISIBLE_GPUS=GPU-1"}));
+  ASSERT_EQ(spec["devices"].size(), 2u);  // the GPU's, and the one of earlier agents
+  EXPECT_EQ(spec["devices"][0]["name"], c.uid + "-gpu-1");
+  EXPECT_EQ(spec["devices"][0]["containerEdits"]["deviceNodes"],
+            json::array({{{"path", "/dev/nvidia1"}}}));
+  const json& edits = spec["containerEdits"];
+  EXPECT_EQ(edits["deviceNodes"].size(), 3u);  // nvidiactl, nvidia-uvm(-tools)
   std::map<std::string, json> mounts;
   for (const json& m : edits["mounts"]) mounts[m["containerPath"].get<std::string>()] = m;
   EXPECT_EQ(mounts["/var/run/tessera"]["hostPath"], driver_->AllocationDir(c.uid));
@@ -239,6 +273,80 @@ TEST_F(DraPluginTest, SharedClaimGetsItsLimitsAndACdiSpecWithTheGpusDeviceNode) 
   EXPECT_EQ(mounts["/etc/ld.so.preload"]["hostPath"], dir_.path() + "/state/ld.so.preload");
   EXPECT_EQ(ReadFile(dir_.path() + "/state/ld.so.preload"),
             "/usr/local/lib/tessera/libtessera-cuda.so\n");
+}
+
+// The device nodes a container gets that names `requests` of the claim (none: the whole claim):
+// kubelet passes it the CDI IDs of the answer's devices whose request names it names
+// (pkg/kubelet/cm/dra, cdiDevicesAsList), and the runtime applies the spec's own edits once and
+// each device's (tags.cncf.io/container-device-interface, InjectDevices).
+std::set<std::string> ContainerNodes(const drapb::NodePrepareResourceResponse& answer,
+                                     const json& spec, const std::vector<std::string>& requests) {
+  std::vector<std::string> ids;
+  for (const std::string& r : requests.empty() ? std::vector<std::string>{""} : requests) {
+    for (const drapb::Device& d : answer.devices()) {
+      const auto& names = d.request_names();
+      if (r.empty() || std::find(names.begin(), names.end(), r) != names.end()) {
+        ids.insert(ids.end(), d.cdi_device_ids().begin(), d.cdi_device_ids().end());
+      }
+    }
+  }
+  std::set<std::string> nodes;
+  const std::string kind = spec["kind"].get<std::string>() + "=";
+  for (const std::string& id : ids) {
+    EXPECT_EQ(id.rfind(kind, 0), 0u) << id;
+    auto device = std::find_if(spec["devices"].begin(), spec["devices"].end(), [&](const json& d) {
+      return kind + d["name"].get<std::string>() == id;
+    });
+    EXPECT_NE(device, spec["devices"].end()) << id << " is not in the spec";
+    if (device == spec["devices"].end()) continue;
+    for (const json& n : (*device)["containerEdits"]["deviceNodes"]) nodes.insert(n["path"]);
+  }
+  if (!ids.empty() && spec.contains("containerEdits")) {
+    for (const json& n : spec["containerEdits"]["deviceNodes"]) nodes.insert(n["path"]);
+  }
+  return nodes;
+}
+
+// A claim of two requests used by containers that name one each: each sees its own GPU only.
+TEST_F(DraPluginTest, AContainerGetsTheGpusOfTheRequestsItNamesOnly) {
+  ClaimRef c = CreateClaim("two", {{"gpu-0", "2Gi", "20", "node-a", false, "small"},
+                                   {"gpu-1", "3Gi", "40", "node-a", false, "large"}});
+  auto out = kubelet_->Prepare({c});
+  const auto& answer = out.claims().at(c.uid);
+  ASSERT_EQ(answer.error(), "");
+  ASSERT_EQ(answer.devices_size(), 2);
+  // kubelet names a device's health in the pod's status by its first CDI ID, one entry per ID.
+  EXPECT_NE(answer.devices(0).cdi_device_ids(0), answer.devices(1).cdi_device_ids(0));
+  const json spec = CdiSpec(c);
+  auto with_controls = [](std::set<std::string> gpus) {
+    gpus.insert({"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"});
+    return gpus;
+  };
+  EXPECT_EQ(ContainerNodes(answer, spec, {"small"}), with_controls({"/dev/nvidia0"}));
+  EXPECT_EQ(ContainerNodes(answer, spec, {"large"}), with_controls({"/dev/nvidia1"}));
+  EXPECT_EQ(ContainerNodes(answer, spec, {"small", "large"}),
+            with_controls({"/dev/nvidia0", "/dev/nvidia1"}));
+  EXPECT_EQ(ContainerNodes(answer, spec, {}), with_controls({"/dev/nvidia0", "/dev/nvidia1"}));
+  // One limits file, each GPU's limit found by its UUID: the container that sees GPU-0 alone is
+  // held to its request's 2 GiB and 20%, whichever requests its neighbours name.
+  EXPECT_THAT(Limits(c), HasSubstr("devices=2\nuuid.0=GPU-0\nmemory.0=2147483648\ncores.0=20\n"
+                                   "uuid.1=GPU-1\nmemory.1=3221225472\ncores.1=40\n"));
+}
+
+// A pod of an agent before 2026-12 keeps the ID it got then (kubelet prepares it again only after
+// its own restart): the spec still has that device, with all the claim's GPUs.
+TEST_F(DraPluginTest, TheIdEarlierAgentsAnsweredStillResolves) {
+  ClaimRef c = CreateClaim("earlier", {{"gpu-0", "2Gi", "20"}, {"gpu-1", "3Gi", "40"}});
+  ASSERT_EQ(kubelet_->Prepare({c}).claims().at(c.uid).error(), "");
+  drapb::NodePrepareResourceResponse earlier;
+  for (const char* device : {"gpu-0", "gpu-1"}) {
+    drapb::Device* d = earlier.add_devices();
+    d->set_device_name(device);
+    d->add_cdi_device_ids("tessera.io/claim=" + c.uid);
+  }
+  EXPECT_EQ(ContainerNodes(earlier, CdiSpec(c), {}),
+            std::set<std::string>({"/dev/nvidia0", "/dev/nvidia1", "/dev/nvidiactl",
+                                   "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"}));
 }
 
 TEST_F(DraPluginTest, TwoClaimsOnOneGpuHaveTheirOwnLimits) {
@@ -272,16 +380,14 @@ TEST_F(DraPluginTest, AnAdminAccessClaimGetsTheDeviceNodesWithoutTheLibrary) {
   EXPECT_EQ(out.claims().at(tenant.uid).error(), "");
   ASSERT_EQ(out.claims().at(monitor.uid).error(), "");
   EXPECT_THAT(out.claims().at(monitor.uid).devices(0).cdi_device_ids(),
-              ElementsAre("tessera.io/claim=" + monitor.uid));
+              ElementsAre("tessera.io/claim=" + monitor.uid + "-gpu-1"));
   const json spec = CdiSpec(monitor);
-  const json& edits = spec["devices"][0]["containerEdits"];
-  EXPECT_EQ(edits["deviceNodes"][0]["path"], "/dev/nvidia1");
-  EXPECT_EQ(edits["env"], json::array({"TESSERA_VISIBLE_GPUS=GPU-1"}));
-  EXPECT_FALSE(edits.contains("mounts")) << edits.dump();
+  EXPECT_EQ(spec["devices"][0]["containerEdits"]["deviceNodes"][0]["path"], "/dev/nvidia1");
+  EXPECT_FALSE(spec["containerEdits"].contains("mounts")) << spec.dump();
   EXPECT_FALSE(fs::exists(driver_->AllocationDir(monitor.uid) + "/limits"));
   EXPECT_FALSE(fs::exists(driver_->RegionDir(monitor.uid)));
   EXPECT_THAT(Limits(tenant), HasSubstr("uuid.0=GPU-1\nmemory.0=8589934592\ncores.0=30\n"));
-  EXPECT_TRUE(CdiSpec(tenant)["devices"][0]["containerEdits"].contains("mounts"));
+  EXPECT_TRUE(CdiSpec(tenant)["containerEdits"].contains("mounts"));
 }
 
 TEST_F(DraPluginTest, PreparingTwiceAnswersTheSameAndRewritesNothing) {
@@ -395,6 +501,96 @@ TEST_F(DraPluginTest, HealthIsStreamedNowOnChangeAndAgain) {
   EXPECT_GE(std::chrono::steady_clock::now() - before, std::chrono::milliseconds(200));
   EXPECT_EQ(msg.devices(1).health(), healthpb::UNHEALTHY);
   ctx.TryCancel();
+}
+
+// A DaemonSet's rolling update with maxSurge: the old and the new agent serve at once under names
+// of their own, and kubelet may prepare a claim through one and unprepare it through the other.
+TEST_F(DraPluginTest, TwoInstancesServeAtOnceAndShareTheirClaims) {
+  StopPlugin();
+  Instance old_one = StartInstance("uid-old"), new_one = StartInstance("uid-new");
+  EXPECT_EQ(old_one.plugin->RegistrationSocket(),
+            dir_.path() + "/kubelet/plugins_registry/gpu.tessera.io-uid-old-reg.sock");
+  EXPECT_EQ(old_one.plugin->ServiceSocket(),
+            dir_.path() + "/kubelet/plugins/gpu.tessera.io/dra-uid-old.sock");
+  EXPECT_EQ(new_one.plugin->RegistrationSocket(),
+            dir_.path() + "/kubelet/plugins_registry/gpu.tessera.io-uid-new-reg.sock");
+  for (Instance* i : {&old_one, &new_one}) {
+    regpb::PluginInfo info;
+    ASSERT_TRUE(i->kubelet->GetInfo(&info).ok());
+    EXPECT_EQ(info.name(), "gpu.tessera.io");
+    EXPECT_EQ(info.endpoint(), i->plugin->ServiceSocket());  // kubelet keeps one per endpoint
+  }
+  ClaimRef a = CreateClaim("a", {{"gpu-0", "8Gi", "30"}});
+  ClaimRef b = CreateClaim("b", {{"gpu-1", "4Gi", "10"}});
+  auto a_answer = old_one.kubelet->Prepare({a}), b_answer = new_one.kubelet->Prepare({b});
+  ASSERT_EQ(a_answer.claims().at(a.uid).error(), "");
+  ASSERT_EQ(b_answer.claims().at(b.uid).error(), "");
+  // Each holds what the other prepared, and answers it from the shared state.
+  EXPECT_TRUE(old_one.driver->Holds(b.uid));
+  EXPECT_TRUE(new_one.driver->Holds(a.uid));
+  ASSERT_TRUE(client_->Delete(kube::kResourceClaims, "default", "b").ok());
+  EXPECT_EQ(old_one.kubelet->Prepare({b}).SerializeAsString(), b_answer.SerializeAsString());
+  // Unprepared through the new one: gone for both.
+  EXPECT_EQ(new_one.kubelet->Unprepare({a}).claims().at(a.uid).error(), "");
+  EXPECT_FALSE(fs::exists(new_one.driver->AllocationDir(a.uid)));
+  EXPECT_FALSE(old_one.driver->Holds(a.uid));
+  // The old one stops: its sockets go, the new one's stay and serve.
+  old_one.kubelet.reset();
+  old_one.plugin->Stop();
+  EXPECT_FALSE(fs::exists(old_one.plugin->RegistrationSocket()));
+  EXPECT_FALSE(fs::exists(old_one.plugin->ServiceSocket()));
+  EXPECT_TRUE(fs::exists(new_one.plugin->RegistrationSocket()));
+  EXPECT_EQ(new_one.kubelet->Unprepare({b}).claims().at(b.uid).error(), "");
+  EXPECT_FALSE(fs::exists(new_one.driver->AllocationDir(b.uid)));
+  new_one.kubelet.reset();
+  new_one.plugin->Stop();
+}
+
+TEST_F(DraPluginTest, AnInstanceUidThatIsNotANameIsRefused) {
+  DraDriver driver(DraOptions{.node_name = "node-a", .state_dir = dir_.path() + "/state"}, *source_,
+                   board_);
+  DraPlugin plugin(DraPluginOptions{.kubelet_dir = dir_.path() + "/kubelet",
+                                    .pool = "node-a",
+                                    .instance_uid = "../elsewhere"},
+                   driver, board_);
+  Status s = plugin.Start();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("node.dra.instance-uid \"../elsewhere\""));
+  EXPECT_FALSE(
+      fs::exists(dir_.path() + "/kubelet/plugins_registry/gpu.tessera.io-../elsewhere-reg.sock"));
+}
+
+// A unix socket whose process died without removing it: connecting is refused.
+void MakeDeadSocket(const std::string& path) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(path.size(), sizeof(addr.sun_path));
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << path;
+  ::close(fd);
+}
+
+// An instance that died leaves its sockets (and kubelet a registration that never answers): the
+// next instance removes them; live ones and other drivers' stay.
+TEST_F(DraPluginTest, SocketsThatNoProcessServesAreRemoved) {
+  const std::string registry = dir_.path() + "/kubelet/plugins_registry/";
+  const std::string service = dir_.path() + "/kubelet/plugins/gpu.tessera.io/";
+  MakeDeadSocket(registry + "gpu.tessera.io-uid-dead-reg.sock");
+  MakeDeadSocket(service + "dra-uid-dead.sock");
+  MakeDeadSocket(registry + "other.example.com-reg.sock");
+  Instance next = StartInstance("uid-next");
+  EXPECT_FALSE(fs::exists(registry + "gpu.tessera.io-uid-dead-reg.sock"));
+  EXPECT_FALSE(fs::exists(service + "dra-uid-dead.sock"));
+  EXPECT_TRUE(fs::exists(registry + "other.example.com-reg.sock"));
+  // The fixture's instance (the fixed names) is alive: kept.
+  EXPECT_TRUE(fs::exists(plugin_->RegistrationSocket()));
+  EXPECT_TRUE(fs::exists(plugin_->ServiceSocket()));
+  regpb::PluginInfo info;
+  EXPECT_TRUE(kubelet_->GetInfo(&info).ok());
+  next.kubelet.reset();
+  next.plugin->Stop();
 }
 
 TEST_F(DraPluginTest, RemovedSocketsAreServedAgain) {

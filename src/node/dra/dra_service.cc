@@ -1,6 +1,7 @@
 #include "node/dra/dra_service.h"
 
 #include "log/log.h"
+#include "node/dra/claim_cdi_spec.h"
 
 namespace tessera::node::dra {
 
@@ -30,7 +31,7 @@ grpc::Status DraService::NodePrepareResources(grpc::ServerContext*,
       for (const std::string& r : d.requests) device->add_request_names(r);
       device->set_pool_name(d.pool);
       device->set_device_name(d.device);
-      device->add_cdi_device_ids(ClaimCdiDevice(ref.uid));
+      device->add_cdi_device_ids(ClaimDeviceCdiId(ref.uid, d.device));
       if (d.share_id) device->set_share_id(*d.share_id);
     }
   }

@@ -1,5 +1,7 @@
 #include "node/dra/prepared_claims.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
@@ -108,11 +110,28 @@ Result<std::map<std::string, PreparedClaim>> Parse(const std::string& text) {
 
 }  // namespace
 
+PreparedClaims::FileId PreparedClaims::CurrentId() const {
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0) return {};
+  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+          static_cast<int64_t>(st.st_size),
+          static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+}
+
+Status PreparedClaims::Refresh() {
+  damage_.clear();
+  return CurrentId() == seen_ ? Status::Ok() : Load();
+}
+
 Status PreparedClaims::Load() {
   damage_.clear();
+  seen_ = CurrentId();
   std::ifstream in(path_);
   if (!in) {
-    if (errno == ENOENT) return Status::Ok();
+    if (errno == ENOENT) {
+      claims_.clear();
+      return Status::Ok();
+    }
     return ErrnoStatus("open", path_, errno);
   }
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -126,6 +145,7 @@ Status PreparedClaims::Load() {
   std::string aside = path_ + ".damaged";
   if (::rename(path_.c_str(), aside.c_str()) != 0) return ErrnoStatus("rename", path_, errno);
   claims_.clear();
+  seen_ = CurrentId();
   return Status::Ok();
 }
 
@@ -151,13 +171,15 @@ Status PreparedClaims::Remove(const std::string& uid) {
   return Status::Ok();
 }
 
-Status PreparedClaims::Save(const std::map<std::string, PreparedClaim>& claims) const {
+Status PreparedClaims::Save(const std::map<std::string, PreparedClaim>& claims) {
   json list = json::array();
   for (const auto& [uid, c] : claims) list.push_back(ToJson(c));
-  return WriteFileDurably(
+  RETURN_IF_ERROR(WriteFileDurably(
       path_,
       json{{"version", kVersion}, {"claims", list}, {"checksum", Checksum(list.dump())}}.dump(2) +
-          "\n");
+          "\n"));
+  seen_ = CurrentId();
+  return Status::Ok();
 }
 
 }  // namespace tessera::node::dra

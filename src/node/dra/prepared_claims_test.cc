@@ -56,6 +56,29 @@ TEST(PreparedClaimsTest, WhatIsPutIsLoadedByTheNextInstance) {
   EXPECT_TRUE(second.damage().empty());
 }
 
+// Two agents on one node (a rolling update): each reads again what the other wrote.
+TEST(PreparedClaimsTest, RefreshReadsWhatAnotherWriterWrote) {
+  TempDir dir;
+  const std::string path = dir.path() + "/dra-claims.json";
+  PreparedClaims old_agent(path), new_agent(path);
+  ASSERT_TRUE(old_agent.Load().ok());
+  ASSERT_TRUE(new_agent.Load().ok());
+  ASSERT_TRUE(old_agent.Put(Claim("u1")).ok());
+  ASSERT_TRUE(new_agent.Refresh().ok());
+  ASSERT_NE(new_agent.Find("u1"), nullptr);
+  ASSERT_TRUE(new_agent.Put(Claim("u2")).ok());
+  ASSERT_TRUE(new_agent.Remove("u1").ok());
+  ASSERT_TRUE(old_agent.Refresh().ok());
+  EXPECT_EQ(old_agent.Find("u1"), nullptr);
+  ASSERT_NE(old_agent.Find("u2"), nullptr);
+  // A file another writer damaged is set aside, as at Load.
+  { std::ofstream(path + ".tmp") << "{torn"; }
+  std::filesystem::rename(path + ".tmp", path);
+  ASSERT_TRUE(new_agent.Refresh().ok());
+  EXPECT_THAT(new_agent.damage(), HasSubstr("not JSON"));
+  EXPECT_TRUE(new_agent.all().empty());
+}
+
 // What agents wrote before the mode, the ceiling and the checksum were kept is still read (as
 // hard: they did not keep it).
 TEST(PreparedClaimsTest, AFileOfAnEarlierAgentIsRead) {

@@ -11,6 +11,7 @@ grpc::Status RegistrationService::GetInfo(grpc::ServerContext*,
   out->set_name(driver_);
   out->set_endpoint(endpoint_);
   out->add_supported_versions(kDraV1Service);
+  out->add_supported_versions(kDraHealthService);
   return grpc::Status::OK;
 }
 

@@ -1,6 +1,6 @@
 // RegistrationService: the gRPC `pluginregistration.Registration` service on the registration
 // socket in kubelet's plugins_registry folder. kubelet's plugin watcher finds the socket, asks
-// GetInfo (a DRAPlugin named gpu.tessera.io, its service socket, the DRA gRPC services it serves)
+// GetInfo (a DRAPlugin named gpu.tessera.io, its service socket, the gRPC services it serves)
 // and tells the result through NotifyRegistrationStatus.
 //
 // Thread-safe.
@@ -14,8 +14,11 @@
 
 namespace tessera::node::dra {
 
-// The DRA service kubelet 1.36 accepts in supported_versions (dra v1's DRAPluginService).
+// The gRPC services GetInfo lists in supported_versions, as "<package>.<service>" (kubelet 1.36
+// picks the DRAPlugin version it calls from them): dra v1's DRAPlugin and the health service, which
+// the dynamic-resource-allocation helper also lists when the plugin serves it.
 inline constexpr const char* kDraV1Service = "v1.DRAPlugin";
+inline constexpr const char* kDraHealthService = "v1alpha1.DRAResourceHealth";
 
 class RegistrationService final : public ::pluginregistration::Registration::Service {
  public:

@@ -9,25 +9,35 @@
 # the slice, and a claim for it waits until the taint goes; a HAMi pod spec through the webhook's
 # DRA mode (its GPU selection as CEL selectors) and a vcuda one with elastic compute (a GpuConfig); a monitoring pod with adminAccess
 # on a GPU that tenants hold sees it whole, without the library; a claim the driver could not
-# prepare is refused when it is created. Then the agent is restarted as
-# before.
+# prepare is refused when it is created; a claim of two requests whose constraint aligns their GPUs
+# on one PCIe root (matchAttribute resource.kubernetes.io/pcieRoot) waits while the roots differ and
+# runs once they match, each container seeing only the GPU of the request it names and its limit.
+# Then the agent is restarted as before.
 source "$(dirname "$0")/lib.sh"
 harness=$repo/testing/cluster/tessera-dev-cluster
 node=node-a
 nd=$cluster_dir/nodes/$node
 build=$(sed -n 's/^declare -- tessera_build="\(.*\)"$/\1/p' "$cluster_dir/cluster.env")
 driver=gpu.tessera.io
-pods=(dra-a dra-b dra-c dra-d dra-s1 dra-s2 dra-e dra-t dra-hami dra-vcuda)
+pods=(dra-a dra-b dra-c dra-d dra-s1 dra-s2 dra-e dra-t dra-hami dra-vcuda dra-two)
+# node-a's sysfs tree (make_node_sysfs in testing/cluster/lib/node.sh): every GPU under pci0000:00.
+sys=$nd/run/nvidia/driver/sys
 
 cleanup() {
   k delete namespace dra-monitoring --ignore-not-found --wait=true >/dev/null 2>&1
   k delete pod "${pods[@]}" --ignore-not-found --wait=true >/dev/null 2>&1
-  k delete resourceclaim dra-shared dra-bad --ignore-not-found --wait=true >/dev/null 2>&1
+  k delete resourceclaim dra-shared dra-bad dra-two --ignore-not-found --wait=true >/dev/null 2>&1
   k delete resourceclaimtemplate dra-8g dra-16g dra-20g dra-on-gpu1 --ignore-not-found >/dev/null 2>&1
+}
+# set_pcie_root BUS_ID ROOT: the GPU's sysfs link points under the root complex ROOT.
+set_pcie_root() {
+  mkdir -p "$sys/devices/$2/${2#pci}:01.0/$1"
+  ln -sfn "../../../devices/$2/${2#pci}:01.0/$1" "$sys/bus/pci/devices/$1"
 }
 restore() {
   cleanup
   SIMGPU_STATE=$nd/run/simgpu "$build/bin/simgpu" restore 1 >/dev/null 2>&1
+  for link in "$sys"/bus/pci/devices/*; do set_pcie_root "${link##*/}" pci0000:00; done
   "$harness" restart --dir "$cluster_dir" "$node" tessera-node >/dev/null
 }
 trap restore EXIT
@@ -160,6 +170,94 @@ echo "$out" | sed 's/^/  | /'
 check "the API server refused an elastic claim without cores, with Tessera's reason" \
   grep -q "ResourceClaim default/dra-bad: request gpu: computeMode elastic needs capacity.requests.cores" <<<"$out"
 check "and stored nothing" test -z "$(k get resourceclaim dra-bad -o name 2>/dev/null)"
+
+# A claim of two requests, each on its own GPU and both on one PCIe root (the constraint a claim
+# writes to align GPUs with a NIC of another driver), used by a pod whose containers name one
+# request each, and both: kubelet gives each container the CDI devices of the requests it names.
+echo "-- a claim of two requests aligned on one PCIe root; each container sees its request's GPU"
+attribute() { # attribute DEVICE NAME: the string attribute of node-a's device
+  k get resourceslices -o json | python3 -c '
+import json, sys
+driver, node, device, name = sys.argv[1:]
+for s in json.load(sys.stdin)["items"]:
+    if s["spec"]["driver"] == driver and s["spec"].get("nodeName") == node:
+        for d in s["spec"]["devices"]:
+            if d["name"] == device:
+                print(d["attributes"].get(name, {}).get("string", "-"))' "$driver" "$node" "$1" "$2"
+}
+roots() { echo "$(attribute gpu-0 resource.kubernetes.io/pcieRoot) $(attribute gpu-1 resource.kubernetes.io/pcieRoot)"; }
+wait_roots() { # wait_roots WANT SECONDS
+  local deadline=$((SECONDS + $2))
+  until [[ $(roots) == "$1" ]] || ((SECONDS > deadline)); do sleep 0.5; done
+  [[ $(roots) == "$1" ]]
+}
+bus1=$(attribute gpu-1 resource.kubernetes.io/pciBusID)
+set_pcie_root "$bus1" pci0000:80
+DEV_CLUSTER_AGENT_ENV=TESSERA_NODE_MODE=dra "$harness" restart --dir "$cluster_dir" "$node" tessera-node >/dev/null
+check "with gpu-1 ($bus1) moved under another root complex, the slice says so ($(roots))" \
+  wait_roots "pci0000:00 pci0000:80" 60
+python3 - "$driver" "$node" <<'PY' | k create -f - >/dev/null
+import json, sys
+driver, node = sys.argv[1:]
+def request(name, memory, cores):
+    return {"name": name, "exactly": {"deviceClassName": driver,
+            "capacity": {"requests": {"memory": memory, "cores": cores}}}}
+claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "dra-two"},
+  "spec": {"devices": {
+    "requests": [request("small", "2Gi", "20"), request("large", "3Gi", "40")],
+    "constraints": [{"requests": ["small", "large"], "matchAttribute": "resource.kubernetes.io/pcieRoot"},
+                    {"requests": ["small", "large"], "distinctAttribute": driver + "/uuid"}]}}}
+show = ('echo gpus=$(ls /dev | grep -E "^nvidia[0-9]+$" | sort | tr "\\n" " "); '
+        'tessera-demo-workload --nvml-only; echo workload.exit=$?; exec sleep 3600')
+def container(name, requests):
+    return {"name": name, "image": "tessera.local/workload:dev", "command": ["sh", "-c", show],
+            "resources": {"claims": [{"name": "gpu", "request": r} for r in requests]}}
+pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "dra-two"},
+  "spec": {"terminationGracePeriodSeconds": 1, "restartPolicy": "Never",
+           "nodeSelector": {"kubernetes.io/hostname": node},
+           "resourceClaims": [{"name": "gpu", "resourceClaimName": "dra-two"}],
+           "containers": [container("small", ["small"]), container("large", ["large"]),
+                          container("both", ["small", "large"])]}}
+print(json.dumps({"apiVersion": "v1", "kind": "List", "items": [claim, pod]}))
+PY
+unschedulable() {
+  [[ $(k get pod dra-two -o 'jsonpath={.status.conditions[?(@.type=="PodScheduled")].reason}') == Unschedulable ]]
+}
+deadline=$((SECONDS + 60))
+until unschedulable || ((SECONDS > deadline)); do sleep 1; done
+check "kube-scheduler cannot align them: dra-two unschedulable ($(k get pod dra-two -o 'jsonpath={.status.conditions[?(@.type=="PodScheduled")].message}'))" \
+  unschedulable
+check "and the claim unallocated" test -z "$(k get resourceclaim dra-two -o 'jsonpath={.status.allocation}')"
+set_pcie_root "$bus1" pci0000:00
+DEV_CLUSTER_AGENT_ENV=TESSERA_NODE_MODE=dra "$harness" restart --dir "$cluster_dir" "$node" tessera-node >/dev/null
+check "gpu-1 back under pci0000:00 ($(roots))" wait_roots "pci0000:00 pci0000:00" 60
+two_ran() { [[ $(k logs dra-two -c both 2>/dev/null) == *workload.exit=* ]]; }
+deadline=$((SECONDS + 180))
+until two_ran || ((SECONDS > deadline)); do sleep 1; done
+check "then it is allocated and dra-two runs" two_ran || describe_pod dra-two
+# Which GPU each request got, as /dev/nvidia<index>, and its memory in MiB.
+got() { k get resourceclaim dra-two -o json | python3 -c '
+import json, sys
+for r in json.load(sys.stdin)["status"]["allocation"]["devices"]["results"]:
+    if r["request"] == sys.argv[1]:
+        print("nvidia" + r["device"].split("-")[1])' "$1"; }
+small=$(got small) large=$(got large)
+echo "  kube-scheduler allocated: small $small, large $large"
+check "the requests got two GPUs" test -n "$small" -a -n "$large" -a "$small" != "$large"
+for c in small large both; do
+  logs=$(k logs dra-two -c "$c" 2>&1 || true)
+  echo "$logs" | sed "s/^/  dra-two\/$c | /"
+  case $c in
+    small) want=$small mib=2048 ;;
+    large) want=$large mib=3072 ;;
+    both) want=$(printf '%s\n' "$small" "$large" | sort | paste -sd ' ')
+      [[ $small < $large ]] && mib=2048 || mib=3072 ;;
+  esac
+  check "container $c sees the GPUs of the requests it names: $want" test "$(value gpus "$logs")" = "$want"
+  check "and its first GPU's limit, $mib MiB" test "$(value nvml.total_mib "$logs")" = "$mib"
+done
+k delete pod dra-two --wait=true >/dev/null
+k delete resourceclaim dra-two --wait=true >/dev/null
 
 echo "-- two 8Gi claims share a GPU, a 16Gi claim goes to the other"
 claim_object ResourceClaimTemplate dra-8g 8Gi 30
