@@ -164,6 +164,9 @@ CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) 
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED:  // no simulated device is on a fabric
       *pi = 0;
       break;
+    case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID:  // the simulated machine has one NUMA node
+      *pi = 0;
+      break;
     case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED:  // NVSwitch: a device of an NVLink group
       *pi = MulticastSupported(d.state->file(), d.visible[static_cast<size_t>(dev)]) ? 1 : 0;
       break;

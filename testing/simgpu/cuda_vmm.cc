@@ -1,7 +1,12 @@
 // Virtual memory management (cuMemCreate/Release, address reserve/free, map/unmap, access,
 // granularity) and arrays. A cuMemCreate handle with a device location charges device memory; a
-// host location charges nothing. Arrays charge their byte size rounded up to the granule.
+// host location charges nothing and is host memory the CPU reaches at its mappings once access is
+// set for a host location (host_backing.h). Arrays charge their byte size rounded up to the
+// granule.
+#include <unistd.h>
+
 #include "driver_state.h"
+#include "host_backing.h"
 #include "multicast_ops.h"
 
 using namespace simgpu;
@@ -21,6 +26,7 @@ void ReleaseIfUnused(Driver& d, PhysicalMemory* m) {
     SharedState::Lock lock(*d.state);
     d.state->Uncharge(lock, m->device, m->size);
   }
+  if (m->host_fd >= 0) close(m->host_fd);
   d.physical.erase(m);
   delete m;
 }
@@ -140,6 +146,8 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
     case CU_MEM_LOCATION_TYPE_HOST:
     case CU_MEM_LOCATION_TYPE_HOST_NUMA:
     case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+      m->host_fd = NewHostBacking(size);
+      if (m->host_fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
       break;
     default:
       return CUDA_ERROR_INVALID_VALUE;
@@ -212,6 +220,9 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     auto prev = std::prev(next);
     if (prev->first + prev->second.size > ptr) return CUDA_ERROR_ALREADY_MAPPED;
   }
+  if (m->host_fd >= 0 && !MapHostBacking(m->host_fd, ptr, size, offset)) {
+    return CUDA_ERROR_OUT_OF_MEMORY;  // the range is taken in this process's address space
+  }
   d.mappings[ptr] = Mapping{size, m};
   ++m->mappings;
   return CUDA_SUCCESS;
@@ -232,6 +243,7 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
   if (at != ptr + size) return CUDA_ERROR_INVALID_VALUE;
   for (auto m = d.mappings.find(ptr); m != d.mappings.end() && m->first < ptr + size;) {
     PhysicalMemory* mem = m->second.memory;
+    if (mem->host_fd >= 0) UnmapHostBacking(m->first, m->second.size);
     --mem->mappings;
     m = d.mappings.erase(m);
     ReleaseIfUnused(d, mem);
@@ -266,6 +278,14 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* des
     --m;
     if (at >= m->first + m->second.size) return CUDA_ERROR_INVALID_VALUE;
     at = m->first + m->second.size;
+  }
+  bool host = false;  // the CPU is granted access
+  for (size_t i = 0; i < count; ++i) host |= desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE;
+  if (host && size > 0) {
+    auto m = std::prev(d.mappings.upper_bound(ptr));  // the mapping holding ptr (checked above)
+    for (; m != d.mappings.end() && m->first < ptr + size; ++m) {
+      if (m->second.memory->host_fd >= 0) AllowHostAccess(m->first, m->second.size);
+    }
   }
   return CUDA_SUCCESS;
 }

@@ -4,13 +4,18 @@
 // imports as a handle of its own on the same memory; cuMemRetainAllocationHandle takes a further
 // reference to a mapped handle; cuMemGetAllocationPropertiesFromHandle describes one. The memory
 // lives while any process holds a reference (shared_state.h ShareVmm): charged to its creator
-// while it holds it, then counted by the device alone until the last holder lets go.
+// while it holds it, then counted by the device alone until the last holder lets go. A
+// host-located handle's descriptor opens the memfd of its bytes (host_backing.h), so that every
+// process that imports it maps the same host memory.
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <string>
 
 #include "driver_state.h"
+#include "host_backing.h"
 #include "multicast_ops.h"
 
 using namespace simgpu;
@@ -56,9 +61,13 @@ CUresult cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocat
     return CUDA_ERROR_INVALID_VALUE;  // only the types asked for at creation can be exported
   }
   if (CUresult r = Share(d, m); r != CUDA_SUCCESS) return r;
-  int fd = memfd_create("simgpu-vmm", MFD_CLOEXEC);
+  // A new open file each call; host memory's is its memfd, whose header page carries the id.
+  int fd = m->host_fd >= 0
+               ? open(("/proc/self/fd/" + std::to_string(m->host_fd)).c_str(), O_RDWR | O_CLOEXEC)
+               : memfd_create("simgpu-vmm", MFD_CLOEXEC);
   if (fd < 0) return CUDA_ERROR_OPERATING_SYSTEM;
   FdContent content{kFdMagic, m->shared_id};
+  static_assert(sizeof(content) <= kHostBackingHeader);
   if (pwrite(fd, &content, sizeof(content), 0) != static_cast<ssize_t>(sizeof(content))) {
     close(fd);
     return CUDA_ERROR_OPERATING_SYSTEM;
@@ -88,6 +97,14 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, vo
     if (!d.state->HoldVmm(lock, content.id, &share)) return CUDA_ERROR_INVALID_VALUE;
   }
   auto m = std::make_unique<PhysicalMemory>();
+  if (share.location_type != CU_MEM_LOCATION_TYPE_DEVICE) {
+    m->host_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);  // the program closes its descriptor
+    if (m->host_fd < 0) {
+      SharedState::Lock lock(*d.state);
+      d.state->DropVmm(lock, share.id);
+      return CUDA_ERROR_OPERATING_SYSTEM;
+    }
+  }
   m->device = static_cast<int>(share.device);
   m->size = share.size;
   m->shared_id = share.id;

@@ -213,6 +213,7 @@ struct PhysicalMemory {
   CUmemAllocationProp prop = {};  // as created (location as the program numbered it)
   uint64_t shared_id = 0;         // exported or imported; always set for a multicast object
   bool multicast = false;         // a multicast object's handle (StateFile::multicasts)
+  int host_fd = -1;               // host-located: the memfd of its bytes (host_backing.h)
 };
 
 struct Mapping {

@@ -5,7 +5,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "abi/cuda_driver.h"
 #include "abi/nvml.h"
@@ -175,6 +177,108 @@ TEST(SimgpuVmmShare, TheMemoryOutlivesItsCreatorWhileImported) {
     CUdeviceptr va = MapHandle(h, 32 * kMiB);
     if (va == 0 || !Unmap(va, 32 * kMiB) || cuMemRelease(h) != CUDA_SUCCESS) return 34;
     return DeviceUsed() == kCtx ? 0 : 35;
+  }));
+  EXPECT_EQ(creator.Reap(), 0);
+  EXPECT_EQ(importer.Reap(), 0);
+}
+
+// The protection of the page at `va` as /proc/self/maps gives it ("rw-s", "---s"), or "".
+std::string Protection(CUdeviceptr va) {
+  FILE* maps = fopen("/proc/self/maps", "r");
+  if (maps == nullptr) return "";
+  char line[512];
+  std::string out;
+  while (fgets(line, sizeof line, maps) != nullptr) {
+    unsigned long long start = 0, end = 0;
+    char perms[8] = {};
+    if (sscanf(line, "%llx-%llx %7s", &start, &end, perms) == 3 && va >= start && va < end) {
+      out = perms;
+      break;
+    }
+  }
+  fclose(maps);
+  return out;
+}
+
+// NCCL's host memory over cuMem (ncclCuMemHostAlloc, its shared-memory transport): a HOST_NUMA
+// handle on the device's host NUMA node, mapped and given access for the device and then for the
+// host; the CPU reads and writes it through the mapping's address, in the creator and in a process
+// that imported it by descriptor; it charges no device memory. Before a host location is given
+// access, the CPU may not touch it.
+TEST(SimgpuVmmShare, HostLocatedMemoryIsHostMemoryTheCpuReachesAtItsMapping) {
+  PrivateState state("count=1,memory=4GiB,ctxmem=100MiB");
+  Channel channel;
+  auto map_host = [](CUmemGenericAllocationHandle h, uint64_t bytes, int numa) -> CUdeviceptr {
+    CUdeviceptr va = 0;
+    if (cuMemAddressReserve(&va, bytes, 0, 0, 0) != CUDA_SUCCESS ||
+        cuMemMap(va, bytes, 0, h, 0) != CUDA_SUCCESS) {
+      return 0;
+    }
+    CUmemAccessDesc access{};
+    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access.location.id = 0;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    if (cuMemSetAccess(va, bytes, &access, 1) != CUDA_SUCCESS) return 0;
+    if (Protection(va) != "---s") return 0;  // the device's access is not the CPU's
+    access.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+    access.location.id = numa;
+    if (cuMemSetAccess(va, bytes, &access, 1) != CUDA_SUCCESS) return 0;
+    return Protection(va) == "rw-s" ? va : 0;
+  };
+  ChildGuard creator(Spawn([&]() -> int {
+    if (UseDevice(0) != 0) return 10;
+    int numa = -1;
+    if (cuDeviceGetAttribute(&numa, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, 0) != CUDA_SUCCESS ||
+        numa < 0) {
+      return 11;
+    }
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    prop.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+    prop.location.id = numa;
+    CUmemGenericAllocationHandle h = 0;
+    if (cuMemCreate(&h, 4 * kMiB, &prop, 0) != CUDA_SUCCESS) return 12;
+    CUdeviceptr va = map_host(h, 4 * kMiB, numa);
+    if (va == 0) return 13;
+    auto* bytes = reinterpret_cast<volatile uint32_t*>(va);
+    bytes[0] = 0xfeed;
+    bytes[4 * kMiB / 4 - 1] = 7;
+    if (OwnUsed() != kCtx) return 14;  // not device memory
+    int fd = -1;
+    if (cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) !=
+            CUDA_SUCCESS ||
+        !channel.SendFd(0, fd)) {
+      return 15;
+    }
+    close(fd);
+    if (!channel.Wait(0)) return 16;  // the importer read it and wrote its answer
+    if (bytes[1] != 0xbeef) return 17;
+    if (cuMemUnmap(va, 4 * kMiB) != CUDA_SUCCESS || Protection(va) != "") return 18;
+    if (cuMemAddressFree(va, 4 * kMiB) != CUDA_SUCCESS || cuMemRelease(h) != CUDA_SUCCESS) {
+      return 19;
+    }
+    return channel.Signal(0) ? 0 : 20;
+  }));
+  ChildGuard importer(Spawn([&]() -> int {
+    if (UseDevice(0) != 0) return 30;
+    int fd = channel.ReceiveFd(1);
+    CUmemGenericAllocationHandle h = 0;
+    if (fd < 0 ||
+        cuMemImportFromShareableHandle(&h, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != CUDA_SUCCESS) {
+      return 31;
+    }
+    close(fd);
+    CUdeviceptr va = map_host(h, 4 * kMiB, 0);
+    if (va == 0) return 32;
+    auto* bytes = reinterpret_cast<volatile uint32_t*>(va);
+    if (bytes[0] != 0xfeed || bytes[4 * kMiB / 4 - 1] != 7) return 33;
+    bytes[1] = 0xbeef;
+    if (!channel.Signal(1) || !channel.Wait(1)) return 34;
+    if (bytes[0] != 0xfeed) return 35;  // the creator let go; this process still holds it
+    if (cuMemUnmap(va, 4 * kMiB) != CUDA_SUCCESS || cuMemRelease(h) != CUDA_SUCCESS) return 36;
+    return OwnUsed() == kCtx ? 0 : 37;
   }));
   EXPECT_EQ(creator.Reap(), 0);
   EXPECT_EQ(importer.Reap(), 0);

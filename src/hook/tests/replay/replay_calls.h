@@ -59,6 +59,7 @@ int NcclP2pCuMem(class Rank& rank, Calls& calls);
 int TorchExpandableSegments(class Rank& rank, Calls& calls);
 int NullArguments(class Rank& rank, Calls& calls);
 int NcclNvls(class Rank& rank, Calls& calls);
+int NcclHostCuMem(class Rank& rank, Calls& calls);
 
 }  // namespace tessera::replay
 
