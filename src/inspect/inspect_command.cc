@@ -15,7 +15,7 @@
 #include "inspect/render.h"
 #include "inspect/scheduler_source.h"
 #include "kube/config_keys.h"
-#include "scheduler/dialect.h"
+#include "scheduler/dialect_config.h"
 
 namespace tessera::inspect {
 namespace {

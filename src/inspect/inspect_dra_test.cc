@@ -10,6 +10,7 @@
 #include "fakeapiserver/fake_api_server.h"
 #include "inspect/golden_for_test.h"
 #include "inspect/inspect_command.h"
+#include "inspect/inspect_test_support.h"
 #include "kube/client.h"
 #include "kube/config_keys.h"
 #include "scheduler/protocol.h"
@@ -31,15 +32,11 @@ Json Allocated(const std::string& pool, const std::string& device, const Json& c
   return r;
 }
 
-class InspectDraTest : public ::testing::Test {
+class InspectDraTest : public FakeApiTest {
  protected:
   void SetUp() override {
-    auto server = testing::FakeApiServer::Start({});
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
-    auto client = kube::Client::Create({.server = server_->url()});
-    ASSERT_TRUE(client.ok()) << client.status().ToString();
-    client_ = std::move(*client);
+    FakeApiTest::SetUp();
+    if (HasFatalFailure()) return;
     ASSERT_TRUE(client_->Create(kube::kNamespaces, "", {{"metadata", {{"name", "team-a"}}}}).ok());
 
     // A DRA node (its inventory not serving the extender) and a device-plugin node.
@@ -128,9 +125,6 @@ class InspectDraTest : public ::testing::Test {
     EXPECT_EQ(RunInspect(loaded->config, loaded->positional, {}, false, out, err), 0) << err.str();
     return out.str();
   }
-
-  std::unique_ptr<testing::FakeApiServer> server_;
-  std::unique_ptr<kube::Client> client_;
 };
 
 TEST_F(InspectDraTest, DetailsShowClaimsBesideDevicePluginPods) {

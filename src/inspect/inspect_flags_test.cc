@@ -13,6 +13,7 @@
 #include "config/loader.h"
 #include "fakeapiserver/fake_api_server.h"
 #include "inspect/inspect_command.h"
+#include "inspect/inspect_test_support.h"
 #include "inspect/version_command.h"
 #include "kube/client.h"
 #include "kube/config_keys.h"
@@ -23,31 +24,11 @@ namespace {
 using kube::Json;
 namespace fs = std::filesystem;
 
-const config::Schema& FlagsSchema() {
-  static const config::Schema schema = [] {
-    config::Schema s;
-    config::AddCommonKeys(s);
-    kube::AddConfigKeys(s);
-    AddInspectKeys(s);
-    return s;
-  }();
-  return schema;
-}
-
-struct CommandRun {
-  int code = -1;
-  std::string out, err;
-};
-
-class InspectFlagsTest : public ::testing::Test {
+class InspectFlagsTest : public FakeApiTest {
  protected:
   void SetUp() override {
-    auto server = testing::FakeApiServer::Start({});
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
-    auto client = kube::Client::Create({.server = server_->url()});
-    ASSERT_TRUE(client.ok()) << client.status().ToString();
-    client_ = std::move(*client);
+    FakeApiTest::SetUp();
+    if (HasFatalFailure()) return;
     Json gpus = {
         {"version", 1},
         {"gpus", {{{"uuid", "GPU-a0"}, {"index", 0}, {"model", "SimGPU"}, {"memoryMiB", 1000}}}}};
@@ -71,24 +52,24 @@ class InspectFlagsTest : public ::testing::Test {
     return path.string();
   }
 
-  CommandRun Inspect(const std::vector<std::string>& args, const kube::Environment& env) {
-    Result<config::Loaded> loaded = config::Load(FlagsSchema(), args, {});
+  InspectRun Inspect(const std::vector<std::string>& args, const kube::Environment& env) {
+    Result<config::Loaded> loaded = config::Load(InspectTestSchema(), args, {});
     EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
     if (!loaded.ok()) return {};
     std::ostringstream out, err;
-    CommandRun run;
+    InspectRun run;
     run.code = RunInspect(loaded->config, loaded->positional, env, false, out, err);
     run.out = out.str();
     run.err = err.str();
     return run;
   }
 
-  CommandRun Version(const std::vector<std::string>& args, const kube::Environment& env) {
-    Result<config::Loaded> loaded = config::Load(FlagsSchema(), args, {});
+  InspectRun Version(const std::vector<std::string>& args, const kube::Environment& env) {
+    Result<config::Loaded> loaded = config::Load(InspectTestSchema(), args, {});
     EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
     if (!loaded.ok()) return {};
     std::ostringstream out, err;
-    CommandRun run;
+    InspectRun run;
     run.code = RunVersion(loaded->config, env, "9.9.9", out, err);
     run.out = out.str();
     run.err = err.str();
@@ -96,8 +77,6 @@ class InspectFlagsTest : public ::testing::Test {
   }
 
   const std::string kGpus = "jsonpath={.nodes[*].name}";
-  std::unique_ptr<testing::FakeApiServer> server_;
-  std::unique_ptr<kube::Client> client_;
   fs::path dir_;
 };
 
@@ -111,14 +90,14 @@ TEST_F(InspectFlagsTest, ContextChoosesTheKubeconfigContext) {
                                  "- {name: dead, cluster: {server: 'http://127.0.0.1:1'}}\n"
                                  "- {name: fake, cluster: {server: '" +
                                      server_->url() + "'}}\n");
-  CommandRun current =
+  InspectRun current =
       Inspect({"--kubeconfig", kubeconfig, "--request-timeout", "2s", "-o", kGpus}, {});
   EXPECT_EQ(current.code, 1);
   EXPECT_NE(current.err.find("cannot reach the API server"), std::string::npos) << current.err;
-  CommandRun fake = Inspect({"--kubeconfig", kubeconfig, "--context", "fake", "-o", kGpus}, {});
+  InspectRun fake = Inspect({"--kubeconfig", kubeconfig, "--context", "fake", "-o", kGpus}, {});
   ASSERT_EQ(fake.code, 0) << fake.err;
   EXPECT_EQ(fake.out, "gpu-a");
-  CommandRun unknown = Inspect({"--kubeconfig", kubeconfig, "--context=prod"}, {});
+  InspectRun unknown = Inspect({"--kubeconfig", kubeconfig, "--context=prod"}, {});
   EXPECT_EQ(unknown.code, 1);
   EXPECT_NE(unknown.err.find("context \"prod\" is not among contexts[] (dead, fake)"),
             std::string::npos)
@@ -144,7 +123,7 @@ TEST_F(InspectFlagsTest, KubeconfigListWithAnExecPlugin) {
                             "      apiVersion: client.authentication.k8s.io/v1\n"
                             "      command: ./get-token\n      args: [token]\n"
                             "      interactiveMode: Never\n      provideClusterInfo: true\n");
-  CommandRun run = Inspect({"-o", kGpus}, {{"KUBECONFIG", contexts + ":" + clusters}});
+  InspectRun run = Inspect({"-o", kGpus}, {{"KUBECONFIG", contexts + ":" + clusters}});
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_EQ(run.out, "gpu-a");
   std::ifstream ran(dir_ / "plugin-ran");
@@ -162,13 +141,13 @@ TEST_F(InspectFlagsTest, RequestTimeoutEndsASlowRequest) {
                                      server_->url() + "'}}]\n");
   server_->SetLatency(std::chrono::milliseconds(3000));
   auto start = std::chrono::steady_clock::now();
-  CommandRun run = Inspect({"--kubeconfig", kubeconfig, "--request-timeout", "300ms"}, {});
+  InspectRun run = Inspect({"--kubeconfig", kubeconfig, "--request-timeout", "300ms"}, {});
   auto took = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(run.code, 1);
   EXPECT_LT(took, std::chrono::milliseconds(2500));
   server_->SetLatency(std::chrono::milliseconds(0));
 
-  CommandRun bad = Inspect({"--kubeconfig", kubeconfig, "--request-timeout", "5 minutes"}, {});
+  InspectRun bad = Inspect({"--kubeconfig", kubeconfig, "--request-timeout", "5 minutes"}, {});
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--request-timeout 5 minutes: expected a duration"), std::string::npos)
       << bad.err;
@@ -178,7 +157,7 @@ TEST(RequestTimeoutTest, ReadsDurationsAsKubectlDoes) {
   auto timeout = [](const std::string& value) -> Result<std::chrono::milliseconds> {
     std::vector<std::string> args;
     if (!value.empty()) args = {"--request-timeout", value};
-    Result<config::Loaded> loaded = config::Load(FlagsSchema(), args, {});
+    Result<config::Loaded> loaded = config::Load(InspectTestSchema(), args, {});
     if (!loaded.ok()) return loaded.status();
     return RequestTimeout(loaded->config);
   };
@@ -200,7 +179,7 @@ TEST_F(InspectFlagsTest, VersionShowsThePluginsAndTheSchedulersPods) {
                                  "contexts: [{name: c, context: {cluster: k}}]\n"
                                  "clusters: [{name: k, cluster: {server: '" +
                                      server_->url() + "'}}]\n");
-  CommandRun none = Version({"--kubeconfig", kubeconfig}, {});
+  InspectRun none = Version({"--kubeconfig", kubeconfig}, {});
   EXPECT_EQ(none.code, 1);
   EXPECT_EQ(none.out, "kubectl-tessera 9.9.9\n");
   EXPECT_NE(none.err.find("no running scheduler pod"), std::string::npos) << none.err;
@@ -224,7 +203,7 @@ TEST_F(InspectFlagsTest, VersionShowsThePluginsAndTheSchedulersPods) {
                   .ok());
   ASSERT_TRUE(
       client_->Create(kube::kPods, "tessera-system", pod("sched-b", "tessera", "0.2.0")).ok());
-  CommandRun run = Version({"--kubeconfig", kubeconfig}, {});
+  InspectRun run = Version({"--kubeconfig", kubeconfig}, {});
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_EQ(run.out,
             "kubectl-tessera 9.9.9\n"
@@ -246,7 +225,7 @@ TEST(VersionTest, SchedulerVersionFromItsMetrics) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   std::string url = "http://127.0.0.1:" + std::to_string(port);
-  Result<config::Loaded> loaded = config::Load(FlagsSchema(), {"--scheduler", url}, {});
+  Result<config::Loaded> loaded = config::Load(InspectTestSchema(), {"--scheduler", url}, {});
   ASSERT_TRUE(loaded.ok());
   std::ostringstream out, err;
   EXPECT_EQ(RunVersion(loaded->config, {}, "9.9.9", out, err), 0) << err.str();

@@ -17,6 +17,7 @@
 #include "fakeapiserver/fake_api_server.h"
 #include "inspect/golden_for_test.h"
 #include "inspect/inspect_command.h"
+#include "inspect/inspect_test_support.h"
 #include "kube/client.h"
 #include "kube/config_keys.h"
 
@@ -35,24 +36,8 @@ std::string Kubeconfig(const std::string& url) {
          "current-context: c\n";
 }
 
-const config::Schema& TestSchema() {
-  static const config::Schema schema = [] {
-    config::Schema s;
-    config::AddCommonKeys(s);
-    kube::AddConfigKeys(s);
-    AddInspectKeys(s);
-    return s;
-  }();
-  return schema;
-}
-
-struct InspectRun {
-  int code = -1;
-  std::string out, err;
-};
-
 InspectRun Inspect(std::vector<std::string> args, bool terminal = false) {
-  Result<config::Loaded> loaded = config::Load(TestSchema(), args, {});
+  Result<config::Loaded> loaded = config::Load(InspectTestSchema(), args, {});
   EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
   if (!loaded.ok()) return {};
   std::ostringstream out, err;
@@ -84,15 +69,11 @@ Json Device(const std::string& uuid, uint64_t mib, int cores, bool exclusive = f
   return d;
 }
 
-class InspectGoldenTest : public ::testing::Test {
+class InspectGoldenTest : public FakeApiTest {
  protected:
   void SetUp() override {
-    auto server = testing::FakeApiServer::Start({});
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
-    auto client = kube::Client::Create({.server = server_->url()});
-    ASSERT_TRUE(client.ok()) << client.status().ToString();
-    client_ = std::move(*client);
+    FakeApiTest::SetUp();
+    if (HasFatalFailure()) return;
     kubeconfig_ = Kubeconfig(server_->url());
 
     ASSERT_TRUE(client_->Create(kube::kNamespaces, "", {{"metadata", {{"name", "ml"}}}}).ok());
@@ -196,8 +177,6 @@ class InspectGoldenTest : public ::testing::Test {
     return Inspect(args, terminal);
   }
 
-  std::unique_ptr<testing::FakeApiServer> server_;
-  std::unique_ptr<kube::Client> client_;
   std::string kubeconfig_;
 };
 

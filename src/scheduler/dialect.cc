@@ -267,20 +267,6 @@ Result<std::optional<Policy>> PolicyAnnotation(const json* annotations, const ch
 
 }  // namespace
 
-std::vector<std::string> DialectConfig::ResourceNames() const {
-  std::vector<std::string> out;
-  auto add = [&](bool enabled, std::vector<std::string> names) {
-    if (!enabled) return;
-    for (std::string& n : names) {
-      if (!n.empty()) out.push_back(std::move(n));
-    }
-  };
-  add(vgpu_enabled, {vgpu_count, vgpu_memory, vgpu_memory_percent, vgpu_cores});
-  add(vcuda_enabled, {vcuda_core, vcuda_memory});
-  add(gpushare_enabled, {gpushare_memory});
-  return out;
-}
-
 void MarkSlotContainers(const json& pod, const DialectConfig& dialects, Allocation& allocation) {
   const json* spec = Member(pod, "spec");
   if (!dialects.vgpu_enabled || !spec || !spec->is_object()) return;

@@ -1,6 +1,6 @@
 // The scheduler's side of the protocol between Tessera's parts (docs/annotations.md): the
-// annotations' types are the protocol library's (annotations/), named here as the scheduler uses
-// them; what is the scheduler's own is how a decision charges the GPUs it names.
+// annotations' types and how a decision charges the GPUs it names are the protocol library's
+// (annotations/), named here as the scheduler uses them.
 //
 //   node tessera.io/gpus              inventory, written by the node agent
 //   pod  tessera.io/allocation        the scheduler's decision, written in the Binding
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "annotations/allocation.h"
+#include "annotations/charges.h"
 #include "annotations/inventory.h"
 #include "annotations/names.h"
 
@@ -36,19 +37,8 @@ using annotations::InventoryToJson;
 using annotations::ParseAllocation;
 using annotations::ParseInventory;
 
-// What a pod holds on one GPU: the peak of its init containers (which run one at a time) against
-// the sum of its app containers (which run together), per quantity, as Kubernetes counts
-// resources. Exclusive when any container uses the GPU exclusively.
-struct GpuCharge {
-  std::string uuid;
-  uint64_t memory_mib = 0;
-  int cores = 0;
-  bool exclusive = false;
-  int slots = 0;
-  bool operator==(const GpuCharge&) const = default;
-};
-
-// One entry per GPU the allocation names, in order of first appearance.
-std::vector<GpuCharge> ChargesOf(const Allocation& allocation);
+// What a pod holds on each GPU its decision names (annotations/charges.h).
+using annotations::ChargesOf;
+using annotations::GpuCharge;
 
 }  // namespace tessera::scheduler

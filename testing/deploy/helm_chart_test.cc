@@ -156,21 +156,6 @@ class DeployHelmChartValuesTest : public DeployHelmChartTest {
     return out;
   }
 
-  // `tessera ARGS --print-config` (which refuses flags it does not know and values it does not
-  // allow), as "key value" lines.
-  static std::string PrintConfig(const std::vector<std::string>& args, const std::string& env) {
-    std::string output;
-    EXPECT_EQ(PrintTesseraConfig(args, env, output), 0) << output;
-    return Settings(output);
-  }
-
-  static void ExpectSetting(const std::string& config, const std::string& key,
-                            const std::string& value) {
-    EXPECT_NE(config.find("\n" + key + " " + value + "\n"), std::string::npos)
-        << key << " is not " << value << " in:\n"
-        << config;
-  }
-
   Rendered chart_;
 };
 
@@ -199,7 +184,7 @@ TEST_F(DeployHelmChartValuesTest, TheSchedulerGetsItsValues) {
   EXPECT_EQ(pod["nodeSelector"]["node-role.kubernetes.io/control-plane"].as<std::string>("x"), "");
   EXPECT_EQ(pod["tolerations"][0]["key"].as<std::string>(),
             "node-role.kubernetes.io/control-plane");
-  std::string config = PrintConfig(Args(c), "");
+  std::string config = TesseraSettings(Args(c), "");
   ExpectSetting(config, "scheduler.node-policy", "spread");
   ExpectSetting(config, "scheduler.gpu-policy", "spread");
   ExpectSetting(config, "scheduler.dialects.vgpu.count-resource", "example.com/vgpu");
@@ -220,7 +205,7 @@ TEST_F(DeployHelmChartValuesTest, TheNodeAgentGetsItsValues) {
   EXPECT_EQ(pod["initContainers"][0]["image"].as<std::string>(),
             "registry.example.org/gpu/tessera:1.2.3");
   YAML::Node c = pod["containers"][0];
-  std::string config = PrintConfig(Args(c), "NODE_NAME=node-1");
+  std::string config = TesseraSettings(Args(c), "NODE_NAME=node-1");
   ExpectSetting(config, "node.device-split-count", "4");
   ExpectSetting(config, "node.driver-root", "/run/nvidia/driver");
   ExpectSetting(config, "node.kubelet-cgroup-root", "/kubelet.slice");
@@ -236,7 +221,7 @@ TEST_F(DeployHelmChartValuesTest, TheNodeAgentGetsItsValues) {
 
 TEST_F(DeployHelmChartValuesTest, CertgenMakesTheWebhookClientCertificateForTheNamespace) {
   YAML::Node c = Pod("Job", "tessera-certgen-1")["containers"][0];
-  std::string config = PrintConfig(Args(c), "");
+  std::string config = TesseraSettings(Args(c), "");
   ExpectSetting(config, "certgen.namespace", "gpu-system");
   ExpectSetting(config, "certgen.webhook-client-name", "kube-apiserver-webhook-client");
   EXPECT_NE(config.find("tessera-scheduler.gpu-system.svc,"), std::string::npos) << config;

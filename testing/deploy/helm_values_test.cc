@@ -54,16 +54,7 @@ class DeployHelmValuesTest : public ::testing::Test {
 
   // The settings of `tessera` run with a container's args.
   static std::string Config(const YAML::Node& container, const std::string& env = "") {
-    std::string output;
-    EXPECT_EQ(PrintTesseraConfig(Strings(container["args"]), env, output), 0) << output;
-    return Settings(output);
-  }
-
-  static void ExpectSetting(const std::string& config, const std::string& key,
-                            const std::string& value) {
-    EXPECT_NE(config.find("\n" + key + " " + value + "\n"), std::string::npos)
-        << key << " is not " << value << " in:\n"
-        << config;
+    return TesseraSettings(Strings(container["args"]), env);
   }
 
   // The volume of a pod named `name`, and the path the container mounts it at.

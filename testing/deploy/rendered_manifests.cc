@@ -1,5 +1,7 @@
 #include "rendered_manifests.h"
 
+#include <gtest/gtest.h>
+
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -45,6 +47,18 @@ std::string Settings(const std::string& printed) {
     if (words.size() >= 2) out += words[0] + " " + words[1] + "\n";
   }
   return out;
+}
+
+std::string TesseraSettings(const std::vector<std::string>& args, const std::string& env) {
+  std::string output;
+  EXPECT_EQ(PrintTesseraConfig(args, env, output), 0) << output;
+  return Settings(output);
+}
+
+void ExpectSetting(const std::string& settings, const std::string& key, const std::string& value) {
+  EXPECT_NE(settings.find("\n" + key + " " + value + "\n"), std::string::npos)
+      << key << " is not " << value << " in:\n"
+      << settings;
 }
 
 std::string ShellQuote(const std::string& word) {

@@ -59,6 +59,13 @@ int PrintTesseraConfig(const std::vector<std::string>& args, const std::string& 
 // columns; an empty value is ""), each line ending in a newline, the first preceded by one.
 std::string Settings(const std::string& printed);
 
+// Settings of what `tessera ARGS --print-config` printed with `env`; a run that fails is a test
+// failure.
+std::string TesseraSettings(const std::vector<std::string>& args, const std::string& env = "");
+
+// Expects the line "key value" among `settings` (TesseraSettings' lines).
+void ExpectSetting(const std::string& settings, const std::string& key, const std::string& value);
+
 // Quotes a word for sh.
 std::string ShellQuote(const std::string& word);
 

@@ -73,8 +73,7 @@ Result<std::vector<DeviceNode>> DeviceNodesOf(const std::vector<std::string>& uu
 }
 
 Result<std::string> CdiSpecText(const std::string& name, const Grant& grant,
-                                const std::vector<GpuInfo>& gpus, const std::string& driver_root,
-                                const std::string& kind, const std::vector<MountSpec>& mounts) {
+                                const std::vector<GpuInfo>& gpus, const std::string& driver_root) {
   using nlohmann::json;
   std::vector<std::string> uuids;
   for (const GrantDevice& d : grant.devices) uuids.push_back(d.uuid);
@@ -92,17 +91,8 @@ Result<std::string> CdiSpecText(const std::string& name, const Grant& grant,
   // core and memory) gets both CDI devices, which must not contradict each other.
   json env = json::array({"TESSERA_VISIBLE_GPUS=" + visible});
   json edits = {{"env", env}, {"deviceNodes", nodes}};
-  if (!mounts.empty()) {
-    json list = json::array();
-    for (const MountSpec& m : mounts) {
-      list.push_back({{"hostPath", m.host_path},
-                      {"containerPath", m.container_path},
-                      {"options", {m.read_only ? "ro" : "rw", "nosuid", "nodev", "bind"}}});
-    }
-    edits["mounts"] = list;
-  }
   json spec = {{"cdiVersion", "0.6.0"},
-               {"kind", kind},
+               {"kind", kCdiContainerKind},
                {"devices", json::array({{{"name", name}, {"containerEdits", edits}}})}};
   return spec.dump(2) + "\n";
 }

@@ -54,14 +54,12 @@ inline constexpr const char* kCdiClaimKind = "tessera.io/claim";  // DRA claims 
 // "<kind, '/' as '-'>-<name>.json": the file of the CDI spec of device `<kind>=<name>`.
 std::string CdiSpecFileName(const std::string& kind, const std::string& name);
 
-// The CDI spec (JSON) of device `<kind>=<name>`: DeviceNodesOf the grant's GPUs, `mounts`, and
+// The CDI spec (JSON) of device `tessera.io/container=<name>`: DeviceNodesOf the grant's GPUs and
 // TESSERA_VISIBLE_GPUS in the environment. The device-plugin path gives its mounts in the Allocate
-// answer; DRA has no such answer and puts them here.
+// answer; a DRA claim's spec, with its mounts, is node/dra/claim_cdi_spec.h's.
 Result<std::string> CdiSpecText(const std::string& name, const Grant& grant,
                                 const std::vector<GpuInfo>& gpus,
-                                const std::string& driver_root = "/",
-                                const std::string& kind = kCdiContainerKind,
-                                const std::vector<MountSpec>& mounts = {});
+                                const std::string& driver_root = "/");
 
 // Writes `content` to `path` through "<dir>/.<name>.tmp" and rename(2). Creates no folders.
 Status WriteFileAtomic(const std::string& path, const std::string& content);

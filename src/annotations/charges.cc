@@ -1,8 +1,8 @@
-#include "scheduler/protocol.h"
+#include "annotations/charges.h"
 
 #include <algorithm>
 
-namespace tessera::scheduler {
+namespace tessera::annotations {
 
 std::vector<GpuCharge> ChargesOf(const Allocation& allocation) {
   struct Acc {
@@ -42,4 +42,4 @@ std::vector<GpuCharge> ChargesOf(const Allocation& allocation) {
   return out;
 }
 
-}  // namespace tessera::scheduler
+}  // namespace tessera::annotations
