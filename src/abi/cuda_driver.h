@@ -256,6 +256,101 @@ typedef struct CUmemAccessDesc_st {
   CUmemAccess_flags flags;
 } CUmemAccessDesc;
 
+/* External memory and semaphores: another API's (Vulkan's, OpenGL's) objects imported by file
+ * descriptor (Vulkan and OptiX interop). */
+typedef struct CUextMemory_st* CUexternalMemory;
+typedef struct CUextSemaphore_st* CUexternalSemaphore;
+typedef enum CUexternalMemoryHandleType_enum {
+  CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD = 1,
+  CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32 = 2,
+  CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT = 3,
+  CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP = 4,
+  CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE = 5,
+  CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE = 6,
+  CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT = 7,
+  CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF = 8
+} CUexternalMemoryHandleType;
+typedef struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st {
+  CUexternalMemoryHandleType type;
+  union {
+    int fd;
+    struct {
+      void* handle;
+      const void* name;
+    } win32;
+    const void* nvSciBufObject;
+  } handle;
+  unsigned long long size;
+  unsigned int flags;
+  unsigned int reserved[16];
+} CUDA_EXTERNAL_MEMORY_HANDLE_DESC;
+typedef struct CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st {
+  unsigned long long offset;
+  unsigned long long size;
+  unsigned int flags;
+  unsigned int reserved[16];
+} CUDA_EXTERNAL_MEMORY_BUFFER_DESC;
+typedef enum CUexternalSemaphoreHandleType_enum {
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD = 1,
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32 = 2,
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT = 3,
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE = 4,
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE = 5,
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC = 6,
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX = 7,
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT = 8,
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD = 9,
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32 = 10
+} CUexternalSemaphoreHandleType;
+typedef struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st {
+  CUexternalSemaphoreHandleType type;
+  union {
+    int fd;
+    struct {
+      void* handle;
+      const void* name;
+    } win32;
+    const void* nvSciSyncObj;
+  } handle;
+  unsigned int flags;
+  unsigned int reserved[16];
+} CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC;
+typedef struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st {
+  struct {
+    struct {
+      unsigned long long value;
+    } fence;
+    union {
+      void* fence;
+      unsigned long long reserved;
+    } nvSciSync;
+    struct {
+      unsigned long long key;
+    } keyedMutex;
+    unsigned int reserved[12];
+  } params;
+  unsigned int flags;
+  unsigned int reserved[16];
+} CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS;
+typedef struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st {
+  struct {
+    struct {
+      unsigned long long value;
+    } fence;
+    union {
+      void* fence;
+      unsigned long long reserved;
+    } nvSciSync;
+    struct {
+      unsigned long long key;
+      unsigned int timeoutMs;
+    } keyedMutex;
+    unsigned int reserved[10];
+  } params;
+  unsigned int flags;
+  unsigned int reserved[16];
+} CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS;
+
 typedef struct CUmemPoolProps_st {
   CUmemAllocationType allocType;
   CUmemAllocationHandleType handleTypes;
@@ -515,6 +610,13 @@ CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize
                                               CUstream hStream);
 CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream);
 CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
+CUresult CUDAAPI
+cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore* extSemArray,
+                                     const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS* paramsArray,
+                                     unsigned int numExtSems, CUstream stream);
+CUresult CUDAAPI cuWaitExternalSemaphoresAsync_ptsz(
+    const CUexternalSemaphore* extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS* paramsArray,
+    unsigned int numExtSems, CUstream stream);
 CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* poolProps);
 CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool);
 CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value);
@@ -554,6 +656,22 @@ CUresult CUDAAPI cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevi
                                    size_t mcOffset, size_t size);
 CUresult CUDAAPI cuMulticastGetGranularity(size_t* granularity, const CUmulticastObjectProp* prop,
                                            CUmulticastGranularity_flags option);
+CUresult CUDAAPI cuImportExternalMemory(CUexternalMemory* extMem_out,
+                                        const CUDA_EXTERNAL_MEMORY_HANDLE_DESC* memHandleDesc);
+CUresult CUDAAPI
+cuExternalMemoryGetMappedBuffer(CUdeviceptr* devPtr, CUexternalMemory extMem,
+                                const CUDA_EXTERNAL_MEMORY_BUFFER_DESC* bufferDesc);
+CUresult CUDAAPI cuDestroyExternalMemory(CUexternalMemory extMem);
+CUresult CUDAAPI cuImportExternalSemaphore(
+    CUexternalSemaphore* extSem_out, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC* semHandleDesc);
+CUresult CUDAAPI
+cuSignalExternalSemaphoresAsync(const CUexternalSemaphore* extSemArray,
+                                const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS* paramsArray,
+                                unsigned int numExtSems, CUstream stream);
+CUresult CUDAAPI cuWaitExternalSemaphoresAsync(
+    const CUexternalSemaphore* extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS* paramsArray,
+    unsigned int numExtSems, CUstream stream);
+CUresult CUDAAPI cuDestroyExternalSemaphore(CUexternalSemaphore extSem);
 CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr);
 CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop,
                                                         CUmemGenericAllocationHandle handle);

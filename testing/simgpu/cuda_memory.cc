@@ -41,7 +41,7 @@ bool FindPointer(const Driver& d, uint64_t ptr, PointerRange* out) {
             x.size,
             x.device,
             x.host != nullptr,
-            x.pool == nullptr && x.host == nullptr && x.graph_ordinal < 0,
+            x.pool == nullptr && x.host == nullptr && x.graph_ordinal < 0 && x.external == nullptr,
             x.ctx};
     return true;
   }

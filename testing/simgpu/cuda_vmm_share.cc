@@ -17,6 +17,7 @@
 #include "driver_state.h"
 #include "host_backing.h"
 #include "multicast_ops.h"
+#include "vmm_share_ops.h"
 
 using namespace simgpu;
 
@@ -44,6 +45,16 @@ CUresult Share(Driver& d, PhysicalMemory* m) {
 }
 
 }  // namespace
+
+bool simgpu::SharedVmmIdOf(int fd, uint64_t* id) {
+  FdContent content{};
+  if (pread(fd, &content, sizeof(content), 0) != static_cast<ssize_t>(sizeof(content)) ||
+      content.magic != kFdMagic) {
+    return false;
+  }
+  *id = content.id;
+  return true;
+}
 
 extern "C" {
 
@@ -85,16 +96,13 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, vo
   std::lock_guard<std::mutex> guard(d.mu);
   if (CUresult r = CheckInit(d); r != CUDA_SUCCESS) return r;
   int fd = static_cast<int>(reinterpret_cast<intptr_t>(osHandle));
-  FdContent content{};
-  if (pread(fd, &content, sizeof(content), 0) != static_cast<ssize_t>(sizeof(content)) ||
-      content.magic != kFdMagic) {
-    return CUDA_ERROR_INVALID_VALUE;  // not a descriptor this driver exported
-  }
+  uint64_t id = 0;
+  if (!SharedVmmIdOf(fd, &id)) return CUDA_ERROR_INVALID_VALUE;  // not one this driver exported
   VmmShare share{};
   {
     SharedState::Lock lock(*d.state);
     d.state->Sweep(lock, SharedState::SweepMode::kQuick);  // a holder may have died
-    if (!d.state->HoldVmm(lock, content.id, &share)) return CUDA_ERROR_INVALID_VALUE;
+    if (!d.state->HoldVmm(lock, id, &share)) return CUDA_ERROR_INVALID_VALUE;
   }
   auto m = std::make_unique<PhysicalMemory>();
   if (share.location_type != CU_MEM_LOCATION_TYPE_DEVICE) {

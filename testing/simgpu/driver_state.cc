@@ -179,6 +179,12 @@ void FreeAllocation(Driver& d, std::map<uint64_t, Allocation>::iterator it) {
   Allocation& a = it->second;
   if (a.pool != nullptr) return PoolFree(d, it);
   if (a.graph_ordinal >= 0) return GraphMemoryFree(d, it);
+  if (a.external != nullptr) {  // the imported memory stays; only the address range goes
+    if (--a.external->buffers == 0 && a.external->destroyed) delete a.external;
+    d.address_space.Free(it->first, (a.size + kGranule - 1) / kGranule * kGranule);
+    d.allocations.erase(it);
+    return;
+  }
   if (a.ipc_id != 0) IpcExportDrop(d, a.ipc_id);
   {
     SharedState::Lock lock(*d.state);

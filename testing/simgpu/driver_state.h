@@ -115,6 +115,7 @@ struct Allocation {
   PoolChunk* chunk = nullptr;
   uint64_t pool_bytes = 0;
   uint64_t ipc_id = 0;  // exported by cuIpcGetMemHandle (StateFile::ipc_exports)
+  struct ExternalMemory* external = nullptr;  // a buffer mapped on imported memory: no charge
 };
 
 // Another process's allocation, opened by cuIpcOpenMemHandle in `ctx`: an address range of this
@@ -216,6 +217,22 @@ struct PhysicalMemory {
   int host_fd = -1;               // host-located: the memfd of its bytes (host_backing.h)
 };
 
+// Another API's memory imported by descriptor (cuda_external.cc): it holds the VMM share the
+// descriptor names, as a Vulkan allocation holds its memory; its buffers charge nothing.
+struct ExternalMemory {
+  uint64_t share_id = 0;
+  int device = 0;  // physical
+  uint64_t size = 0;
+  int buffers = 0;         // mapped by cuExternalMemoryGetMappedBuffer and not yet freed
+  bool destroyed = false;  // cuDestroyExternalMemory came first: the last buffer's free deletes it
+};
+
+// An imported semaphore: a fence value (timeline) or signalled state (binary).
+struct ExternalSemaphore {
+  CUexternalSemaphoreHandleType type = CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD;
+  uint64_t value = 0;
+};
+
 struct Mapping {
   uint64_t size = 0;
   PhysicalMemory* memory = nullptr;
@@ -255,6 +272,8 @@ struct Driver {
   std::set<GraphExec*> execs;
   std::set<Pool*> pools;
   std::set<PhysicalMemory*> physical;
+  std::set<ExternalMemory*> external_memories;
+  std::set<ExternalSemaphore*> external_semaphores;
   std::set<ArrayAlloc*> arrays;
   std::map<uint64_t, Allocation> allocations;   // by base address
   std::map<uint64_t, uint64_t> reservations;    // VMM reserved ranges: base -> size

@@ -58,6 +58,7 @@ namespace tessera::hooktest {
   X(MipmappedArrayDestroy, cuMipmappedArrayDestroy, "cuMipmappedArrayDestroy", 5000)              \
   X(StreamSynchronize, cuStreamSynchronize, "cuStreamSynchronize", 2000)                          \
   X(StreamCreate, cuStreamCreate, "cuStreamCreate", 2000)                                         \
+  X(StreamDestroy, cuStreamDestroy_v2, "cuStreamDestroy", 4000)                                   \
   X(StreamBeginCapture, cuStreamBeginCapture_v2, "cuStreamBeginCapture", 10010)                   \
   X(StreamEndCapture, cuStreamEndCapture, "cuStreamEndCapture", 10000)                            \
   X(GraphCreate, cuGraphCreate, "cuGraphCreate", 10000)                                           \
@@ -68,6 +69,7 @@ namespace tessera::hooktest {
   X(GraphLaunch, cuGraphLaunch, "cuGraphLaunch", 10000)                                           \
   X(DeviceGraphMemTrim, cuDeviceGraphMemTrim, "cuDeviceGraphMemTrim", 11040)                      \
   X(MemsetD8, cuMemsetD8_v2, "cuMemsetD8", 3020)                                                  \
+  X(MemsetD8Async, cuMemsetD8Async, "cuMemsetD8Async", 3020)                                      \
   X(MemcpyDtoD, cuMemcpyDtoD_v2, "cuMemcpyDtoD", 3020)                                            \
   X(MemGetAddressRange, cuMemGetAddressRange_v2, "cuMemGetAddressRange", 3020)                    \
   X(EventCreate, cuEventCreate, "cuEventCreate", 2000)                                            \
@@ -90,6 +92,16 @@ namespace tessera::hooktest {
   X(MemImportFromShareableHandle, cuMemImportFromShareableHandle,                                 \
     "cuMemImportFromShareableHandle", 10020)                                                      \
   X(MemRetainAllocationHandle, cuMemRetainAllocationHandle, "cuMemRetainAllocationHandle", 11000) \
+  X(ImportExternalMemory, cuImportExternalMemory, "cuImportExternalMemory", 10000)                \
+  X(ExternalMemoryGetMappedBuffer, cuExternalMemoryGetMappedBuffer,                               \
+    "cuExternalMemoryGetMappedBuffer", 10000)                                                     \
+  X(DestroyExternalMemory, cuDestroyExternalMemory, "cuDestroyExternalMemory", 10000)             \
+  X(ImportExternalSemaphore, cuImportExternalSemaphore, "cuImportExternalSemaphore", 10000)       \
+  X(SignalExternalSemaphoresAsync, cuSignalExternalSemaphoresAsync,                               \
+    "cuSignalExternalSemaphoresAsync", 10000)                                                     \
+  X(WaitExternalSemaphoresAsync, cuWaitExternalSemaphoresAsync, "cuWaitExternalSemaphoresAsync",  \
+    10000)                                                                                        \
+  X(DestroyExternalSemaphore, cuDestroyExternalSemaphore, "cuDestroyExternalSemaphore", 10000)    \
   X(MemGetAllocationPropertiesFromHandle, cuMemGetAllocationPropertiesFromHandle,                 \
     "cuMemGetAllocationPropertiesFromHandle", 10020)                                              \
   X(ModuleLoadData, cuModuleLoadData, "cuModuleLoadData", 2000)                                   \

@@ -1,7 +1,9 @@
 // VMM memory shared between processes by POSIX file descriptor: the memory lives while any process
 // holds it, charged to its creator while the creator does, then counted by the device alone; the
 // descriptors travel over a Unix socket as NCCL sends them; retained handles and properties.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -282,6 +284,81 @@ TEST(SimgpuVmmShare, HostLocatedMemoryIsHostMemoryTheCpuReachesAtItsMapping) {
   }));
   EXPECT_EQ(creator.Reap(), 0);
   EXPECT_EQ(importer.Reap(), 0);
+}
+
+// Vulkan interop's imports (cuda_external.cc): an exported descriptor imported as external memory
+// holds the memory without charging the importer; a buffer on it is device memory that cuMemFree
+// frees; the errors are the driver's.
+TEST(SimgpuVmmShare, ExternalMemoryAndSemaphoresImportedByDescriptor) {
+  PrivateState state("count=1,memory=4GiB,ctxmem=100MiB");
+  ChildGuard child(Spawn([&]() -> int {
+    if (UseDevice(0) != 0) return 10;
+    CUmemAllocationProp prop = DeviceProp(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    CUmemGenericAllocationHandle h = 0;
+    int fd = -1;
+    if (cuMemCreate(&h, 8 * kMiB, &prop, 0) != CUDA_SUCCESS ||
+        cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) !=
+            CUDA_SUCCESS) {
+      return 11;
+    }
+    CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc{};
+    desc.type = CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32;
+    desc.size = 8 * kMiB;
+    CUexternalMemory mem = nullptr;
+    if (cuImportExternalMemory(&mem, &desc) != CUDA_ERROR_NOT_SUPPORTED) return 12;
+    desc.type = CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+    desc.handle.fd = eventfd(0, EFD_CLOEXEC);  // not a descriptor of this driver
+    if (cuImportExternalMemory(&mem, &desc) != CUDA_ERROR_INVALID_HANDLE) return 13;
+    close(desc.handle.fd);
+    desc.handle.fd = fd;
+    desc.size = 16 * kMiB;  // more than the memory
+    if (cuImportExternalMemory(&mem, &desc) != CUDA_ERROR_INVALID_VALUE) return 14;
+    desc.size = 8 * kMiB;
+    if (cuImportExternalMemory(&mem, &desc) != CUDA_SUCCESS) return 15;
+    if (fcntl(fd, F_GETFD) != -1) return 16;  // the driver owns and closed it
+    CUDA_EXTERNAL_MEMORY_BUFFER_DESC buffer{};
+    buffer.offset = 6 * kMiB;
+    buffer.size = 4 * kMiB;
+    CUdeviceptr ptr = 0;
+    if (cuExternalMemoryGetMappedBuffer(&ptr, mem, &buffer) != CUDA_ERROR_INVALID_VALUE) return 17;
+    buffer.offset = 4 * kMiB;
+    if (cuExternalMemoryGetMappedBuffer(&ptr, mem, &buffer) != CUDA_SUCCESS) return 18;
+    size_t size = 0;
+    if (cuMemsetD8(ptr, 7, 4 * kMiB) != CUDA_SUCCESS ||
+        cuMemGetAddressRange(nullptr, &size, ptr + 1) != CUDA_SUCCESS || size != 4 * kMiB) {
+      return 19;
+    }
+    if (OwnUsed() != kCtx + 8 * kMiB) return 20;  // the creator's allocation, once
+    if (cuMemRelease(h) != CUDA_SUCCESS) return 21;
+    // This process still holds the memory, by its import, and NVML still counts it to it.
+    if (OwnUsed() != kCtx + 8 * kMiB) return 22;
+    if (cuDestroyExternalMemory(mem) != CUDA_SUCCESS || OwnUsed() != kCtx) return 23;
+    if (cuDestroyExternalMemory(mem) != CUDA_ERROR_INVALID_HANDLE) return 24;
+    if (cuMemFree(ptr) != CUDA_SUCCESS) return 25;  // the program frees its buffer
+
+    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC sem_desc{};
+    sem_desc.type = CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE;
+    CUexternalSemaphore sem = nullptr;
+    if (cuImportExternalSemaphore(&sem, &sem_desc) != CUDA_ERROR_NOT_SUPPORTED) return 26;
+    sem_desc.type = CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD;
+    sem_desc.handle.fd = eventfd(0, EFD_CLOEXEC);
+    if (cuImportExternalSemaphore(&sem, &sem_desc) != CUDA_SUCCESS) return 27;
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS signal{};
+    signal.params.fence.value = 3;
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wait{};
+    wait.params.fence.value = 3;
+    if (cuSignalExternalSemaphoresAsync(&sem, &signal, 1, nullptr) != CUDA_SUCCESS ||
+        cuWaitExternalSemaphoresAsync(&sem, &wait, 1, nullptr) != CUDA_SUCCESS ||
+        cuSignalExternalSemaphoresAsync(&sem, &signal, 0, nullptr) != CUDA_ERROR_INVALID_VALUE) {
+      return 28;
+    }
+    if (cuDestroyExternalSemaphore(sem) != CUDA_SUCCESS ||
+        cuWaitExternalSemaphoresAsync(&sem, &wait, 1, nullptr) != CUDA_ERROR_INVALID_HANDLE) {
+      return 29;
+    }
+    return 0;
+  }));
+  EXPECT_EQ(child.Reap(), 0);
 }
 
 TEST(SimgpuVmmShare, CallsRefusedAsTheDriverRefusesThem) {

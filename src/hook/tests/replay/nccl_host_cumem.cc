@@ -9,8 +9,7 @@
 //  3. the owner exports a descriptor and sends it (here: one all-gather); the peer imports it,
 //     reserves with alignment 0, maps, sets access for its device, then for the host node, and
 //     its CPU writes through the mapping, which the owner's CPU reads;
-//  4. teardown as ncclCuMemHostFree: cuMemRetainAllocationHandle, cuMemRelease of that reference,
-//     cuMemUnmap, cuMemRelease, cuMemAddressFree.
+//  4. teardown as ncclCuMemFree (nccl_cumem.h).
 // Host memory is not device memory: no rank owns any device bytes for it.
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "nccl_cumem.h"
 #include "rendezvous.h"
 #include "replay_calls.h"
 #include "replay_device.h"
@@ -30,82 +30,14 @@ namespace {
 constexpr uint64_t kMiB = 1ull << 20;
 constexpr uint64_t kShmBytes = 9 * kMiB;  // a shared-memory transport's FIFO and buffers
 
-struct Buffer {
-  CUmemGenericAllocationHandle handle = 0;
-  CUdeviceptr va = 0;
-  uint64_t size = 0;
-};
-
-CUmemAllocationProp HostProp(int numa) {
-  CUmemAllocationProp prop{};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  prop.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
-  prop.location.id = numa;
-  return prop;
-}
-
-uint64_t Granularity(Calls& calls, const CUmemAllocationProp& prop) {
-  size_t g = 0;
-  calls.Note("cuMemGetAllocationGranularity",
-             calls.api().MemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
-  return g == 0 ? 2 * kMiB : g;
-}
-
 // The device's access, then the host node's: two calls, as NCCL makes them.
-void SetAccess(Calls& calls, const Buffer& b, int ordinal, int numa) {
-  CUmemAccessDesc access{};
-  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  access.location.id = ordinal;
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  calls.Note("cuMemSetAccess", calls.api().MemSetAccess(b.va, b.size, &access, 1));
-  access.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
-  access.location.id = numa;
-  calls.Note("cuMemSetAccess", calls.api().MemSetAccess(b.va, b.size, &access, 1));
-}
-
-Buffer Allocate(Calls& calls, int ordinal, int numa, uint64_t bytes) {
-  const hooktest::Api& api = calls.api();
-  CUmemAllocationProp prop = HostProp(numa);
-  uint64_t g = Granularity(calls, prop);
-  Buffer b;
-  b.size = (bytes + g - 1) / g * g;
-  calls.Note("cuMemCreate", api.MemCreate(&b.handle, b.size, &prop, 0));
-  calls.Note("cuMemAddressReserve", api.MemAddressReserve(&b.va, b.size, g, 0, 0));
-  calls.Note("cuMemMap", api.MemMap(b.va, b.size, 0, b.handle, 0));
-  SetAccess(calls, b, ordinal, numa);
-  return b;
-}
-
-Buffer Import(Calls& calls, int ordinal, int numa, int fd, uint64_t bytes) {
-  const hooktest::Api& api = calls.api();
-  uint64_t g = Granularity(calls, HostProp(numa));
-  Buffer b;
-  b.size = (bytes + g - 1) / g * g;
-  calls.Note("cuMemImportFromShareableHandle",
-             api.MemImportFromShareableHandle(&b.handle,
-                                              reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
-                                              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
-  close(fd);
-  calls.Note("cuMemAddressReserve", api.MemAddressReserve(&b.va, b.size, 0, 0, 0));
-  calls.Note("cuMemMap", api.MemMap(b.va, b.size, 0, b.handle, 0));
-  SetAccess(calls, b, ordinal, numa);
-  return b;
-}
-
-void Free(Calls& calls, const Buffer& b) {
-  const hooktest::Api& api = calls.api();
-  CUmemGenericAllocationHandle h = 0;
-  calls.Note("cuMemRetainAllocationHandle",
-             api.MemRetainAllocationHandle(&h, reinterpret_cast<void*>(b.va)));
-  calls.Note("cuMemRelease", api.MemRelease(h));
-  calls.Note("cuMemUnmap", api.MemUnmap(b.va, b.size));
-  calls.Note("cuMemRelease", api.MemRelease(b.handle));
-  calls.Note("cuMemAddressFree", api.MemAddressFree(b.va, b.size));
+void SetDeviceAndHostAccess(Calls& calls, const CuMemBuffer& b, int ordinal, int numa) {
+  SetAccess(calls, b, CU_MEM_LOCATION_TYPE_DEVICE, ordinal);
+  SetAccess(calls, b, CU_MEM_LOCATION_TYPE_HOST_NUMA, numa);
 }
 
 // The CPU's view of a mapped buffer's first word.
-std::atomic<uint64_t>* Word(const Buffer& b) {
+std::atomic<uint64_t>* Word(const CuMemBuffer& b) {
   return reinterpret_cast<std::atomic<uint64_t>*>(static_cast<uintptr_t>(b.va));
 }
 
@@ -124,14 +56,15 @@ int NcclHostCuMem(Rank& rank, Calls& calls) {
   calls.Note("cuDeviceGetAttribute",
              api.DeviceGetAttribute(&numa, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, me));
   if (numa < 0) numa = 0;
+  const CUmemAllocationProp prop = SharedProp(CU_MEM_LOCATION_TYPE_HOST_NUMA, numa);
   {  // the probe
-    CUmemAllocationProp prop = HostProp(numa);
     CUmemGenericAllocationHandle probe = 0;
-    calls.Note("cuMemCreate", api.MemCreate(&probe, Granularity(calls, prop), &prop, 0));
+    calls.Note("cuMemCreate", api.MemCreate(&probe, MinimumGranularity(calls, prop), &prop, 0));
     calls.Note("cuMemRelease", api.MemRelease(probe));
   }
   // The buffer the previous rank writes into (a ring: rank r writes into rank r+1's).
-  Buffer mine = Allocate(calls, me, numa, kShmBytes);
+  CuMemBuffer mine = CreateMapped(calls, prop, kShmBytes);
+  SetDeviceAndHostAccess(calls, mine, me, numa);
   int fd = -1;
   calls.Note("cuMemExportToShareableHandle",
              api.MemExportToShareableHandle(&fd, mine.handle,
@@ -145,7 +78,8 @@ int NcclHostCuMem(Rank& rank, Calls& calls) {
   }
   const std::vector<int>& from = received[static_cast<size_t>(peer)];
   if (from.size() != 1) return Fail("no descriptor from rank " + std::to_string(peer));
-  Buffer theirs = Import(calls, me, numa, from[0], kShmBytes);
+  CuMemBuffer theirs = ImportMapped(calls, prop, from[0], kShmBytes);
+  SetDeviceAndHostAccess(calls, theirs, me, numa);
   if (!calls.ok()) return 1;
 
   Word(theirs)->store(0x5e11000 + static_cast<uint64_t>(me));  // into the peer's buffer
@@ -157,8 +91,8 @@ int NcclHostCuMem(Rank& rank, Calls& calls) {
   calls.MeasurePeak(me, static_cast<unsigned>(me));
   rank.Barrier();  // every rank measured with both buffers mapped
 
-  Free(calls, theirs);
-  Free(calls, mine);
+  FreeAsNccl(calls, theirs);
+  FreeAsNccl(calls, mine);
   return calls.ok() ? 0 : 1;
 }
 

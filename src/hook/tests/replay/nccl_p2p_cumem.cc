@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "nccl_cumem.h"
 #include "rendezvous.h"
 #include "replay_calls.h"
 #include "replay_device.h"
@@ -31,91 +32,21 @@ namespace {
 constexpr uint64_t kMiB = 1ull << 20;
 constexpr uint64_t kRecvBytes = 10 * kMiB;
 
-struct Buffer {
-  CUmemGenericAllocationHandle handle = 0;
-  CUdeviceptr va = 0;
-  uint64_t size = 0;
-};
-
-CUmemAllocationProp DeviceProp(int ordinal) {
-  CUmemAllocationProp prop{};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = ordinal;
-  return prop;
-}
-
-uint64_t Granularity(Calls& calls, const CUmemAllocationProp& prop) {
-  size_t g = 0;
-  calls.Note("cuMemGetAllocationGranularity",
-             calls.api().MemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
-  return g == 0 ? 2 * kMiB : g;
-}
-
-void SetAccess(Calls& calls, const Buffer& b, int ordinal) {
-  CUmemAccessDesc access{};
-  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  access.location.id = ordinal;
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  calls.Note("cuMemSetAccess", calls.api().MemSetAccess(b.va, b.size, &access, 1));
-}
-
-Buffer Allocate(Calls& calls, int ordinal, uint64_t bytes) {
-  const hooktest::Api& api = calls.api();
-  CUmemAllocationProp prop = DeviceProp(ordinal);
-  uint64_t g = Granularity(calls, prop);
-  Buffer b;
-  b.size = (bytes + g - 1) / g * g;
-  calls.Note("cuMemCreate", api.MemCreate(&b.handle, b.size, &prop, 0));
-  calls.Own(b.size);
-  calls.Note("cuMemAddressReserve", api.MemAddressReserve(&b.va, b.size, g, 0, 0));
-  calls.Note("cuMemMap", api.MemMap(b.va, b.size, 0, b.handle, 0));
-  SetAccess(calls, b, ordinal);
-  return b;
-}
-
-Buffer Import(Calls& calls, int ordinal, int fd, uint64_t bytes) {
-  const hooktest::Api& api = calls.api();
-  uint64_t g = Granularity(calls, DeviceProp(ordinal));
-  Buffer b;
-  b.size = (bytes + g - 1) / g * g;
-  calls.Note("cuMemImportFromShareableHandle",
-             api.MemImportFromShareableHandle(&b.handle,
-                                              reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
-                                              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
-  close(fd);
-  calls.Note("cuMemAddressReserve", api.MemAddressReserve(&b.va, b.size, 0, 0, 0));
-  calls.Note("cuMemMap", api.MemMap(b.va, b.size, 0, b.handle, 0));
-  SetAccess(calls, b, ordinal);
-  return b;
-}
-
-void Free(Calls& calls, const Buffer& b) {
-  const hooktest::Api& api = calls.api();
-  CUmemGenericAllocationHandle h = 0;
-  calls.Note("cuMemRetainAllocationHandle",
-             api.MemRetainAllocationHandle(&h, reinterpret_cast<void*>(b.va)));
-  calls.Note("cuMemRelease", api.MemRelease(h));
-  size_t size = 0;
-  calls.Note("cuMemGetAddressRange", api.MemGetAddressRange(nullptr, &size, b.va));
-  calls.Note("cuMemUnmap", api.MemUnmap(b.va, size));
-  calls.Note("cuMemRelease", api.MemRelease(h));
-  calls.Note("cuMemAddressFree", api.MemAddressFree(b.va, b.size));
-}
-
 }  // namespace
 
 int NcclP2pCuMem(Rank& rank, Calls& calls) {
   const hooktest::Api& api = calls.api();
   const int me = rank.rank(), n = rank.size();
   if (!UseDevice(calls, me)) return 1;
-  std::vector<Buffer> mine(static_cast<size_t>(n));  // by the peer that writes into it
-  std::vector<int> fds;                              // in peer order, skipping this rank
+  const CUmemAllocationProp prop = SharedProp(CU_MEM_LOCATION_TYPE_DEVICE, me);
+  std::vector<CuMemBuffer> mine(static_cast<size_t>(n));  // by the peer that writes into it
+  std::vector<int> fds;                                   // in peer order, skipping this rank
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
-    Buffer& b = mine[static_cast<size_t>(p)];
-    b = Allocate(calls, me, kRecvBytes);
+    CuMemBuffer& b = mine[static_cast<size_t>(p)];
+    b = CreateMapped(calls, prop, kRecvBytes);
+    calls.Own(b.size);
+    SetAccess(calls, b, CU_MEM_LOCATION_TYPE_DEVICE, me);
     int fd = -1;
     calls.Note(
         "cuMemExportToShareableHandle",
@@ -126,7 +57,7 @@ int NcclP2pCuMem(Rank& rank, Calls& calls) {
   rank.AllGather("", fds, &received);
   for (int fd : fds) close(fd);  // the proxy closes its copy once sent
 
-  std::vector<Buffer> theirs;  // the peers' receive buffers for this rank
+  std::vector<CuMemBuffer> theirs;  // the peers' receive buffers for this rank
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
     // Peer p's descriptors are in its peer order; this rank's is at its index among p's peers.
@@ -134,21 +65,22 @@ int NcclP2pCuMem(Rank& rank, Calls& calls) {
     const std::vector<int>& from = received[static_cast<size_t>(p)];
     for (size_t i = 0; i < from.size(); ++i) {
       if (i == at) {
-        theirs.push_back(Import(calls, me, from[i], kRecvBytes));
+        theirs.push_back(ImportMapped(calls, prop, from[i], kRecvBytes));
+        SetAccess(calls, theirs.back(), CU_MEM_LOCATION_TYPE_DEVICE, me);
       } else {
         close(from[i]);
       }
     }
   }
-  for (const Buffer& b : theirs) calls.Note("cuMemsetD8", api.MemsetD8(b.va, 1, b.size));
+  for (const CuMemBuffer& b : theirs) calls.Note("cuMemsetD8", api.MemsetD8(b.va, 1, b.size));
   calls.Note("cuCtxSynchronize", api.CtxSynchronize());
 
   calls.MeasurePeak(me, static_cast<unsigned>(me));
   rank.Barrier();  // every rank measured with every buffer mapped
 
-  for (const Buffer& b : theirs) Free(calls, b);
+  for (const CuMemBuffer& b : theirs) FreeAsNccl(calls, b);
   for (int p = 0; p < n; ++p) {
-    if (p != me) Free(calls, mine[static_cast<size_t>(p)]);
+    if (p != me) FreeAsNccl(calls, mine[static_cast<size_t>(p)]);
   }
   return calls.ok() ? 0 : 1;
 }

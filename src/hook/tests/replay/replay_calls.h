@@ -60,6 +60,7 @@ int TorchExpandableSegments(class Rank& rank, Calls& calls);
 int NullArguments(class Rank& rank, Calls& calls);
 int NcclNvls(class Rank& rank, Calls& calls);
 int NcclHostCuMem(class Rank& rank, Calls& calls);
+int VulkanInterop(class Rank& rank, Calls& calls);
 
 }  // namespace tessera::replay
 

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   if (scenario == "null-arguments") body = NullArguments;
   if (scenario == "nccl-nvls") body = NcclNvls;
   if (scenario == "nccl-host-cumem") body = NcclHostCuMem;
+  if (scenario == "vulkan-interop") body = VulkanInterop;
   if (body == nullptr || ranks < 1 || ranks > 8) {
     std::fprintf(stderr, "hook_replay: unknown scenario %s or bad rank count %s\n", argv[1],
                  argv[2]);

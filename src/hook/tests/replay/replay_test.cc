@@ -36,6 +36,8 @@ const Scenario kScenarios[] = {
     {"nccl-p2p-cumem", 4, {{0, 0}, {1, 1}, {2, 2}, {3, 3}}, "nvlink"},
     {"nccl-nvls", 4, {{0, 0}, {1, 1}, {2, 2}, {3, 3}}, "nvlink"},
     {"nccl-host-cumem", 2, {{0, 0}, {1, 1}}, "pcie"},
+    {"vulkan-interop", 1, {{0, 0}}, "pcie"},
+    {"vulkan-interop", 2, {{0, 0}, {1, 0}}, "pcie"},
 };
 
 std::string DevicesFor(const Scenario& s) {
