@@ -85,11 +85,12 @@ Result<std::unique_ptr<Client>> Client::Create(const ConnectionConfig& connectio
   return std::unique_ptr<Client>(new Client(std::move(transport), std::move(token), options));
 }
 
-Status Client::Prepare(HttpRequest& request) {
+Status Client::Prepare(HttpRequest& request, std::string* sent) {
   request.headers.push_back("Accept: application/json");
   request.headers.push_back("User-Agent: " + options_.user_agent);
   ASSIGN_OR_RETURN(std::string token, token_.Token());
   if (!token.empty()) request.headers.push_back("Authorization: Bearer " + token);
+  if (sent != nullptr) *sent = token;
   return Status::Ok();
 }
 
@@ -128,15 +129,22 @@ Result<Json> Client::Request(const std::string& method, const std::string& path,
   HttpRequest request{.method = method,
                       .path = path,
                       .timeout = call.timeout.count() > 0 ? call.timeout : options_.timeout};
-  if (body != nullptr) {
-    request.body = body->dump();
-    request.headers.push_back("Content-Type: " + content_type);
-  }
-  RETURN_IF_ERROR(Prepare(request));
+  if (body != nullptr) request.body = body->dump();
   const std::string context = method + " " + path;
-  ASSIGN_OR_RETURN(HttpResponse response,
-                   WithRetries(
-                       request, [&] { return transport_->Do(request, cancel); }, cancel));
+  const HttpRequest unprepared = request;
+  std::string token;
+  auto send = [&]() -> Result<HttpResponse> {
+    request = unprepared;
+    if (body != nullptr) request.headers.push_back("Content-Type: " + content_type);
+    RETURN_IF_ERROR(Prepare(request, &token));
+    return WithRetries(
+        request, [&] { return transport_->Do(request, cancel); }, cancel);
+  };
+  ASSIGN_OR_RETURN(HttpResponse response, send());
+  // An exec plugin's credential the server refuses is fetched anew once, as kubectl does.
+  if (response.status == 401 && !token.empty() && token_.Refused(token)) {
+    ASSIGN_OR_RETURN(response, send());
+  }
   if (response.cancelled) return Unavailable(context + ": cancelled");
   return ParseBody(response, context);
 }

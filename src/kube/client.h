@@ -141,8 +141,9 @@ class Client {
 
  private:
   Client(std::unique_ptr<HttpTransport> transport, TokenSource token, ClientOptions options);
-  // Adds Accept, User-Agent and Authorization headers.
-  Status Prepare(HttpRequest& request);
+  // Adds Accept, User-Agent and Authorization headers; *token gets the bearer token sent ("" for
+  // none) when given.
+  Status Prepare(HttpRequest& request, std::string* token = nullptr);
   // Runs `attempt` until it yields a response that is not a retryable 429/5xx or retries run out.
   Result<HttpResponse> WithRetries(HttpRequest& request,
                                    const std::function<Result<HttpResponse>()>& attempt,

@@ -212,6 +212,13 @@ Result<ExecCredential> ExecCredentialSource::Current() {
   return CurrentAt(SystemClock::now());
 }
 
+bool ExecCredentialSource::Forget(const std::string& token) {
+  std::lock_guard lock(mutex_);
+  if (!cached_ || cached_->token != token) return false;
+  cached_.reset();
+  return true;
+}
+
 Result<ExecCredential> ExecCredentialSource::CurrentAt(SystemClock::time_point now) {
   std::lock_guard lock(mutex_);
   if (cached_ && (!cached_->expires || now < *cached_->expires)) return *cached_;

@@ -70,6 +70,10 @@ class ExecCredentialSource {
   explicit ExecCredentialSource(ExecConfig config);
 
   Result<ExecCredential> Current();
+  // The server refused `token` (401 Unauthorized): a cached credential with that token is dropped,
+  // so that the next Current runs the plugin again even before its expiry, as kubectl does (the
+  // credential may have been revoked). True when it was dropped.
+  bool Forget(const std::string& token);
   // Testing hook: the credential as of `now`.
   Result<ExecCredential> CurrentAt(std::chrono::system_clock::time_point now);
 

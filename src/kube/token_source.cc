@@ -39,6 +39,10 @@ TokenSource::TokenSource(TokenSource&& other) noexcept {
   have_token_ = other.have_token_;
 }
 
+bool TokenSource::Refused(const std::string& token) {
+  return exec_ != nullptr && exec_->Forget(token);
+}
+
 Result<std::string> TokenSource::Token() {
   return TokenAt(Clock::now());
 }

@@ -33,6 +33,10 @@ class TokenSource {
   // The current token ("" for none); reads the file when due.
   Result<std::string> Token();
 
+  // The server refused `token` (401): an exec plugin's credential is fetched anew at the next
+  // Token() (true: a retry may send another token); a fixed or file token is kept (false).
+  bool Refused(const std::string& token);
+
   // Testing hook: the token as of `now`.
   Result<std::string> TokenAt(Clock::time_point now);
 
