@@ -53,27 +53,16 @@ class InspectFlagsTest : public FakeApiTest {
   }
 
   InspectRun Inspect(const std::vector<std::string>& args, const kube::Environment& env) {
-    Result<config::Loaded> loaded = config::Load(InspectTestSchema(), args, {});
-    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-    if (!loaded.ok()) return {};
-    std::ostringstream out, err;
-    InspectRun run;
-    run.code = RunInspect(loaded->config, loaded->positional, env, false, out, err);
-    run.out = out.str();
-    run.err = err.str();
-    return run;
+    return RunWithArgs(
+        args, [&](const config::Config& cfg, const auto& positional, auto& out, auto& err) {
+          return RunInspect(cfg, positional, env, false, out, err);
+        });
   }
 
   InspectRun Version(const std::vector<std::string>& args, const kube::Environment& env) {
-    Result<config::Loaded> loaded = config::Load(InspectTestSchema(), args, {});
-    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-    if (!loaded.ok()) return {};
-    std::ostringstream out, err;
-    InspectRun run;
-    run.code = RunVersion(loaded->config, env, "9.9.9", out, err);
-    run.out = out.str();
-    run.err = err.str();
-    return run;
+    return RunWithArgs(args, [&](const config::Config& cfg, const auto&, auto& out, auto& err) {
+      return RunVersion(cfg, env, "9.9.9", out, err);
+    });
   }
 
   const std::string kGpus = "jsonpath={.nodes[*].name}";

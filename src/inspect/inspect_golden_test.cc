@@ -37,15 +37,10 @@ std::string Kubeconfig(const std::string& url) {
 }
 
 InspectRun Inspect(std::vector<std::string> args, bool terminal = false) {
-  Result<config::Loaded> loaded = config::Load(InspectTestSchema(), args, {});
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  if (!loaded.ok()) return {};
-  std::ostringstream out, err;
-  InspectRun run;
-  run.code = RunInspect(loaded->config, loaded->positional, {}, terminal, out, err);
-  run.out = out.str();
-  run.err = err.str();
-  return run;
+  return RunWithArgs(args,
+                     [&](const config::Config& cfg, const auto& positional, auto& out, auto& err) {
+                       return RunInspect(cfg, positional, {}, terminal, out, err);
+                     });
 }
 
 Json Inventory(const std::string& prefix, int count, const std::string& model, uint64_t mib,

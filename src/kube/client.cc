@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <vector>
 
 #include "kube/api_error.h"
 #include "log/log.h"
@@ -88,6 +89,12 @@ Result<std::unique_ptr<Client>> Client::Create(const ConnectionConfig& connectio
 Status Client::Prepare(HttpRequest& request, std::string* sent) {
   request.headers.push_back("Accept: application/json");
   request.headers.push_back("User-Agent: " + options_.user_agent);
+  return Authorize(request, sent);
+}
+
+Status Client::Authorize(HttpRequest& request, std::string* sent) {
+  std::erase_if(request.headers,
+                [](const std::string& h) { return h.rfind("Authorization: ", 0) == 0; });
   ASSIGN_OR_RETURN(std::string token, token_.Token());
   if (!token.empty()) request.headers.push_back("Authorization: Bearer " + token);
   if (sent != nullptr) *sent = token;
@@ -129,20 +136,22 @@ Result<Json> Client::Request(const std::string& method, const std::string& path,
   HttpRequest request{.method = method,
                       .path = path,
                       .timeout = call.timeout.count() > 0 ? call.timeout : options_.timeout};
-  if (body != nullptr) request.body = body->dump();
-  const std::string context = method + " " + path;
-  const HttpRequest unprepared = request;
+  if (body != nullptr) {
+    request.body = body->dump();
+    request.headers.push_back("Content-Type: " + content_type);
+  }
   std::string token;
-  auto send = [&]() -> Result<HttpResponse> {
-    request = unprepared;
-    if (body != nullptr) request.headers.push_back("Content-Type: " + content_type);
-    RETURN_IF_ERROR(Prepare(request, &token));
+  RETURN_IF_ERROR(Prepare(request, &token));
+  const std::string context = method + " " + path;
+  auto send = [&] {
     return WithRetries(
         request, [&] { return transport_->Do(request, cancel); }, cancel);
   };
   ASSIGN_OR_RETURN(HttpResponse response, send());
-  // An exec plugin's credential the server refuses is fetched anew once, as kubectl does.
+  // An exec plugin's credential the server refuses is fetched anew once, as kubectl does; the
+  // second try has what is left of the request's timeout.
   if (response.status == 401 && !token.empty() && token_.Refused(token)) {
+    RETURN_IF_ERROR(Authorize(request, &token));
     ASSIGN_OR_RETURN(response, send());
   }
   if (response.cancelled) return Unavailable(context + ": cancelled");

@@ -144,6 +144,8 @@ class Client {
   // Adds Accept, User-Agent and Authorization headers; *token gets the bearer token sent ("" for
   // none) when given.
   Status Prepare(HttpRequest& request, std::string* token = nullptr);
+  // Replaces the request's Authorization header with the token source's current token.
+  Status Authorize(HttpRequest& request, std::string* token);
   // Runs `attempt` until it yields a response that is not a retryable 429/5xx or retries run out.
   Result<HttpResponse> WithRetries(HttpRequest& request,
                                    const std::function<Result<HttpResponse>()>& attempt,

@@ -25,9 +25,10 @@ ExternalSemaphore* LiveSemaphore(Driver& d, CUexternalSemaphore handle) {
   return d.external_semaphores.count(s) ? s : nullptr;
 }
 
-// The semaphores of a signal or wait, checked, on a live stream.
+// The driver, the semaphores of a signal or wait and its stream, checked. Needs mu.
 CUresult CheckSemaphores(Driver& d, const CUexternalSemaphore* sems, const void* params,
                          unsigned count, CUstream stream, bool per_thread) {
+  if (CUresult r = CheckInit(d); r != CUDA_SUCCESS) return r;
   if (sems == nullptr || params == nullptr || count == 0) return CUDA_ERROR_INVALID_VALUE;
   Stream* s = nullptr;
   if (CUresult r = ResolveStream(d, stream, per_thread, &s); r != CUDA_SUCCESS) return r;
@@ -42,7 +43,6 @@ CUresult Signal(const CUexternalSemaphore* sems,
                 CUstream stream, bool per_thread) {
   Driver& d = TheDriver();
   std::lock_guard<std::mutex> guard(d.mu);
-  if (CUresult r = CheckInit(d); r != CUDA_SUCCESS) return r;
   if (CUresult r = CheckSemaphores(d, sems, params, count, stream, per_thread); r != CUDA_SUCCESS) {
     return r;
   }
@@ -59,7 +59,6 @@ CUresult Wait(const CUexternalSemaphore* sems, const CUDA_EXTERNAL_SEMAPHORE_WAI
               unsigned count, CUstream stream, bool per_thread) {
   Driver& d = TheDriver();
   std::lock_guard<std::mutex> guard(d.mu);
-  if (CUresult r = CheckInit(d); r != CUDA_SUCCESS) return r;
   return CheckSemaphores(d, sems, params, count, stream, per_thread);
 }
 

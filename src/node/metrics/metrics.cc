@@ -108,15 +108,22 @@ std::string RenderMetrics(const std::string& node, const std::string& state_dir,
     }
   }
   std::ostringstream out;
+  // One gauge family over the containers' (or the claims') rows; a row whose value is nullopt
+  // has no sample.
   auto family = [&](bool claims, const char* name, const char* help, auto value) {
     out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n";
     for (const Row& r : rows) {
-      if (r.claim == claims) out << name << "{" << r.labels << "} " << value(r) << "\n";
+      if (r.claim != claims) continue;
+      if (std::optional<uint64_t> v = value(r))
+        out << name << "{" << r.labels << "} " << *v << "\n";
     }
   };
-  auto used = [](const Row& r) { return r.used; };
-  auto limit = [](const Row& r) { return r.limit; };
-  auto cores = [](const Row& r) { return static_cast<uint64_t>(r.cores); };
+  auto used = [](const Row& r) { return std::optional<uint64_t>(r.used); };
+  auto limit = [](const Row& r) { return std::optional<uint64_t>(r.limit); };
+  auto cores = [](const Row& r) { return std::optional<uint64_t>(r.cores); };
+  auto share = [](const Row& r) {
+    return r.share ? std::optional<uint64_t>(*r.share) : std::nullopt;
+  };
   family(false, "tessera_container_memory_used_bytes", "GPU memory the container uses, per device.",
          used);
   family(false, "tessera_container_memory_limit_bytes",
@@ -129,18 +136,14 @@ std::string RenderMetrics(const std::string& node, const std::string& state_dir,
          "The DRA claim's memory on the device (the GPU's memory when it has none).", limit);
   family(true, "tessera_claim_compute_limit_percent",
          "The DRA claim's cores, percent of the GPU's time (100 when it has none).", cores);
-  auto shares_of = [&](bool claims, const char* name, const char* help) {
-    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n";
-    for (const Row& r : rows) {
-      if (r.claim == claims && r.share) out << name << "{" << r.labels << "} " << *r.share << "\n";
-    }
-  };
-  shares_of(false, "tessera_container_compute_share_percent",
-            "Percent of the GPU's time the container's processes used over the last 5 s of "
-            "NVML's samples.");
-  shares_of(true, "tessera_claim_compute_share_percent",
-            "Percent of the GPU's time the processes of every pod that uses the DRA claim used "
-            "together over the last 5 s of NVML's samples.");
+  family(false, "tessera_container_compute_share_percent",
+         "Percent of the GPU's time the container's processes used over the last 5 s of "
+         "NVML's samples.",
+         share);
+  family(true, "tessera_claim_compute_share_percent",
+         "Percent of the GPU's time the processes of every pod that uses the DRA claim used "
+         "together over the last 5 s of NVML's samples.",
+         share);
   std::map<std::string, uint64_t> by_gpu;
   for (const Row& r : rows) by_gpu[r.uuid] += r.used;
   auto per_gpu = [&](const char* name, const char* help, auto value) {
