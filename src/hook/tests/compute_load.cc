@@ -3,7 +3,7 @@
 // loops do (the host runs one batch ahead: after launching a batch it waits for the one before),
 // from a common start time for a fixed number of seconds.
 //
-//   compute_load <path> <kernel> <sync_every> <start_unix_ms> <seconds>
+//   compute_load <path> <kernel> <sync_every> <start_monotonic_ms> <seconds>
 //   compute_load startup
 //
 // Kernels, each of N us on average (simgpu's default 108 SMs):
@@ -225,7 +225,7 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "startup") == 0) return Startup();
   if (argc != 6) {
     std::fprintf(stderr,
-                 "usage: compute_load <path> <kernel> <sync_every> <start_unix_ms> <seconds>\n"
+                 "usage: compute_load <path> <kernel> <sync_every> <start_monotonic_ms> <seconds>\n"
                  "       compute_load startup\n");
     return 2;
   }
@@ -250,7 +250,7 @@ int main(int argc, char** argv) {
   }
   std::printf("ready\n");
   std::fflush(stdout);
-  int64_t wait = start_ns - NowNs(CLOCK_REALTIME);
+  int64_t wait = start_ns - NowNs(CLOCK_MONOTONIC);
   if (wait > 0) {
     timespec ts = {static_cast<time_t>(wait / 1000000000), static_cast<long>(wait % 1000000000)};
     nanosleep(&ts, nullptr);
@@ -262,7 +262,7 @@ int main(int argc, char** argv) {
   CUstream stream = StreamOf(path, s);
   const bool two = path == "kernel2s";
   long long launches = 0;
-  for (int batch = 0; NowNs(CLOCK_REALTIME) < end_ns; ++batch) {
+  for (int batch = 0; NowNs(CLOCK_MONOTONIC) < end_ns; ++batch) {
     Batch(path, s, sync_every, graph, runtime_launch);
     CHECK(cuEventRecord(done[batch % 2], stream));
     if (two) CHECK(cuEventRecord(done2[batch % 2], s.stream2));

@@ -27,14 +27,17 @@ namespace {
 
 using std::chrono::milliseconds;
 
-int64_t RealtimeMs() {
+// The loads and the test agree on a start time on CLOCK_MONOTONIC, which is one clock for every
+// process of the machine and never steps: a real-time clock stepped forward by NTP during a run
+// (as on a CI runner) ended the loads at once and measured nothing.
+int64_t MonotonicMs() {
   timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
+  clock_gettime(CLOCK_MONOTONIC, &ts);
   return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1000000;
 }
 
 void SleepUntilMs(int64_t when) {
-  int64_t now = RealtimeMs();
+  int64_t now = MonotonicMs();
   if (when > now) std::this_thread::sleep_for(milliseconds(when - now));
 }
 
@@ -171,7 +174,7 @@ class ComputeTest : public ::testing::Test {
                  double seconds, int attempt, uint64_t* stolen) {
     const int kernel_us = std::atoi(kernel.c_str() + kernel.find_first_of("0123456789"));
     const int sync_every = kernel_us >= 1000 ? 4 : 16;
-    const int64_t start = RealtimeMs() + 2500;
+    const int64_t start = MonotonicMs() + 2500;
     std::vector<std::unique_ptr<Child>> children;
     std::vector<int> owner;
     for (size_t c = 0; c < containers.size(); ++c) {
@@ -203,16 +206,16 @@ class ComputeTest : public ::testing::Test {
       EXPECT_TRUE(child->WaitForLine("ready", milliseconds(20000))) << "a load did not start";
       pids.push_back(std::to_string(child->pid()));
     }
-    EXPECT_LT(RealtimeMs(), start) << "the loads took over 2.5 s to start";
+    EXPECT_LT(MonotonicMs(), start) << "the loads took over 2.5 s to start";
 
     SleepUntilMs(start);
     const uint64_t stolen_at_start = StolenMs();
     const nlohmann::json at_start = hook.Stat(devices_);
     SleepUntilMs(start + 1000);
-    int64_t before = RealtimeMs();
+    int64_t before = MonotonicMs();
     nlohmann::json first = hook.Stat(devices_);
     const uint64_t stolen_at_first = StolenMs();
-    double first_window_s = ((before + RealtimeMs()) / 2.0 - start) / 1000.0;
+    double first_window_s = ((before + MonotonicMs()) / 2.0 - start) / 1000.0;
     for (auto& child : children) {
       EXPECT_EQ(child->Wait(milliseconds(static_cast<int64_t>(seconds * 1000) + 30000)), 0);
     }
