@@ -38,6 +38,7 @@ CUresult CheckUnsafeCall(Driver& d) {
 }
 
 CUresult CheckStreamUse(Stream& s) {
+  if (s.ctx->sticky_error != CUDA_SUCCESS) return s.ctx->sticky_error;
   if (s.capture != nullptr && s.capture_invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
   if (&s != &s.ctx->legacy || !LegacyBlockedByCapture(*s.ctx)) return CUDA_SUCCESS;
   ForEachStream(*s.ctx, [](Stream* other) {

@@ -30,7 +30,8 @@ namespace simgpu {
 CUresult CheckUnsafeCall(Driver& d);
 
 // CUDA_SUCCESS when work may be queued on `s`, or `s` synchronised or queried, as far as captures
-// go; otherwise CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (s's own capture was invalidated) or
+// go; otherwise the sticky error of s's context (Context::sticky_error),
+// CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (s's own capture was invalidated) or
 // CUDA_ERROR_STREAM_CAPTURE_IMPLICIT (s is the legacy stream and a blocking stream of its context
 // is capturing; those captures are invalidated).
 CUresult CheckStreamUse(Stream& s);

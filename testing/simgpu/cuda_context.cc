@@ -68,6 +68,8 @@ CUresult SyncContext(Context* ctx_or_null) {
       if (CUresult r = CurrentCtx(d, &ctx); r != CUDA_SUCCESS) return r;
     } else if (d.contexts.count(ctx) == 0) {
       return CUDA_ERROR_INVALID_CONTEXT;
+    } else if (ctx->sticky_error != CUDA_SUCCESS) {
+      return ctx->sticky_error;
     }
     if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
     *until = ContextLast(d, *ctx);

@@ -101,6 +101,7 @@ CUresult IsCapturing(CUstream h, CUstreamCaptureStatus* status, bool per_thread)
 CUresult LaunchGraph(CUgraphExec hExec, CUstream h, bool per_thread) {
   Driver& d = TheDriver();
   std::vector<GraphKernel> kernels;
+  std::vector<bool> touches;
   {
     std::lock_guard<std::mutex> guard(d.mu);
     if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
@@ -111,9 +112,16 @@ CUresult LaunchGraph(CUgraphExec hExec, CUstream h, bool per_thread) {
     if (CUresult r = CheckStreamUse(*s); r != CUDA_SUCCESS) return r;
     if (CUresult r = LaunchGraphMemory(d, *exec, s->ctx); r != CUDA_SUCCESS) return r;
     kernels = exec->kernels;
+    for (const GraphKernel& k : kernels) {  // a function unloaded since fails in LaunchOne
+      touches.push_back(d.functions.count(k.function) != 0 && k.function->timing.touches_memory);
+    }
   }
-  for (GraphKernel& k : kernels) {
-    void* params[] = {&k.shape.units};  // the graph's copy of a `work_<N>ns` kernel's argument
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    GraphKernel& k = kernels[i];
+    // The graph's copy of a `work_<N>ns` kernel's argument or a `touch_<N>ns` kernel's two.
+    void* work[] = {&k.shape.units};
+    void* touch[] = {&k.shape.touch_address, &k.shape.touch_bytes};
+    void** params = touches[i] ? touch : work;
     CUresult r = LaunchOne(reinterpret_cast<CUfunction>(k.function), k.shape.grid, k.shape.block,
                            KernelArgs{params, nullptr}, h, per_thread);
     if (r != CUDA_SUCCESS) return r;
@@ -141,9 +149,7 @@ CUresult AddKernelNode(CUgraphNode* phNode, CUgraph hGraph, const CUgraphNode* d
   auto node = std::make_unique<KernelNode>();
   node->function = f;
   node->shape = shape;
-  if (f->timing.takes_units && !FirstArgumentU64(args, &node->shape.units)) {
-    return CUDA_ERROR_INVALID_VALUE;
-  }
+  if (!ReadKernelArguments(f->timing, args, &node->shape)) return CUDA_ERROR_INVALID_VALUE;
   *phNode = reinterpret_cast<CUgraphNode>(node.get());
   d.nodes.insert(node.get());
   g->nodes.push_back(std::move(node));

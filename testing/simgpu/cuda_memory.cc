@@ -1,8 +1,7 @@
-// Allocation and free paths (plain, pitched, managed, async, pools, host), cuMemGetInfo. The
-// pools themselves are in pool_ops.h. The synchronous allocations and frees are potentially
+// Allocation and free paths (plain, pitched, managed, async, pools), cuMemGetInfo, and what the
+// driver answers about a pointer. The pools themselves are in pool_ops.h, pinned host memory in
+// cuda_host_memory.cc. The synchronous allocations and frees are potentially
 // unsafe calls during a stream capture (capture_rules.h); the stream-ordered ones are captured.
-#include <cstdlib>
-
 #include "capture_rules.h"
 #include "driver_state.h"
 #include "graph_memory.h"
@@ -23,14 +22,15 @@ CUresult AllocCurrent(CUdeviceptr* dptr, size_t bytes, bool managed) {
   return Allocate(d, ctx, bytes, managed, dptr);
 }
 
-// What cuPointerGetAttribute answers about a device pointer: the allocation, opened IPC range or
-// VMM mapping that contains it.
+// What cuPointerGetAttribute answers about a pointer: the allocation, opened IPC range, VMM
+// mapping or pinned host allocation that contains it.
 struct PointerRange {
   uint64_t base = 0, size = 0;
   int device = 0;  // physical
   bool managed = false;
   bool legacy_ipc = false;  // cuIpcGetMemHandle can export it
   Context* ctx = nullptr;   // nullptr for VMM mappings, which belong to no context
+  bool host = false;        // pinned host memory (its device: its context's)
 };
 
 bool FindPointer(const Driver& d, uint64_t ptr, PointerRange* out) {
@@ -55,6 +55,12 @@ bool FindPointer(const Driver& d, uint64_t ptr, PointerRange* out) {
   if (m != d.mappings.begin() && ptr < std::prev(m)->first + std::prev(m)->second.size) {
     const Mapping& x = std::prev(m)->second;
     *out = {std::prev(m)->first, x.size, x.memory->device, false, false, nullptr};
+    return true;
+  }
+  auto h = d.host_allocations.upper_bound(ptr);
+  if (h != d.host_allocations.begin() && ptr < std::prev(h)->first + std::prev(h)->second.size) {
+    const HostAllocation& x = std::prev(h)->second;
+    *out = {std::prev(h)->first, x.size, x.device, false, false, x.ctx, true};
     return true;
   }
   return false;
@@ -175,7 +181,10 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize, CUdeviceptr 
 }
 
 // The attributes of device memory that frameworks ask (vLLM and NCCL: the range's start, its
-// device, whether legacy IPC can export it); others are CUDA_ERROR_INVALID_VALUE here.
+// device, whether legacy IPC can export it); others are CUDA_ERROR_INVALID_VALUE here. Pinned host
+// memory is CU_MEMORYTYPE_HOST, reached at the same address by the host and every device (unified
+// addressing); its context and device are those it was allocated in, its range the allocation.
+// Device memory has no host pointer (CUDA_ERROR_INVALID_VALUE); managed memory's is its address.
 CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
   if (data == nullptr) return CUDA_ERROR_INVALID_VALUE;
   Driver& d = TheDriver();
@@ -189,10 +198,14 @@ CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdevi
       *static_cast<CUcontext*>(data) = reinterpret_cast<CUcontext>(range.ctx);
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-      *static_cast<unsigned*>(data) = CU_MEMORYTYPE_DEVICE;
+      *static_cast<unsigned*>(data) = range.host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
       *static_cast<CUdeviceptr*>(data) = ptr;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+      if (!range.host && !range.managed) return CUDA_ERROR_INVALID_VALUE;
+      *static_cast<void**>(data) = reinterpret_cast<void*>(ptr);
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:
       *static_cast<unsigned*>(data) = range.managed ? 1 : 0;
@@ -348,34 +361,6 @@ CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void
       return CUDA_SUCCESS;
   }
   return CUDA_ERROR_INVALID_VALUE;
-}
-
-// Host memory: ordinary process memory (no device memory is charged).
-CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) {
-  return cuMemHostAlloc(pp, bytesize, 0);
-}
-
-CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int) {
-  if (pp == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
-  Driver& d = TheDriver();
-  {
-    std::lock_guard<std::mutex> guard(d.mu);
-    Context* ctx = nullptr;
-    if (CUresult r = CurrentCtx(d, &ctx); r != CUDA_SUCCESS) return r;
-    if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
-  }
-  *pp = malloc(bytesize);
-  return *pp != nullptr ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-}
-
-CUresult cuMemFreeHost(void* p) {
-  Driver& d = TheDriver();
-  {
-    std::lock_guard<std::mutex> guard(d.mu);
-    if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
-  }
-  free(p);
-  return CUDA_SUCCESS;
 }
 
 }  // extern "C"

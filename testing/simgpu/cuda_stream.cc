@@ -242,6 +242,7 @@ CUresult cuEventQuery(CUevent e) {
   if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
   auto* ev = reinterpret_cast<Event*>(e);
   if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
+  if (ev->ctx->sticky_error != CUDA_SUCCESS) return ev->ctx->sticky_error;
   if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
   IpcEventRefresh(d, ev);
   return EventCompleted(d, ev) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
@@ -253,6 +254,7 @@ CUresult cuEventSynchronize(CUevent e) {
     if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
     auto* ev = reinterpret_cast<Event*>(e);
     if (d.events.count(ev) == 0) return CUDA_ERROR_INVALID_HANDLE;
+    if (ev->ctx->sticky_error != CUDA_SUCCESS) return ev->ctx->sticky_error;
     if (CUresult r = CheckUnsafeCall(d); r != CUDA_SUCCESS) return r;
     IpcEventRefresh(d, ev);
     if (ev->blocked != nullptr) {

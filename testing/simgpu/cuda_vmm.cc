@@ -1,13 +1,15 @@
 // Virtual memory management (cuMemCreate/Release, address reserve/free, map/unmap, access,
 // granularity) and arrays. A cuMemCreate handle with a device location charges device memory; a
-// host location charges nothing and is host memory the CPU reaches at its mappings once access is
-// set for a host location (host_backing.h). Arrays charge their byte size rounded up to the
-// granule.
+// host location charges no device memory and is pinned host memory (resident from its creation,
+// counted as the process's host memory) the CPU reaches at its mappings once access is set for a
+// host location (host_backing.h); kernels reach a mapping once access is set for their device.
+// Arrays charge their byte size rounded up to the granule.
 #include <unistd.h>
 
 #include "driver_state.h"
 #include "host_backing.h"
 #include "multicast_ops.h"
+#include "pinned_pages.h"
 
 using namespace simgpu;
 
@@ -25,6 +27,10 @@ void ReleaseIfUnused(Driver& d, PhysicalMemory* m) {
   } else if (m->charged) {
     SharedState::Lock lock(*d.state);
     d.state->Uncharge(lock, m->device, m->size);
+  }
+  if (m->host_device >= 0) {
+    SharedState::Lock lock(*d.state);
+    d.state->UnchargeHost(lock, m->host_device, m->size);
   }
   if (m->host_fd >= 0) close(m->host_fd);
   d.physical.erase(m);
@@ -145,10 +151,25 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
     }
     case CU_MEM_LOCATION_TYPE_HOST:
     case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: {
+      // Pinned at creation, as the real driver does: resident pages, or out of memory.
       m->host_fd = NewHostBacking(size);
       if (m->host_fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+      if (!PopulateMemfd(m->host_fd, kHostBackingHeader, size)) {
+        close(m->host_fd);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+      }
+      // Host memory of the device the program works on (its current context's, else its first).
+      Context* current = CurrentContext();
+      m->host_device =
+          current != nullptr && d.contexts.count(current) != 0 ? current->device : d.visible.at(0);
+      SharedState::Lock lock(*d.state);
+      if (!d.state->ChargeHost(lock, m->host_device, size)) {
+        close(m->host_fd);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+      }
       break;
+    }
     default:
       return CUDA_ERROR_INVALID_VALUE;
   }
@@ -279,12 +300,21 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* des
     if (at >= m->first + m->second.size) return CUDA_ERROR_INVALID_VALUE;
     at = m->first + m->second.size;
   }
+  if (size == 0) return CUDA_SUCCESS;
   bool host = false;  // the CPU is granted access
   for (size_t i = 0; i < count; ++i) host |= desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE;
-  if (host && size > 0) {
-    auto m = std::prev(d.mappings.upper_bound(ptr));  // the mapping holding ptr (checked above)
-    for (; m != d.mappings.end() && m->first < ptr + size; ++m) {
-      if (m->second.memory->host_fd >= 0) AllowHostAccess(m->first, m->second.size);
+  auto first = std::prev(d.mappings.upper_bound(ptr));  // the mapping holding ptr (checked above)
+  for (auto m = first; m != d.mappings.end() && m->first < ptr + size; ++m) {
+    if (host && m->second.memory->host_fd >= 0) AllowHostAccess(m->first, m->second.size);
+    // The devices whose kernels may address it (`touch_<N>ns` kernels check).
+    for (size_t i = 0; i < count; ++i) {
+      if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE) continue;
+      uint32_t bit = 1u << d.visible[desc[i].location.id];
+      if (desc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_NONE) {
+        m->second.device_access &= ~bit;
+      } else {
+        m->second.device_access |= bit;
+      }
     }
   }
   return CUDA_SUCCESS;

@@ -93,7 +93,7 @@ namespace {
 
 constexpr const char* kKeys =
     "count, memory, sms, model, gpu, ctxmem, sched, timeslice, jitter, drift, driftperiod, nvml, "
-    "nvmlperiod, switch, streams, events, peers, profile";
+    "nvmlperiod, switch, streams, events, peers, hostslow, profile";
 
 }  // namespace
 
@@ -160,7 +160,8 @@ std::string DeviceSpec::Canonical() const {
          ";nvml=" + NvmlModeName(m.nvml_mode) + ";nvmlperiod=" + std::to_string(m.nvml_period_ns) +
          "ns" + ";switch=" + std::to_string(m.switch_ns) + "ns" +
          ";streams=" + (m.streams_concurrent ? "concurrent" : "serial") +
-         ";events=" + (m.events_on_device ? "device" : "host") + ";peers=" + peers.Canonical();
+         ";events=" + (m.events_on_device ? "device" : "host") + ";peers=" + peers.Canonical() +
+         ";hostslow=" + std::to_string(host_slowdown);
   return out;
 }
 
@@ -256,6 +257,8 @@ tessera::Result<DeviceSpec> ParseDeviceSpec(std::string_view text) {
                                      "context, or at the host's record call"));
       } else if (key == "peers") {
         ASSIGN_OR_RETURN(spec.peers, ParsePeerTopology(value));
+      } else if (key == "hostslow") {
+        ASSIGN_OR_RETURN(spec.host_slowdown, ParseCount(key, value, 1, 10000));
       } else if (key == "profile") {
         if (tessera::ToLower(value) != "ideal") {
           return tessera::InvalidArgument("SIMGPU_DEVICES: profile=" + std::string(value) +

@@ -27,6 +27,9 @@
 //                        the context (default) or at the host's record call
 // `peers=pcie|none|nvlink|nvlink:A-B/C-D`: which devices reach each other's memory directly
 // (peer_topology.h; default pcie).
+// `hostslow=F` (1 to 10000, default kDefaultHostSlowdown): a kernel reading host memory the device
+// maps (pinned host allocations, host-located VMM memory) takes F times as long as on device
+// memory (`touch_<N>ns` kernels, kernel_timing.h).
 // `profile=ideal` sets all of them to the idealised values simgpu had before (jitter=0, drift=0,
 // nvml=aligned, switch=0, streams=serial, events=host); keys given after it override it.
 //
@@ -46,6 +49,9 @@ namespace simgpu {
 
 inline constexpr uint64_t kDefaultTimesliceNs = 2'000'000;
 inline constexpr uint64_t kDefaultNvmlPeriodNs = 1'000'000'000 / 6;
+// An H200's HBM3e (4.8 TB/s) against PCIe Gen5 x16 (64 GB/s a direction), which a kernel's
+// zero-copy reads of host memory cross: 4800 / 64 = 75 (docs/simgpu.md, "Host memory").
+inline constexpr uint32_t kDefaultHostSlowdown = 75;
 
 // How NVML's per-process samples are taken (docs/simgpu.md, "Imperfections"): kOwn, every
 // process on a phase of its own; kOne, one process per device-wide instant, as an H200 with
@@ -84,11 +90,13 @@ struct DeviceSpec {
   SchedMode sched = SchedMode::kTimeSlice;
   uint64_t timeslice_ns = kDefaultTimesliceNs;
   Imperfections imperfections;
-  PeerTopology peers;  // peers=
+  PeerTopology peers;                             // peers=
+  uint32_t host_slowdown = kDefaultHostSlowdown;  // hostslow=
 
   // A normalised text that is equal for equal machines ("gpu=A:1024:8;ctxmem=0;sched=timeslice;
   // timeslice=2000000ns;jitter=5;drift=10;driftperiod=20000000000ns;nvml=own;
-  // nvmlperiod=166666666ns;switch=25000ns;streams=concurrent;events=device").
+  // nvmlperiod=166666666ns;switch=25000ns;streams=concurrent;events=device;peers=pcie;
+  // hostslow=75").
   std::string Canonical() const;
 };
 

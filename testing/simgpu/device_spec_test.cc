@@ -36,7 +36,7 @@ TEST(SimgpuDeviceSpec, MixedForm) {
             "gpu=SimGPU-3090:25446842368:82;gpu=SimGPU-H200:151397597184:132;ctxmem=1073741824;"
             "sched=timeslice;timeslice=2000000ns;jitter=5;drift=10;driftperiod=20000000000ns;"
             "nvml=own;nvmlperiod=166666666ns;switch=25000ns;streams=concurrent;events=device;"
-            "peers=pcie");
+            "peers=pcie;hostslow=75");
 }
 
 TEST(SimgpuDeviceSpec, EqualMachinesHaveEqualCanonicalText) {
@@ -85,7 +85,7 @@ TEST(SimgpuDeviceSpec, SchedulingDefaultsToTwoMillisecondSlices) {
   EXPECT_EQ(fifo->Canonical(),
             "gpu=SimGPU:17179869184:108;ctxmem=0;sched=fifo;jitter=5;drift=10;"
             "driftperiod=20000000000ns;nvml=own;nvmlperiod=166666666ns;switch=25000ns;"
-            "streams=concurrent;events=device;peers=pcie");
+            "streams=concurrent;events=device;peers=pcie;hostslow=75");
   auto slice = ParseDeviceSpec("count=1;sched=timeslice;timeslice=500us");
   ASSERT_TRUE(slice.ok());
   EXPECT_EQ(slice->timeslice_ns, 500'000u);
@@ -205,6 +205,27 @@ TEST(DeviceSpecTest, PeersDescribeTheTopology) {
   auto bad = ParseDeviceSpec("count=2,peers=fast");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'pcie'"), std::string::npos) << bad.status().message();
+}
+
+TEST(SimgpuDeviceSpec, HostSlowdownIsAMachineKey) {
+  auto plain = ParseDeviceSpec("count=1");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->host_slowdown, kDefaultHostSlowdown);
+  // Not an imperfection: profile=ideal keeps it, and it tells machines apart.
+  auto slow = ParseDeviceSpec("count=1,profile=ideal,hostslow=10");
+  ASSERT_TRUE(slow.ok()) << slow.status().message();
+  EXPECT_EQ(slow->host_slowdown, 10u);
+  EXPECT_NE(slow->Canonical().find(";hostslow=10"), std::string::npos) << slow->Canonical();
+  auto ideal = ParseDeviceSpec("count=1,profile=ideal");
+  ASSERT_TRUE(ideal.ok());
+  EXPECT_EQ(ideal->host_slowdown, kDefaultHostSlowdown);
+  for (const char* bad : {"count=1,hostslow=0", "count=1,hostslow=10001", "count=1,hostslow=2.5"}) {
+    auto r = ParseDeviceSpec(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("hostslow="), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("from 1 to 10000"), std::string::npos)
+        << r.status().message();
+  }
 }
 
 }  // namespace simgpu

@@ -2,6 +2,7 @@
 
 #include "graph_memory.h"
 #include "ipc_ops.h"
+#include "memory_ops.h"
 #include "pool_ops.h"
 
 #include <pthread.h>
@@ -74,6 +75,7 @@ CUresult CurrentCtx(const Driver& d, Context** out) {
   if (!d.initialized) return CUDA_ERROR_NOT_INITIALIZED;
   Context* c = CurrentContext();
   if (c == nullptr || d.contexts.count(c) == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  if (c->sticky_error != CUDA_SUCCESS) return c->sticky_error;
   *out = c;
   return CUDA_SUCCESS;
 }
@@ -202,6 +204,11 @@ void DestroyContext(Driver& d, Context* ctx) {
   for (auto it = d.allocations.begin(); it != d.allocations.end();) {
     auto next = std::next(it);
     if (it->second.ctx == ctx) FreeAllocation(d, it);
+    it = next;
+  }
+  for (auto it = d.host_allocations.begin(); it != d.host_allocations.end();) {
+    auto next = std::next(it);
+    if (it->second.ctx == ctx) FreeHostAllocation(d, it);
     it = next;
   }
   IpcCloseContext(d, ctx);

@@ -79,6 +79,9 @@ struct Context {
   uint64_t stack_bytes = 1024;
   uint64_t printf_fifo_bytes = 1 << 20;
   std::set<Context*> peers;  // cuCtxEnablePeerAccess: contexts whose memory this one may access
+  // A sticky error (a kernel's illegal address): every later call that works in the context
+  // returns it, until the context is destroyed (a primary one reset), as with the real driver.
+  CUresult sticky_error = CUDA_SUCCESS;
 };
 
 struct Function {
@@ -87,12 +90,15 @@ struct Function {
   Context* ctx = nullptr;
 };
 
-// A launch's shape: grid and block dimensions, and the unit count of a `work_<N>ns` kernel (its
-// first argument, read when it was launched, captured or added to a graph; 0 for other kernels).
+// A launch's shape: grid and block dimensions, the unit count of a `work_<N>ns` kernel (its
+// first argument) and the range a `touch_<N>ns` kernel reads (its first two), read when it was
+// launched, captured or added to a graph (0 for other kernels).
 struct LaunchShape {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
   uint64_t units = 0;
+  uint64_t touch_address = 0;
+  uint64_t touch_bytes = 0;
   uint64_t Blocks() const { return uint64_t{grid[0]} * grid[1] * grid[2]; }
 };
 
@@ -215,6 +221,7 @@ struct PhysicalMemory {
   uint64_t shared_id = 0;         // exported or imported; always set for a multicast object
   bool multicast = false;         // a multicast object's handle (StateFile::multicasts)
   int host_fd = -1;               // host-located: the memfd of its bytes (host_backing.h)
+  int host_device = -1;           // host-located and made here: the device its host bytes count for
 };
 
 // Another API's memory imported by descriptor (cuda_external.cc): it holds the VMM share the
@@ -236,6 +243,21 @@ struct ExternalSemaphore {
 struct Mapping {
   uint64_t size = 0;
   PhysicalMemory* memory = nullptr;
+  uint32_t device_access = 0;  // cuMemSetAccess: a bit per physical device granted access
+};
+
+// Pinned host memory (cuMemHostAlloc, cuMemAllocHost; or the program's own memory registered by
+// cuMemHostRegister): real pages, resident from the allocation or registration (pinned_pages.h),
+// mapped for every device at the host address (unified addressing), charged to no device; counted
+// as host memory of `device` for `simgpu stat`. Freed (unregistered) by cuMemFreeHost
+// (cuMemHostUnregister) or with its context.
+struct HostAllocation {
+  uint64_t size = 0;    // as requested
+  uint64_t mapped = 0;  // the whole pages it covers
+  unsigned flags = 0;   // CU_MEMHOSTALLOC_* or CU_MEMHOSTREGISTER_* as given
+  Context* ctx = nullptr;
+  int device = 0;           // physical: the context's
+  bool registered = false;  // the program's memory (cuMemHostRegister): never unmapped here
 };
 
 struct ArrayAlloc {
@@ -279,6 +301,7 @@ struct Driver {
   std::map<uint64_t, uint64_t> reservations;    // VMM reserved ranges: base -> size
   std::map<uint64_t, Mapping> mappings;         // VMM mapped ranges: base -> mapping
   std::map<uint64_t, IpcOpening> ipc_openings;  // cuIpcOpenMemHandle ranges: base -> opening
+  std::map<uint64_t, HostAllocation> host_allocations;  // pinned host memory: base -> allocation
   AddressSpace address_space;
   std::map<int, int> pid_stat;            // physical device -> this process's PID table entry
   std::map<uint64_t, KernelRef> signals;  // `signal_<K>` kernels: K + 1 -> the first one
@@ -307,7 +330,8 @@ std::vector<Context*>& ContextStack();
 // Checks that cuInit succeeded; CUDA_ERROR_NOT_INITIALIZED otherwise. Needs mu.
 CUresult CheckInit(const Driver& d);
 
-// The current context, checked for being alive: CUDA_ERROR_INVALID_CONTEXT when there is none.
+// The current context, checked for being alive: CUDA_ERROR_INVALID_CONTEXT when there is none,
+// its sticky error when it has one.
 CUresult CurrentCtx(const Driver& d, Context** out);
 
 // The stream a handle means: 0 is the legacy default stream (the per-thread one when

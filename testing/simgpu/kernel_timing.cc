@@ -34,6 +34,9 @@ KernelTiming KernelTimingOf(std::string_view name) {
   if (NumberIn(name, "busy_", "us", &n)) return KernelTiming{.fixed_ns = n * 1000};
   if (NumberIn(name, "grid_", "ns", &n)) return KernelTiming{.per_block_ns = n};
   if (NumberIn(name, "work_", "ns", &n)) return KernelTiming{.per_unit_ns = n, .takes_units = true};
+  if (NumberIn(name, "touch_", "ns", &n)) {
+    return KernelTiming{.per_mib_ns = n, .touches_memory = true};
+  }
   if (NumberIn(name, "wait_", "", &n)) {
     return KernelTiming{.fixed_ns = kDefaultKernelNs, .waits_for = n + 1};
   }
@@ -53,6 +56,15 @@ uint64_t KernelDurationNs(const KernelTiming& timing, uint64_t blocks, uint32_t 
   uint64_t per_wave = sms == 0 ? 1 : sms;
   uint64_t waves = (blocks + per_wave - 1) / per_wave;
   return timing.fixed_ns + waves * timing.per_block_ns;
+}
+
+uint64_t TouchDurationNs(uint64_t per_mib_ns, uint64_t device_bytes, uint64_t host_bytes,
+                         uint32_t host_slowdown) {
+  // 128-bit products: N (up to an hour) times a byte count overflows 64 bits.
+  unsigned __int128 weighted = static_cast<unsigned __int128>(device_bytes) +
+                               static_cast<unsigned __int128>(host_bytes) * host_slowdown;
+  unsigned __int128 ns = weighted * per_mib_ns >> 20;
+  return ns > kMaxKernelNs ? kMaxKernelNs : static_cast<uint64_t>(ns);
 }
 
 uint64_t DeviceSeed(std::string_view uuid) {

@@ -4,7 +4,10 @@
 // its shape; `grid_<N>ns` takes N nanoseconds per block, its blocks spread over the device's SMs
 // in waves (ceil(blocks / SMs) waves of N ns); `work_<N>ns` takes N nanoseconds per unit of work,
 // the unit count being its first kernel argument (a uint64_t), whatever its grid, as persistent
-// kernels launched with one block per SM do; any other name takes 10 microseconds. `signal_<K>`
+// kernels launched with one block per SM do; `touch_<N>ns` reads a range of memory, its first two
+// arguments (a device pointer and a byte count): N nanoseconds per MiB of device memory, the
+// device's host slowdown (hostslow=) times that per MiB of host memory the device maps (the
+// launch checks the range, stream_ops.h); any other name takes 10 microseconds. `signal_<K>`
 // (10 us) sets signal K of the process when it ends; `wait_<K>` spins until signal K is set (on
 // any device of the process), then takes 10 us, as NCCL's kernels and kernels polling a flag do.
 //
@@ -37,20 +40,30 @@ inline constexpr double kOutlierMin = 1.5;
 inline constexpr double kOutlierMax = 3.0;
 
 struct KernelTiming {
-  uint64_t fixed_ns = 0;      // per launch
-  uint64_t per_block_ns = 0;  // per wave of blocks (0: the time does not follow the shape)
-  uint64_t waits_for = 0;     // K + 1 for `wait_<K>`, else 0
-  uint64_t signals = 0;       // K + 1 for `signal_<K>`, else 0
-  uint64_t per_unit_ns = 0;   // `work_<N>ns`: N
-  bool takes_units = false;   // `work_<N>ns`: its first argument is the unit count
+  uint64_t fixed_ns = 0;        // per launch
+  uint64_t per_block_ns = 0;    // per wave of blocks (0: the time does not follow the shape)
+  uint64_t waits_for = 0;       // K + 1 for `wait_<K>`, else 0
+  uint64_t signals = 0;         // K + 1 for `signal_<K>`, else 0
+  uint64_t per_unit_ns = 0;     // `work_<N>ns`: N
+  bool takes_units = false;     // `work_<N>ns`: its first argument is the unit count
+  uint64_t per_mib_ns = 0;      // `touch_<N>ns`: N
+  bool touches_memory = false;  // `touch_<N>ns`: its first arguments are a pointer and a size
 };
 
 KernelTiming KernelTimingOf(std::string_view name);
 
 // The nominal device time of one launch of `blocks` blocks on a device with `sms` SMs; `units` is
-// the unit count of a `work_<N>ns` kernel (ignored for the others).
+// the unit count of a `work_<N>ns` kernel (ignored for the others). Not for `touch_<N>ns`
+// kernels, whose time depends on the memory they read (TouchDurationNs).
 uint64_t KernelDurationNs(const KernelTiming& timing, uint64_t blocks, uint32_t sms,
                           uint64_t units);
+
+// The nominal time of a `touch_<N>ns` kernel (`per_mib_ns` = N) that reads `device_bytes` of
+// device memory and `host_bytes` of host memory on a device whose host slowdown is
+// `host_slowdown`: N ns per MiB (2^20 bytes) of the first, N * host_slowdown per MiB of the
+// second, rounded down, at most kMaxKernelNs.
+uint64_t TouchDurationNs(uint64_t per_mib_ns, uint64_t device_bytes, uint64_t host_bytes,
+                         uint32_t host_slowdown);
 
 // A device's kernel-time variation: its settings (state_layout.h's DeviceState) and its seed.
 struct Variation {

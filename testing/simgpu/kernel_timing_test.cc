@@ -35,6 +35,22 @@ TEST(SimgpuKernelTiming, OtherNamesTakeTheDefault) {
   EXPECT_EQ(Duration("grid_x1ns", 1, 108), kDefaultKernelNs);
 }
 
+TEST(SimgpuKernelTiming, TouchKernelsTakeNPerMibAndMoreOnHostMemory) {
+  KernelTiming t = KernelTimingOf("touch_1000ns");
+  EXPECT_TRUE(t.touches_memory);
+  EXPECT_EQ(t.per_mib_ns, 1000u);
+  EXPECT_FALSE(t.takes_units);
+  EXPECT_FALSE(KernelTimingOf("touch_1000us").touches_memory);  // nanoseconds only
+  EXPECT_FALSE(KernelTimingOf("touch_ns").touches_memory);
+  constexpr uint64_t kMiB = 1 << 20;
+  EXPECT_EQ(TouchDurationNs(1000, 64 * kMiB, 0, 75), 64'000u);
+  EXPECT_EQ(TouchDurationNs(1000, 0, 64 * kMiB, 75), 64'000u * 75);
+  EXPECT_EQ(TouchDurationNs(1000, 32 * kMiB, 32 * kMiB, 75), 32'000u + 32'000u * 75);
+  EXPECT_EQ(TouchDurationNs(1000, kMiB / 2, 0, 75), 500u);  // part of a MiB
+  EXPECT_EQ(TouchDurationNs(1000, 0, 0, 75), 0u);
+  EXPECT_EQ(TouchDurationNs(3'600'000'000, UINT64_MAX, UINT64_MAX, 10000), kMaxKernelNs);
+}
+
 TEST(SimgpuKernelTiming, WorkKernelsTakeNPerUnitWhateverTheGrid) {
   struct Case {
     const char* name;

@@ -3,20 +3,21 @@
 #include <cstring>
 
 #include "capture_rules.h"
-#include "driver_state.h"
 #include "stream_ops.h"
 
 namespace simgpu {
 
-bool FirstArgumentU64(const KernelArgs& args, uint64_t* value) {
+bool ArgumentsU64(const KernelArgs& args, int count, uint64_t* values) {
   if ((args.params == nullptr) == (args.extra == nullptr)) return false;
   if (args.params != nullptr) {
-    if (args.params[0] == nullptr) return false;
-    std::memcpy(value, args.params[0], sizeof(*value));
+    for (int i = 0; i < count; ++i) {
+      if (args.params[i] == nullptr) return false;
+      std::memcpy(&values[i], args.params[i], sizeof(values[i]));
+    }
     return true;
   }
   const void* buffer = nullptr;
-  size_t size = sizeof(*value);  // assumed large enough when no size is given
+  size_t size = sizeof(uint64_t) * count;  // assumed large enough when no size is given
   // Key-value pairs up to CU_LAUNCH_PARAM_END (a bound, should the terminator be missing).
   for (int i = 0; i < 64 && args.extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
     if (args.extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
@@ -28,8 +29,19 @@ bool FirstArgumentU64(const KernelArgs& args, uint64_t* value) {
       return false;
     }
   }
-  if (buffer == nullptr || size < sizeof(*value)) return false;
-  std::memcpy(value, buffer, sizeof(*value));
+  if (buffer == nullptr || size < sizeof(uint64_t) * count) return false;
+  std::memcpy(values, buffer, sizeof(uint64_t) * count);
+  return true;
+}
+
+bool ReadKernelArguments(const KernelTiming& timing, const KernelArgs& args, LaunchShape* shape) {
+  if (timing.takes_units) return ArgumentsU64(args, 1, &shape->units);
+  if (timing.touches_memory) {
+    uint64_t values[2] = {};
+    if (!ArgumentsU64(args, 2, values)) return false;
+    shape->touch_address = values[0];
+    shape->touch_bytes = values[1];
+  }
   return true;
 }
 
@@ -50,9 +62,7 @@ CUresult LaunchOne(CUfunction f, const unsigned grid[3], const unsigned block[3]
       auto* fn = reinterpret_cast<Function*>(f);
       if (d.functions.count(fn) == 0) return CUDA_ERROR_INVALID_HANDLE;
       LaunchShape shape{{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}};
-      if (fn->timing.takes_units && !FirstArgumentU64(args, &shape.units)) {
-        return CUDA_ERROR_INVALID_VALUE;
-      }
+      if (!ReadKernelArguments(fn->timing, args, &shape)) return CUDA_ERROR_INVALID_VALUE;
       Stream* s = nullptr;
       if (CUresult r = ResolveStream(d, stream, per_thread, &s); r != CUDA_SUCCESS) return r;
       if (CUresult r = CheckStreamUse(*s); r != CUDA_SUCCESS) return r;

@@ -30,6 +30,7 @@ CUresult cuMemGetInfo(unsigned int* free_bytes, unsigned int* total);
 CUresult cuCtxCreate(CUcontext* pctx, unsigned int flags, CUdevice dev);
 CUresult cuCtxDestroy(CUcontext ctx);
 CUresult cuCtxPopCurrent(CUcontext* pctx);
+CUresult cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags);  // pages aligned
 CUresult cuCtxPushCurrent(CUcontext ctx);
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
 CUresult cuDevicePrimaryCtxReset(CUdevice dev);

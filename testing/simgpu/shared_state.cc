@@ -107,6 +107,7 @@ tessera::Status CreateStateFile(const std::string& directory, const std::string&
     d.nvml_mode = static_cast<uint32_t>(m.nvml_mode);
     d.streams_concurrent = m.streams_concurrent ? 1 : 0;
     d.events_on_device = m.events_on_device ? 1 : 0;
+    d.host_slowdown = spec.host_slowdown;
     d.nvlink_group = spec.peers.GroupOf(static_cast<int>(i), static_cast<int>(spec.devices.size()));
   }
   f->magic = kStateMagic;
@@ -466,6 +467,18 @@ void SharedState::Uncharge(const Lock& lock, int dev, uint64_t bytes) {
     self->used_bytes[dev] -= mine;
     d.used_bytes -= std::min(d.used_bytes, mine);
   }
+}
+
+bool SharedState::ChargeHost(const Lock& lock, int dev, uint64_t bytes) {
+  ProcessSlot* self = Self(lock);
+  if (self == nullptr) return false;
+  self->host_bytes[dev] += bytes;
+  return true;
+}
+
+void SharedState::UnchargeHost(const Lock& lock, int dev, uint64_t bytes) {
+  ProcessSlot* self = Self(lock);
+  if (self != nullptr) self->host_bytes[dev] -= std::min(self->host_bytes[dev], bytes);
 }
 
 void SharedState::CountContext(const Lock& lock, int dev, int delta) {

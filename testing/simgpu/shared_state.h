@@ -111,6 +111,12 @@ class SharedState {
   bool Charge(const Lock& lock, int dev, uint64_t bytes);
   void Uncharge(const Lock& lock, int dev, uint64_t bytes);
 
+  // Counts `bytes` of host memory this process holds mapped for device `dev` (pinned host memory,
+  // host-located VMM memory; ProcessSlot::host_bytes): no device memory. False when the process
+  // has no slot (all taken).
+  bool ChargeHost(const Lock& lock, int dev, uint64_t bytes);
+  void UnchargeHost(const Lock& lock, int dev, uint64_t bytes);
+
   // Shared VMM memory (StateFile::vmm_shares). ShareVmm makes this process's allocation shared
   // (`what`: its device, size, location, and the device bytes already charged to this process, 0
   // for a host location), with one reference of this process; returns its id, 0 when the table is

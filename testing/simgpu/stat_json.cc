@@ -21,6 +21,16 @@ std::string StatJson(SharedState& state) {
       if (d.pids[k].pid == 0) continue;
       by_pid[std::to_string(d.pids[k].pid)] = PidBusyNs(d, k);
     }
+    // Host memory each process holds mapped for the device (pinned, host-located VMM): not device
+    // memory, so not in used_bytes.
+    nlohmann::json host_by_pid = nlohmann::json::object();
+    uint64_t host_total = 0;
+    for (int k = 0; k < kMaxProcesses; ++k) {
+      const ProcessSlot& p = state.file().processes[k];
+      if (p.pid == 0 || p.host_bytes[i] == 0) continue;
+      host_by_pid[std::to_string(p.pid)] = p.host_bytes[i];
+      host_total += p.host_bytes[i];
+    }
     uint64_t busy_last_second = BusyInWindow(d, now, 1'000'000'000ull);
     devices.push_back({
         {"index", i},
@@ -43,6 +53,9 @@ std::string StatJson(SharedState& state) {
         {"memory_total", d.memory_total},
         {"used_bytes", d.used_bytes},
         {"peak_used_bytes", d.peak_used_bytes},
+        {"host_slowdown", d.host_slowdown},
+        {"host_mapped_bytes", host_total},
+        {"host_mapped_bytes_by_pid", host_by_pid},
         {"busy_ns", BusyNs(d)},
         {"switched_ns", SwitchedNs(d)},
         {"busy_ns_by_pid", by_pid},

@@ -15,7 +15,7 @@
 namespace simgpu {
 
 inline constexpr uint64_t kStateMagic = 0x31305550474d4953ull;  // "SIMGPU01"
-inline constexpr uint32_t kLayoutVersion = 7;
+inline constexpr uint32_t kLayoutVersion = 8;
 
 inline constexpr int kMaxDevices = 16;
 inline constexpr int kMaxProcesses = 1024;     // processes with a context or memory at once
@@ -114,7 +114,9 @@ struct DeviceState {
   uint32_t nvml_mode;  // NvmlMode (device_spec.h)
   uint32_t streams_concurrent;
   uint32_t events_on_device;
-  uint32_t reserved_imperfection;
+  // A kernel's access to host memory takes this many times its time on device memory
+  // (SIMGPU_DEVICES hostslow=, device_spec.h): constant after creation.
+  uint32_t host_slowdown;
   uint64_t next_seq;       // the next launch's seq
   uint32_t segment_head;   // ring of queued kernels in launch order (finished ones are holes)
   uint32_t segment_count;  // from the head to the newest, holes included
@@ -138,6 +140,9 @@ struct ProcessSlot {
   uint32_t flags;  // kSlotLivenessLock, or 0: alive while its PID runs (not a zombie)
   uint64_t start_time;
   uint64_t used_bytes[kMaxDevices];
+  // Host memory the process holds mapped for each device (pinned host allocations, host-located
+  // VMM memory): real host pages, charged to no device (`simgpu stat` shows them).
+  uint64_t host_bytes[kMaxDevices];
   uint32_t contexts[kMaxDevices];
 };
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "clock.h"
+#include "memory_ops.h"
 #include "timeline.h"
 
 namespace simgpu {
@@ -179,6 +180,13 @@ CUresult QueueKernel(Driver& d, Stream* s, Function* f, const LaunchShape& shape
     return CUDA_SUCCESS;
   }
   const KernelTiming& timing = f->timing;
+  // A `touch_<N>ns` kernel outside the memory its device addresses faults: the context is broken.
+  TouchedBytes touched;
+  if (timing.touches_memory &&
+      !AddressableByKernel(d, *s->ctx, shape.touch_address, shape.touch_bytes, &touched)) {
+    s->ctx->sticky_error = CUDA_ERROR_ILLEGAL_ADDRESS;
+    return CUDA_ERROR_ILLEGAL_ADDRESS;
+  }
   auto signal = timing.waits_for != 0 ? d.signals.find(timing.waits_for) : d.signals.end();
   if (timing.waits_for != 0 && signal == d.signals.end()) {
     s->blocked_on = timing.waits_for;
@@ -212,8 +220,12 @@ CUresult QueueKernel(Driver& d, Stream* s, Function* f, const LaunchShape& shape
     return CUDA_SUCCESS;
   }
   KernelRef after = waits.empty() ? KernelRef{} : waits.front();
+  uint64_t nominal =
+      timing.touches_memory
+          ? TouchDurationNs(timing.per_mib_ns, touched.device, touched.host, dev.host_slowdown)
+          : KernelDurationNs(timing, shape.Blocks(), dev.sms, shape.units);
   uint64_t duration = VariedDurationNs(
-      KernelDurationNs(timing, shape.Blocks(), dev.sms, shape.units),
+      nominal,
       Variation{dev.jitter_percent, dev.drift_percent, dev.drift_period_ns, DeviceSeed(dev.uuid)},
       dev.next_seq, now);
   uint64_t seq =

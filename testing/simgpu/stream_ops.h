@@ -41,7 +41,9 @@ bool EventCompleted(Driver& d, Event* ev);
 // capturing, otherwise puts it on the device timeline. When the stream already has
 // kMaxPendingPerStream launches queued, the device's ring is full, or the launch would wait for
 // more than one unfinished kernel of other contexts, sets *retry_at and returns CUDA_SUCCESS
-// without queuing: the caller releases mu, waits until then and calls again.
+// without queuing: the caller releases mu, waits until then and calls again. A `touch_<N>ns`
+// kernel whose range its device cannot address (AddressableByKernel) is not queued: it sets its
+// context's sticky error and returns CUDA_ERROR_ILLEGAL_ADDRESS.
 CUresult QueueKernel(Driver& d, Stream* s, Function* f, const LaunchShape& shape,
                      uint64_t* retry_at);
 

@@ -30,7 +30,8 @@ expect 0 "remove" "$simgpu" remove 1
 
 stat=$("$simgpu" stat)
 for key in '"devices":[' '"index":0' '"index":1' '"uuid":"GPU-' '"memory_total":2147483648' \
-  '"used_bytes":0' '"peak_used_bytes":0' '"busy_ns":0' '"busy_ns_by_pid":{}' '"removed":true'; do
+  '"used_bytes":0' '"peak_used_bytes":0' '"busy_ns":0' '"busy_ns_by_pid":{}' '"removed":true' \
+  '"host_slowdown":75' '"host_mapped_bytes":0' '"host_mapped_bytes_by_pid":{}'; do
   if [[ $stat != *"$key"* ]]; then
     echo "FAIL: stat lacks $key: $stat"
     failures=$((failures + 1))

@@ -59,6 +59,12 @@ int main(void) {
   Expect("cuDeviceTotalMem", 2000, 0, "cuDeviceTotalMem", OK);
   Expect("cuMemGetInfo", 2000, 0, "cuMemGetInfo", OK);
   Expect("cuMemGetInfo", 12000, 0, "cuMemGetInfo_v2", OK);
+  Expect("cuMemHostRegister", 4000, 0, "cuMemHostRegister", OK);
+  Expect("cuMemHostRegister", 6050, 0, "cuMemHostRegister_v2", OK);
+  Expect("cuMemHostRegister", 3020, 0, NULL, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+  Expect("cuMemHostUnregister", 4000, 0, "cuMemHostUnregister", OK);
+  Expect("cuMemHostGetDevicePointer", 3020, 0, "cuMemHostGetDevicePointer_v2", OK);
+  Expect("cuMemHostGetFlags", 2030, 0, "cuMemHostGetFlags", OK);
   Expect("cuCtxCreate", 3020, 0, "cuCtxCreate_v2", OK);
   Expect("cuCtxCreate", 12050, 0, "cuCtxCreate_v4", OK);
   Expect("cuCtxDestroy", 4000, 0, "cuCtxDestroy_v2", OK);
