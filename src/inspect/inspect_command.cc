@@ -29,10 +29,13 @@ struct Source {
 Result<Source> ReadApiServer(const config::Config& config, const kube::Environment& env,
                              std::chrono::milliseconds timeout) {
   Result<std::unique_ptr<kube::Client>> client = InspectClient(config, env, timeout);
-  if (!client.ok()) {
+  // Only a connection that was not found needs the hint; a bad flag or credential says itself.
+  if (!client.ok() && client.status().code() == StatusCode::kNotFound) {
     return client.status().WithContext(
-        "no API server to read (give --kubeconfig FILE, set KUBECONFIG, or use --scheduler URL)");
+        "no API server to read (give --kubeconfig FILE, set KUBECONFIG, give --server URL, or "
+        "use --scheduler URL)");
   }
+  if (!client.ok()) return client.status();
   ApiSourceOptions options;
   options.scheduler_name = config.GetString("inspect.scheduler-name");
   options.resources = scheduler::DialectConfig{}.ResourceNames();
@@ -117,13 +120,27 @@ Result<std::chrono::milliseconds> RequestTimeout(const config::Config& config) {
   return std::chrono::milliseconds(static_cast<int64_t>(total * 1000));
 }
 
+kube::ConnectionOverrides ConnectionFlags(const config::Config& config) {
+  return {.context = config.GetString("inspect.context"),
+          .cluster = config.GetString("inspect.cluster"),
+          .user = config.GetString("inspect.user"),
+          .server = config.GetString("inspect.server"),
+          .certificate_authority = config.GetString("inspect.certificate-authority"),
+          .insecure_skip_tls_verify = config.GetBool("inspect.insecure-skip-tls-verify"),
+          .token = config.GetString("inspect.token"),
+          .username = config.GetString("inspect.username"),
+          .password = config.GetString("inspect.password"),
+          .as = config.GetString("inspect.as"),
+          .as_uid = config.GetString("inspect.as-uid"),
+          .as_groups = config.GetList("inspect.as-group")};
+}
+
 Result<std::unique_ptr<kube::Client>> InspectClient(const config::Config& config,
                                                     const kube::Environment& env,
                                                     std::chrono::milliseconds timeout) {
-  ASSIGN_OR_RETURN(
-      kube::ConnectionConfig connection,
-      kube::ResolveConnection(config.GetString("kube.kubeconfig"), env, kube::kServiceAccountDir,
-                              config.GetString("inspect.context")));
+  ASSIGN_OR_RETURN(kube::ConnectionConfig connection,
+                   kube::ResolveConnection(config.GetString("kube.kubeconfig"), env,
+                                           kube::kServiceAccountDir, ConnectionFlags(config)));
   kube::ClientOptions options = kube::ClientOptionsFromConfig(config);
   options.timeout = timeout;
   options.user_agent = "kubectl-tessera";
@@ -159,6 +176,68 @@ void AddInspectKeys(config::Schema& schema) {
               .default_value = "",
               .help = "the kubeconfig context to use instead of its current-context",
               .flags = {"context"}});
+  // kubectl's other connection flags (kube/connection_overrides.h has their precedence).
+  schema.Add({.path = "inspect.cluster",
+              .type = config::Type::kString,
+              .default_value = "",
+              .help = "the kubeconfig cluster to use instead of the context's",
+              .flags = {"cluster"}});
+  schema.Add({.path = "inspect.user",
+              .type = config::Type::kString,
+              .default_value = "",
+              .help = "the kubeconfig user to use instead of the context's",
+              .flags = {"user"}});
+  schema.Add({.path = "inspect.server",
+              .type = config::Type::kString,
+              .default_value = "",
+              .help = "the API server's address (https://host:port), instead of the cluster's; "
+                      "works without a kubeconfig",
+              .flags = {"s", "server"}});
+  schema.Add({.path = "inspect.certificate-authority",
+              .type = config::Type::kString,
+              .default_value = "",
+              .help = "PEM file of the CA that signed the API server's certificate, instead of "
+                      "the cluster's",
+              .flags = {"certificate-authority"}});
+  schema.Add({.path = "inspect.insecure-skip-tls-verify",
+              .type = config::Type::kBool,
+              .default_value = "false",
+              .help = "do not verify the API server's certificate (insecure)",
+              .flags = {"insecure-skip-tls-verify"}});
+  schema.Add({.path = "inspect.token",
+              .type = config::Type::kString,
+              .default_value = "",
+              .help = "bearer token, instead of the user's credentials",
+              .flags = {"token"},
+              .secret = true});
+  schema.Add({.path = "inspect.username",
+              .type = config::Type::kString,
+              .default_value = "",
+              .help = "username for basic auth (sent to https:// servers only)",
+              .flags = {"username"}});
+  schema.Add({.path = "inspect.password",
+              .type = config::Type::kString,
+              .default_value = "",
+              .help = "password for basic auth (sent to https:// servers only)",
+              .flags = {"password"},
+              .secret = true});
+  schema.Add({.path = "inspect.as",
+              .type = config::Type::kString,
+              .default_value = "",
+              .help = "user to impersonate (Impersonate-User), a user or a service account "
+                      "(system:serviceaccount:NS:NAME)",
+              .flags = {"as"}});
+  schema.Add({.path = "inspect.as-group",
+              .type = config::Type::kList,
+              .default_value = "",
+              .help = "group to impersonate (Impersonate-Group); repeat the flag for several "
+                      "(a comma also separates them); needs --as",
+              .flags = {"as-group"}});
+  schema.Add({.path = "inspect.as-uid",
+              .type = config::Type::kString,
+              .default_value = "",
+              .help = "UID to impersonate (Impersonate-Uid); needs --as",
+              .flags = {"as-uid"}});
   schema.Add({.path = "inspect.request-timeout",
               .type = config::Type::kString,
               .default_value = "",

@@ -3,8 +3,10 @@
 // server (kube.* keys and --context: the kubeconfig, merged from a KUBECONFIG list as kubectl
 // does) or, with --scheduler URL, the scheduler's GET /inspect.
 // Keys (prefix "inspect"): output (-o: plain, wide, gib, json, yaml, jsonpath=TEMPLATE), details
-// (-d), no-headers, namespace (-n), context, request-timeout, scheduler (URL; "" = the API
-// server), scheduler-ca, chart (auto, always, never), scheduler-name.
+// (-d), no-headers, namespace (-n), request-timeout, scheduler (URL; "" = the API server),
+// scheduler-ca, chart (auto, always, never), scheduler-name, and kubectl's connection flags:
+// context, cluster, user, server (-s), certificate-authority, insecure-skip-tls-verify, token,
+// username, password, as, as-group, as-uid.
 // Exit codes: 0 shown, 1 the source could not be read or the node is unknown, 2 bad arguments.
 // Thread-compatible.
 //
@@ -35,8 +37,12 @@ config::Command InspectCommand();
 // InvalidArgument for a value kubectl would refuse.
 Result<std::chrono::milliseconds> RequestTimeout(const config::Config& config);
 
-// A Client for the kubeconfig that kube.kubeconfig, `env` (KUBECONFIG, HOME) and --context
-// name, with `timeout` per request.
+// kubectl's connection flags as the kube client's overrides.
+kube::ConnectionOverrides ConnectionFlags(const config::Config& config);
+
+// A Client for the kubeconfig that kube.kubeconfig and `env` (KUBECONFIG, HOME) name, with the
+// connection flags laid over it (--context, --cluster, --user, --server, --token, --as, ...), and
+// `timeout` per request.
 Result<std::unique_ptr<kube::Client>> InspectClient(const config::Config& config,
                                                     const kube::Environment& env,
                                                     std::chrono::milliseconds timeout);

@@ -1,6 +1,8 @@
 // kubectl's connection flags and `version` against the fake API server: --context, a KUBECONFIG
 // list merged as kubectl merges it, a user that is an exec credential plugin, --request-timeout,
-// and the scheduler's version from its pods or its /metrics.
+// --cluster and --user, --server and --token without a kubeconfig, impersonation (--as,
+// --as-group, --as-uid) and basic auth (--username, --password) as the server receives them, and
+// the scheduler's version from its pods or its /metrics.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <sys/stat.h>
@@ -10,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/strings.h"
 #include "config/loader.h"
 #include "fakeapiserver/fake_api_server.h"
 #include "inspect/inspect_command.h"
@@ -17,6 +20,7 @@
 #include "inspect/version_command.h"
 #include "kube/client.h"
 #include "kube/config_keys.h"
+#include "kube/recording_proxy_for_test.h"
 
 namespace tessera::inspect {
 namespace {
@@ -140,6 +144,102 @@ TEST_F(InspectFlagsTest, RequestTimeoutEndsASlowRequest) {
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--request-timeout 5 minutes: expected a duration"), std::string::npos)
       << bad.err;
+}
+
+// A kubeconfig whose current context reaches nothing: --cluster and --user pick working entries.
+TEST_F(InspectFlagsTest, ClusterAndUserChooseKubeconfigEntries) {
+  kube::RecordingProxy proxy(server_->url());
+  std::string kubeconfig =
+      Write("config",
+            "current-context: dead\n"
+            "contexts: [{name: dead, context: {cluster: dead, user: nobody}}]\n"
+            "clusters:\n"
+            "- {name: dead, cluster: {server: 'http://127.0.0.1:1'}}\n"
+            "- {name: fake, cluster: {server: '" +
+                proxy.url() +
+                "'}}\n"
+                "users:\n"
+                "- {name: nobody, user: {token: wrong}}\n"
+                "- {name: admin, user: {token: t-admin}}\n");
+  InspectRun run = Inspect(
+      {"--kubeconfig", kubeconfig, "--cluster", "fake", "--user", "admin", "-o", kGpus}, {});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.out, "gpu-a");
+  ASSERT_FALSE(proxy.received().empty());
+  for (const auto& r : proxy.received()) EXPECT_EQ(r.Value("Authorization"), "Bearer t-admin");
+
+  InspectRun user = Inspect({"--kubeconfig", kubeconfig, "--cluster=fake", "--user=root"}, {});
+  EXPECT_EQ(user.code, 1);
+  EXPECT_NE(user.err.find("user \"root\" (--user) is not among users[] (admin, nobody)"),
+            std::string::npos)
+      << user.err;
+  InspectRun cluster = Inspect({"--kubeconfig", kubeconfig, "--cluster", "prod"}, {});
+  EXPECT_EQ(cluster.code, 1);
+  EXPECT_NE(cluster.err.find("cluster \"prod\" (--cluster) is not among clusters[] (dead, fake)"),
+            std::string::npos)
+      << cluster.err;
+}
+
+TEST_F(InspectFlagsTest, ServerAndTokenWithoutAKubeconfig) {
+  kube::RecordingProxy proxy(server_->url());
+  InspectRun run = Inspect({"-s", proxy.url(), "--token", "abc", "-o", kGpus}, {});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.out, "gpu-a");
+  ASSERT_FALSE(proxy.received().empty());
+  for (const auto& r : proxy.received()) EXPECT_EQ(r.Value("Authorization"), "Bearer abc");
+}
+
+// Every request of `inspect` and `version` carries the impersonation flags.
+TEST_F(InspectFlagsTest, ImpersonationFlagsReachTheServerOnEveryRequest) {
+  kube::RecordingProxy proxy(server_->url());
+  const std::vector<std::string> as = {"--server", proxy.url(),  "--as", "jane",     "--as-group",
+                                       "dev",      "--as-group", "ops",  "--as-uid", "42"};
+  std::vector<std::string> args = as;
+  args.insert(args.end(), {"-o", kGpus});
+  InspectRun run = Inspect(args, {});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.out, "gpu-a");
+  InspectRun version = Version(as, {});
+  EXPECT_EQ(version.code, 1);  // no scheduler pod, but the request was made
+  std::vector<kube::RecordingProxy::Received> received = proxy.received();
+  ASSERT_GE(received.size(), 3u);  // nodes, pods, ... and version's pods
+  for (const auto& r : received) {
+    SCOPED_TRACE(r.method + " " + r.target);
+    EXPECT_EQ(r.Values("Impersonate-User"), std::vector<std::string>{"jane"});
+    EXPECT_EQ(r.Values("Impersonate-Group"), (std::vector<std::string>{"dev", "ops"}));
+    EXPECT_EQ(r.Values("Impersonate-Uid"), std::vector<std::string>{"42"});
+  }
+
+  InspectRun no_user = Inspect({"--server", proxy.url(), "--as-group", "dev"}, {});
+  EXPECT_EQ(no_user.code, 1);
+  EXPECT_NE(no_user.err.find("requesting uid, groups or user-extra without impersonating a user"),
+            std::string::npos)
+      << no_user.err;
+}
+
+TEST_F(InspectFlagsTest, BasicAuthFlagsOnlyOverHttps) {
+  kube::RecordingProxy plain(server_->url());
+  InspectRun refused =
+      Inspect({"--server", plain.url(), "--username", "ann", "--password", "pw"}, {});
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.err.find("basic auth (username ann) is not sent to " + plain.url() +
+                             ": over plain http the password crosses the network"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_TRUE(plain.received().empty());
+
+  ASSERT_TRUE(kube::MakeSelfSignedCertificate(dir_.string())) << "openssl failed";
+  kube::RecordingProxy tls(server_->url(), (dir_ / "server.crt").string(),
+                           (dir_ / "server.key").string());
+  InspectRun run = Inspect({"--server", tls.url(), "--insecure-skip-tls-verify", "--username",
+                            "ann", "--password", "pw", "-o", kGpus},
+                           {});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.out, "gpu-a");
+  ASSERT_FALSE(tls.received().empty());
+  for (const auto& r : tls.received()) {
+    EXPECT_EQ(r.Value("Authorization"), "Basic " + Base64Encode("ann:pw"));
+  }
 }
 
 TEST(RequestTimeoutTest, ReadsDurationsAsKubectlDoes) {

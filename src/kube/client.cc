@@ -1,10 +1,14 @@
 #include "kube/client.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <thread>
 #include <vector>
 
+#include "common/strings.h"
 #include "kube/api_error.h"
+#include "kube/connection_overrides.h"
 #include "log/log.h"
 
 namespace tessera::kube {
@@ -43,6 +47,44 @@ Result<Json> ParseBody(const HttpResponse& response, const std::string& context)
   return parsed;
 }
 
+// A user-extra key as client-go puts it in a header name: bytes that are not token characters
+// (RFC 7230), and '%', as %XX.
+std::string HeaderKeyEscape(std::string_view key) {
+  static constexpr std::string_view kTokenPunctuation = "!#$&'*+-.^_`|~";
+  std::string out;
+  for (unsigned char c : key) {
+    bool legal =
+        std::isalnum(c) || kTokenPunctuation.find(static_cast<char>(c)) != std::string::npos;
+    if (legal) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char escaped[4];
+      snprintf(escaped, sizeof escaped, "%%%02X", c);
+      out += escaped;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> ImpersonationHeaders(const Impersonation& as) {
+  std::vector<std::string> headers;
+  if (as.user.empty()) return headers;  // CheckCredentials refuses the rest without a user
+  headers.push_back("Impersonate-User: " + as.user);
+  if (!as.uid.empty()) headers.push_back("Impersonate-Uid: " + as.uid);
+  for (const std::string& group : as.groups) headers.push_back("Impersonate-Group: " + group);
+  for (const auto& [key, values] : as.extra) {
+    for (const std::string& value : values) {
+      headers.push_back("Impersonate-Extra-" + HeaderKeyEscape(key) + ": " + value);
+    }
+  }
+  return headers;
+}
+
+std::string BasicAuth(const ConnectionConfig& connection) {
+  if (connection.username.empty()) return "";
+  return "Authorization: Basic " + Base64Encode(connection.username + ":" + connection.password);
+}
+
 std::vector<std::pair<std::string, std::string>> SelectorParams(const std::string& labels,
                                                                 const std::string& fields) {
   return {{"labelSelector", labels}, {"fieldSelector", fields}};
@@ -50,14 +92,18 @@ std::vector<std::pair<std::string, std::string>> SelectorParams(const std::strin
 
 }  // namespace
 
-Client::Client(std::unique_ptr<HttpTransport> transport, TokenSource token, ClientOptions options)
+Client::Client(std::unique_ptr<HttpTransport> transport, TokenSource token,
+               const ConnectionConfig& connection, ClientOptions options)
     : options_(std::move(options)),
       transport_(std::move(transport)),
       token_(std::move(token)),
+      basic_auth_(BasicAuth(connection)),
+      impersonation_(ImpersonationHeaders(connection.impersonate)),
       limiter_(options_.qps, options_.burst) {}
 
 Result<std::unique_ptr<Client>> Client::Create(const ConnectionConfig& connection,
                                                const ClientOptions& options) {
+  RETURN_IF_ERROR(CheckCredentials(connection));
   if (connection.exec) {
     // The plugin runs now: a certificate it returns is part of the TLS setup (and kept for the
     // Client's life); its token is asked for again once it expires.
@@ -72,23 +118,30 @@ Result<std::unique_ptr<Client>> Client::Create(const ConnectionConfig& connectio
       with_cert.client_key_file.clear();
     }
     ASSIGN_OR_RETURN(std::unique_ptr<HttpTransport> transport, HttpTransport::Create(with_cert));
-    return std::unique_ptr<Client>(
-        new Client(std::move(transport), TokenSource::FromExec(std::move(exec)), options));
+    return std::unique_ptr<Client>(new Client(
+        std::move(transport), TokenSource::FromExec(std::move(exec)), connection, options));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<HttpTransport> transport, HttpTransport::Create(connection));
+  // A token wins over basic auth's header; the oidc id-token is used only without either.
   TokenSource token = !connection.token_file.empty() ? TokenSource::FromFile(connection.token_file)
                       : !connection.token.empty()    ? TokenSource::Fixed(connection.token)
-                                                     : TokenSource();
+                      : connection.oidc && connection.username.empty()
+                          ? TokenSource::FromOidc(*connection.oidc)
+                          : TokenSource();
   if (!connection.token_file.empty()) {
     Result<std::string> first = token.Token();
     if (!first.ok()) return first.status().WithContext(connection.origin);
   }
-  return std::unique_ptr<Client>(new Client(std::move(transport), std::move(token), options));
+  // An expired id-token fails here, with what to do, rather than as the first request's error.
+  if (connection.oidc) RETURN_IF_ERROR(token.Token().status());
+  return std::unique_ptr<Client>(
+      new Client(std::move(transport), std::move(token), connection, options));
 }
 
 Status Client::Prepare(HttpRequest& request, std::string* sent) {
   request.headers.push_back("Accept: application/json");
   request.headers.push_back("User-Agent: " + options_.user_agent);
+  request.headers.insert(request.headers.end(), impersonation_.begin(), impersonation_.end());
   return Authorize(request, sent);
 }
 
@@ -96,7 +149,11 @@ Status Client::Authorize(HttpRequest& request, std::string* sent) {
   std::erase_if(request.headers,
                 [](const std::string& h) { return h.rfind("Authorization: ", 0) == 0; });
   ASSIGN_OR_RETURN(std::string token, token_.Token());
-  if (!token.empty()) request.headers.push_back("Authorization: Bearer " + token);
+  if (!token.empty()) {
+    request.headers.push_back("Authorization: Bearer " + token);
+  } else if (!basic_auth_.empty()) {
+    request.headers.push_back(basic_auth_);
+  }
   if (sent != nullptr) *sent = token;
   return Status::Ok();
 }

@@ -1,7 +1,8 @@
 // Client: calls to the Kubernetes API server on JSON objects, for what Tessera needs.
 //
 // Every call waits for the client-side rate limiter (token bucket: qps, burst), sends the bearer
-// token when there is one, and retries a bounded number of times when the server answers 429 (or
+// token (or basic auth) when there is one and the Impersonate-* headers when the connection
+// impersonates someone, and retries a bounded number of times when the server answers 429 (or
 // a 5xx with Retry-After), waiting as Retry-After says (capped). Failures come back as a Status
 // mapped by api_error.h (a failed resourceVersion precondition is kConflict, a missing object
 // kNotFound, a network failure kUnavailable). Objects are nlohmann::json as the server sent them;
@@ -76,6 +77,8 @@ using WatchHandler = std::function<bool(const WatchEvent& event)>;
 
 class Client {
  public:
+  // InvalidArgument when the connection's credentials break kubectl's rules (CheckCredentials in
+  // kube/connection_overrides.h: e.g. basic auth to an http:// server); an exec plugin's failure.
   static Result<std::unique_ptr<Client>> Create(const ConnectionConfig& connection,
                                                 const ClientOptions& options = {});
 
@@ -140,11 +143,13 @@ class Client {
                        const CallOptions& call = {});
 
  private:
-  Client(std::unique_ptr<HttpTransport> transport, TokenSource token, ClientOptions options);
-  // Adds Accept, User-Agent and Authorization headers; *token gets the bearer token sent ("" for
-  // none) when given.
+  Client(std::unique_ptr<HttpTransport> transport, TokenSource token,
+         const ConnectionConfig& connection, ClientOptions options);
+  // Adds Accept, User-Agent, Impersonate-* and Authorization headers; *token gets the bearer
+  // token sent ("" for none) when given.
   Status Prepare(HttpRequest& request, std::string* token = nullptr);
-  // Replaces the request's Authorization header with the token source's current token.
+  // Replaces the request's Authorization header with the token source's current token (basic
+  // auth when there is no token).
   Status Authorize(HttpRequest& request, std::string* token);
   // Runs `attempt` until it yields a response that is not a retryable 429/5xx or retries run out.
   Result<HttpResponse> WithRetries(HttpRequest& request,
@@ -154,6 +159,10 @@ class Client {
   const ClientOptions options_;
   const std::unique_ptr<HttpTransport> transport_;
   TokenSource token_;  // thread-safe itself
+  // Constant after construction: "Authorization: Basic ..." ("" without basic auth), and the
+  // Impersonate-* header lines.
+  const std::string basic_auth_;
+  const std::vector<std::string> impersonation_;
   RateLimiter limiter_;
 };
 

@@ -47,34 +47,44 @@ Result<ConnectionConfig> InClusterConnection(const Environment& env,
 Result<ConnectionConfig> ResolveConnection(const std::string& kubeconfig_setting,
                                            const Environment& env,
                                            const std::string& service_account_dir,
-                                           const std::string& context) {
+                                           const ConnectionOverrides& overrides) {
   if (kubeconfig_setting.find('\n') != std::string::npos) {
-    return ParseKubeconfig(kubeconfig_setting, "", "kubeconfig from kube.kubeconfig", context);
+    return ParseKubeconfig(kubeconfig_setting, "", "kubeconfig from kube.kubeconfig", overrides);
   }
-  if (!kubeconfig_setting.empty()) return LoadKubeconfigFile(kubeconfig_setting, context);
+  if (!kubeconfig_setting.empty()) return LoadKubeconfigFile(kubeconfig_setting, overrides);
 
   std::string listed = Lookup(env, "KUBECONFIG");
   if (!listed.empty()) {
-    Result<ConnectionConfig> merged = LoadKubeconfigFiles(Split(listed, ':'), context);
+    Result<ConnectionConfig> merged = LoadKubeconfigFiles(Split(listed, ':'), overrides);
     if (merged.ok() || merged.status().code() != StatusCode::kNotFound) return merged;
     return NotFound("none of the files in KUBECONFIG=" + listed + " exists");
   }
   std::string home = Lookup(env, "HOME");
   std::string home_config = home.empty() ? "" : home + "/.kube/config";
-  if (FileExists(home_config)) return LoadKubeconfigFile(home_config, context);
-  if (!context.empty()) {
-    return NotFound("context \"" + context +
+  if (FileExists(home_config)) return LoadKubeconfigFile(home_config, overrides);
+  for (auto [flag, name] :
+       {std::pair{"context", &overrides.context}, std::pair{"cluster", &overrides.cluster},
+        std::pair{"user", &overrides.user}}) {
+    if (name->empty()) continue;
+    return NotFound(std::string(flag) + " \"" + *name +
                     "\" was asked for, but no kubeconfig was found "
                     "(--kubeconfig, $KUBECONFIG, ~/.kube/config)");
   }
 
-  Result<ConnectionConfig> in_cluster = InClusterConnection(env, service_account_dir);
-  if (in_cluster.ok() || in_cluster.status().code() != StatusCode::kFailedPrecondition) {
-    return in_cluster;
+  if (!overrides.server.empty()) {
+    ConnectionConfig conn{.origin = "--server " + overrides.server};
+    RETURN_IF_ERROR(ApplyOverrides(overrides, conn));
+    return conn;
   }
-  return NotFound(
-      "no API server connection: set --kubeconfig (kube.kubeconfig), $KUBECONFIG, create "
-      "~/.kube/config, or run in a pod (KUBERNETES_SERVICE_HOST)");
+  Result<ConnectionConfig> in_cluster = InClusterConnection(env, service_account_dir);
+  if (!in_cluster.ok() && in_cluster.status().code() == StatusCode::kFailedPrecondition) {
+    return NotFound(
+        "no API server connection: set --kubeconfig (kube.kubeconfig), $KUBECONFIG, create "
+        "~/.kube/config, give --server, or run in a pod (KUBERNETES_SERVICE_HOST)");
+  }
+  if (!in_cluster.ok()) return in_cluster;
+  RETURN_IF_ERROR(ApplyOverrides(overrides, *in_cluster).WithContext(in_cluster->origin));
+  return in_cluster;
 }
 
 }  // namespace tessera::kube

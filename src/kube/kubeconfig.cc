@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/strings.h"
+#include "kube/connection_overrides.h"
 
 namespace tessera::kube {
 
@@ -21,6 +22,7 @@ struct Named {
   YAML::Node node;       // the entry's cluster/context/user map
   std::string base_dir;  // anchors its relative paths
   std::string origin;    // "kubeconfig /root/.kube/config"
+  std::string path;      // the file ("" for kubeconfig text): where refreshed tokens go
 };
 
 // One kubeconfig, or several merged (first definition wins).
@@ -65,9 +67,9 @@ json ToJson(const YAML::Node& node) {
   return nullptr;
 }
 
-// Adds the entries of one file that `merged` does not have yet.
-Status MergeFile(const YAML::Node& root, const std::string& base_dir, const std::string& origin,
-                 Merged& merged) {
+// Adds the entries of one file (`path`; "" for kubeconfig text) that `merged` does not have yet.
+Status MergeFile(const YAML::Node& root, const std::string& path, const std::string& base_dir,
+                 const std::string& origin, Merged& merged) {
   if (!root || root.IsNull()) return Status::Ok();  // an empty file
   if (!root.IsMap()) return InvalidArgument(origin + ": not a kubeconfig (expected a YAML map)");
   if (merged.current_context.empty()) merged.current_context = Scalar(root, "current-context");
@@ -79,7 +81,7 @@ Status MergeFile(const YAML::Node& root, const std::string& base_dir, const std:
     for (const YAML::Node& entry : entries) {
       std::string name = Scalar(entry, "name");
       if (name.empty() || into->count(name)) continue;
-      into->emplace(name, Named{entry[field], base_dir, origin});
+      into->emplace(name, Named{entry[field], base_dir, origin, path});
     }
   }
   return Status::Ok();
@@ -166,59 +168,103 @@ Result<ExecConfig> ParseExec(const Named& user, const YAML::Node& cluster,
   return config;
 }
 
-Result<ConnectionConfig> Resolve(const Merged& merged, const std::string& context_override,
-                                 const std::string& origin) {
-  std::string context_name = context_override.empty() ? merged.current_context : context_override;
-  if (context_name.empty()) {
-    return InvalidArgument(origin +
-                           ": current-context is not set (kubectl config use-context NAME, or "
-                           "--context NAME)");
-  }
-  auto context = merged.contexts.find(context_name);
-  if (context == merged.contexts.end() || !context->second.node.IsMap()) {
-    std::vector<std::string> names;
-    for (const auto& [name, entry] : merged.contexts) names.push_back(name);
-    return InvalidArgument(origin + ": " +
-                           (context_override.empty() ? "current-context \"" : "context \"") +
-                           context_name + "\" is not among contexts[]" +
-                           (names.empty() ? "" : " (" + Join(names, ", ") + ")"));
-  }
-  std::string cluster_name = Scalar(context->second.node, "cluster");
-  std::string user_name = Scalar(context->second.node, "user");
-  auto cluster = merged.clusters.find(cluster_name);
-  if (cluster == merged.clusters.end() || !cluster->second.node.IsMap()) {
-    return InvalidArgument(context->second.origin + ": context \"" + context_name +
-                           "\" names cluster \"" + cluster_name +
-                           "\", which is not among clusters[]");
-  }
-  const Named& c = cluster->second;
+// " (a, b)" for the names of `entries`, " (none)" without any: errors list what is there.
+std::string NamesOf(const std::map<std::string, Named>& entries) {
+  std::vector<std::string> names;
+  for (const auto& [name, entry] : entries) names.push_back(name);
+  return names.empty() ? " (none)" : " (" + Join(names, ", ") + ")";
+}
 
-  ConnectionConfig conn;
-  conn.origin = context->second.origin + " context " + context_name;
+// A list of strings (absent: empty), or InvalidArgument naming `field`.
+Result<std::vector<std::string>> Strings(const YAML::Node& list, const std::string& field,
+                                         const std::string& where) {
+  std::vector<std::string> out;
+  if (!list || list.IsNull()) return out;
+  Status bad = InvalidArgument(where + ": " + field + " must be a list of strings");
+  if (!list.IsSequence()) return bad;
+  for (const YAML::Node& item : list) {
+    if (!item.IsScalar()) return bad;
+    out.push_back(item.as<std::string>());
+  }
+  return out;
+}
+
+// The user's impersonation fields: as, as-uid, as-groups, as-user-extra.
+Status ReadImpersonation(const YAML::Node& user, const std::string& where, Impersonation& as) {
+  as.user = Scalar(user, "as");
+  as.uid = Scalar(user, "as-uid");
+  ASSIGN_OR_RETURN(as.groups, Strings(user["as-groups"], "as-groups", where));
+  YAML::Node extra = user["as-user-extra"];
+  if (!extra || extra.IsNull()) return Status::Ok();
+  if (!extra.IsMap()) {
+    return InvalidArgument(where + ": as-user-extra must map keys to lists of strings");
+  }
+  for (const auto& kv : extra) {
+    std::string key = kv.first.as<std::string>();
+    ASSIGN_OR_RETURN(as.extra[key], Strings(kv.second, "as-user-extra " + key, where));
+  }
+  return Status::Ok();
+}
+
+// users[].user.auth-provider: client-go keeps only oidc (gcp and azure were removed in 1.26; their
+// messages are client-go's).
+Result<OidcConfig> ParseAuthProvider(const YAML::Node& provider, const std::string& where) {
+  std::string name = Scalar(provider, "name");
+  if (name == "gcp") {
+    return InvalidArgument(where +
+                           ": The gcp auth plugin has been removed. Please use the "
+                           "\"gke-gcloud-auth-plugin\" kubectl/client-go credential plugin "
+                           "instead. See https://cloud.google.com/blog/products/"
+                           "containers-kubernetes/kubectl-auth-changes-in-gke for further details");
+  }
+  if (name == "azure") {
+    return InvalidArgument(where +
+                           ": The azure auth plugin has been removed. Please use the "
+                           "https://github.com/Azure/kubelogin kubectl/client-go credential "
+                           "plugin instead. See https://kubernetes.io/docs/reference/"
+                           "access-authn-authz/authentication/#client-go-credential-plugins for "
+                           "further details");
+  }
+  if (name != "oidc") {
+    return InvalidArgument(where + ": no Auth Provider found for name \"" + name +
+                           "\" (only oidc is supported, as in kubectl; use an exec credential "
+                           "plugin)");
+  }
+  std::map<std::string, std::string> config;
+  YAML::Node fields = provider["config"];
+  if (fields && fields.IsMap()) {
+    for (const auto& kv : fields) {
+      if (kv.second.IsScalar()) config[kv.first.as<std::string>()] = kv.second.as<std::string>();
+    }
+  }
+  return ParseOidcConfig(config, where);
+}
+
+// The cluster entry's server, verification and CA into `conn`. Without a server of its own it is
+// usable only when --server gives one.
+Status ReadCluster(const Named& c, const std::string& name, bool server_flag,
+                   ConnectionConfig& conn) {
   conn.server = Scalar(c.node, "server");
   while (EndsWith(conn.server, "/")) conn.server.pop_back();
-  if (conn.server.empty()) {
-    return InvalidArgument(c.origin + ": cluster \"" + cluster_name + "\" has no server");
+  if (conn.server.empty() && !server_flag) {
+    return InvalidArgument(c.origin + ": cluster \"" + name + "\" has no server");
   }
-  if (!StartsWith(conn.server, "https://") && !StartsWith(conn.server, "http://")) {
-    return InvalidArgument(c.origin + ": cluster \"" + cluster_name + "\" server \"" + conn.server +
+  if (!conn.server.empty() && !StartsWith(conn.server, "https://") &&
+      !StartsWith(conn.server, "http://")) {
+    return InvalidArgument(c.origin + ": cluster \"" + name + "\" server \"" + conn.server +
                            "\" must start with https:// or http://");
   }
   conn.insecure_skip_tls_verify = ToLower(Scalar(c.node, "insecure-skip-tls-verify")) == "true";
-  std::string where = c.origin + " cluster " + cluster_name;
-  RETURN_IF_ERROR(Material(c, "certificate-authority", where, conn.ca_file, conn.ca_pem));
+  return Material(c, "certificate-authority", c.origin + " cluster " + name, conn.ca_file,
+                  conn.ca_pem);
+}
 
-  if (user_name.empty()) return conn;  // anonymous
-  auto user_entry = merged.users.find(user_name);
-  if (user_entry == merged.users.end()) {
-    return InvalidArgument(context->second.origin + ": context \"" + context_name +
-                           "\" names user \"" + user_name + "\", which is not among users[]");
-  }
-  const Named& user = user_entry->second;
-  if (!user.node || !user.node.IsMap()) return conn;  // a user with no credentials: anonymous
-  where = user.origin + " user " + user_name;
+// The user entry's token, certificate, basic auth and impersonation into `conn`.
+Status ReadUser(const Named& user, const std::string& where, ConnectionConfig& conn) {
   conn.token = Scalar(user.node, "token");
   conn.token_file = Absolute(Scalar(user.node, "tokenFile"), user.base_dir);
+  conn.username = Scalar(user.node, "username");
+  conn.password = Scalar(user.node, "password");
   RETURN_IF_ERROR(
       Material(user, "client-certificate", where, conn.client_cert_file, conn.client_cert_pem));
   RETURN_IF_ERROR(Material(user, "client-key", where, conn.client_key_file, conn.client_key_pem));
@@ -227,17 +273,101 @@ Result<ConnectionConfig> Resolve(const Merged& merged, const std::string& contex
   if (has_cert != has_key) {
     return InvalidArgument(where + ": client-certificate and client-key must be given together");
   }
-  bool has_token = !conn.token.empty() || !conn.token_file.empty();
-  // A request that carries a token already is sent as it is (kubectl's exec round tripper).
-  if (user.node["exec"] && !has_token) {
-    ASSIGN_OR_RETURN(ExecConfig exec, ParseExec(user, c.node, conn, where));
-    conn.exec = std::move(exec);
-    return conn;
-  }
-  if (!has_cert && !has_token && (user.node["auth-provider"] || user.node["username"])) {
+  return ReadImpersonation(user.node, where, conn.impersonate);
+}
+
+// The user's exec plugin or auth-provider into `conn`, once the flags are laid over it: used only
+// when no token or basic auth is sent (kubectl's exec and auth-provider round trippers leave a
+// request that carries one as it is), but an auth-provider is checked even then (client-go builds
+// it regardless).
+Status ReadPlugins(const Named& user, const std::string& user_name, const YAML::Node& cluster,
+                   const std::string& where, ConnectionConfig& conn) {
+  if (user.node["exec"] && user.node["auth-provider"]) {
     return InvalidArgument(where +
-                           ": auth-provider plugins and basic auth are not supported; use an exec "
-                           "credential plugin, token, tokenFile or client-certificate/client-key");
+                           ": authProvider cannot be provided in combination with an exec plugin");
+  }
+  std::optional<OidcConfig> oidc;
+  if (user.node["auth-provider"]) {
+    ASSIGN_OR_RETURN(oidc, ParseAuthProvider(user.node["auth-provider"], where));
+    oidc->kubeconfig_path = user.path;
+    oidc->user_name = user_name;
+  }
+  if (!conn.token.empty() || !conn.token_file.empty() || !conn.username.empty()) {
+    return Status::Ok();
+  }
+  if (user.node["exec"]) {
+    ASSIGN_OR_RETURN(ExecConfig exec, ParseExec(user, cluster, conn, where));
+    conn.exec = std::move(exec);
+  }
+  conn.oidc = std::move(oidc);
+  return Status::Ok();
+}
+
+// The context's (or the flags') cluster and user, with the overrides laid over them.
+Result<ConnectionConfig> Resolve(const Merged& merged, const ConnectionOverrides& overrides,
+                                 const std::string& origin) {
+  const std::string context_name =
+      overrides.context.empty() ? merged.current_context : overrides.context;
+  // With --server or --cluster the flags name a cluster, so no context is needed (kubectl).
+  if (context_name.empty() && overrides.server.empty() && overrides.cluster.empty()) {
+    return InvalidArgument(origin +
+                           ": current-context is not set (kubectl config use-context NAME, or "
+                           "--context NAME)");
+  }
+  YAML::Node context_node;
+  std::string context_origin = origin;
+  if (!context_name.empty()) {
+    auto context = merged.contexts.find(context_name);
+    if (context == merged.contexts.end() || !context->second.node.IsMap()) {
+      return InvalidArgument(origin + ": " +
+                             (overrides.context.empty() ? "current-context \"" : "context \"") +
+                             context_name + "\" is not among contexts[]" +
+                             (merged.contexts.empty() ? "" : NamesOf(merged.contexts)));
+    }
+    context_node = context->second.node;
+    context_origin = context->second.origin;
+  }
+  const std::string cluster_name =
+      overrides.cluster.empty() ? Scalar(context_node, "cluster") : overrides.cluster;
+  const std::string user_name =
+      overrides.user.empty() ? Scalar(context_node, "user") : overrides.user;
+
+  ConnectionConfig conn;
+  conn.origin = context_name.empty() ? context_origin : context_origin + " context " + context_name;
+  if (!overrides.cluster.empty()) conn.origin += " cluster " + cluster_name;
+  if (!overrides.user.empty()) conn.origin += " user " + user_name;
+
+  auto cluster = merged.clusters.find(cluster_name);
+  const bool have_cluster = cluster != merged.clusters.end() && cluster->second.node.IsMap();
+  if (!have_cluster && !overrides.cluster.empty()) {
+    return InvalidArgument(origin + ": cluster \"" + cluster_name +
+                           "\" (--cluster) is not among clusters[]" + NamesOf(merged.clusters));
+  }
+  if (!have_cluster && overrides.server.empty()) {
+    return InvalidArgument(context_origin + ": context \"" + context_name + "\" names cluster \"" +
+                           cluster_name + "\", which is not among clusters[]");
+  }
+  if (have_cluster) {
+    RETURN_IF_ERROR(ReadCluster(cluster->second, cluster_name, !overrides.server.empty(), conn));
+  }
+
+  auto user = merged.users.find(user_name);
+  if (!user_name.empty() && user == merged.users.end()) {
+    if (!overrides.user.empty()) {
+      return InvalidArgument(origin + ": user \"" + user_name + "\" (--user) is not among users[]" +
+                             NamesOf(merged.users));
+    }
+    return InvalidArgument(context_origin + ": context \"" + context_name + "\" names user \"" +
+                           user_name + "\", which is not among users[]");
+  }
+  // No user, or one with no credentials: anonymous, unless the flags give some.
+  const bool have_user = !user_name.empty() && user->second.node.IsMap();
+  const std::string where = have_user ? user->second.origin + " user " + user_name : "";
+  if (have_user) RETURN_IF_ERROR(ReadUser(user->second, where, conn));
+  RETURN_IF_ERROR(ApplyOverrides(overrides, conn).WithContext(conn.origin));
+  if (have_user) {
+    RETURN_IF_ERROR(ReadPlugins(user->second, user_name,
+                                have_cluster ? cluster->second.node : YAML::Node(), where, conn));
   }
   return conn;
 }
@@ -254,7 +384,7 @@ Status MergePath(const std::string& path, Merged& merged) {
   text << in.rdbuf();
   std::string origin = "kubeconfig " + path;
   try {
-    return MergeFile(YAML::Load(text.str()), FolderOf(path), origin, merged);
+    return MergeFile(YAML::Load(text.str()), path, FolderOf(path), origin, merged);
   } catch (const YAML::Exception& e) {
     return InvalidArgument(origin + ": not valid YAML: " + e.what());
   }
@@ -263,24 +393,26 @@ Status MergePath(const std::string& path, Merged& merged) {
 }  // namespace
 
 Result<ConnectionConfig> ParseKubeconfig(std::string_view content, const std::string& base_dir,
-                                         const std::string& origin, const std::string& context) {
+                                         const std::string& origin,
+                                         const ConnectionOverrides& overrides) {
   Merged merged;
   try {
-    RETURN_IF_ERROR(MergeFile(YAML::Load(std::string(content)), base_dir, origin, merged));
+    RETURN_IF_ERROR(MergeFile(YAML::Load(std::string(content)), "", base_dir, origin, merged));
   } catch (const YAML::Exception& e) {
     return InvalidArgument(origin + ": not valid YAML: " + e.what());
   }
-  return Resolve(merged, context, origin);
+  return Resolve(merged, overrides, origin);
 }
 
-Result<ConnectionConfig> LoadKubeconfigFile(const std::string& path, const std::string& context) {
+Result<ConnectionConfig> LoadKubeconfigFile(const std::string& path,
+                                            const ConnectionOverrides& overrides) {
   Merged merged;
   RETURN_IF_ERROR(MergePath(path, merged));
-  return Resolve(merged, context, "kubeconfig " + path);
+  return Resolve(merged, overrides, "kubeconfig " + path);
 }
 
 Result<ConnectionConfig> LoadKubeconfigFiles(const std::vector<std::string>& paths,
-                                             const std::string& context) {
+                                             const ConnectionOverrides& overrides) {
   Merged merged;
   std::vector<std::string> read;
   for (const std::string& path : paths) {
@@ -290,7 +422,7 @@ Result<ConnectionConfig> LoadKubeconfigFiles(const std::vector<std::string>& pat
     read.push_back(path);
   }
   if (read.empty()) return NotFound("none of the kubeconfig files " + Join(paths, ":") + " exists");
-  return Resolve(merged, context, "kubeconfig " + Join(read, ":"));
+  return Resolve(merged, overrides, "kubeconfig " + Join(read, ":"));
 }
 
 }  // namespace tessera::kube

@@ -99,7 +99,7 @@ TEST(KubeconfigTest, ErrorsNameWhatIsMissing) {
   EXPECT_NE(error("current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n"
                   "clusters:\n- name: k\n  cluster: {server: https://x}\n"
                   "users:\n- name: u\n  user: {auth-provider: {name: gcp}}\n")
-                .find("auth-provider plugins and basic auth are not supported"),
+                .find("The gcp auth plugin has been removed"),
             std::string::npos);
   EXPECT_NE(error("current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n"
                   "clusters:\n- name: k\n  cluster: {server: https://x}\n"
@@ -123,12 +123,13 @@ TEST(KubeconfigTest, LoadsAFileAndAnchorsPathsAtItsFolder) {
 }
 
 TEST(KubeconfigTest, ContextChoosesAnotherContextThanTheCurrentOne) {
-  Result<ConnectionConfig> conn = ParseKubeconfig(kTwoContexts, "/etc/kube", "k", "dev");
+  Result<ConnectionConfig> conn =
+      ParseKubeconfig(kTwoContexts, "/etc/kube", "k", {.context = "dev"});
   ASSERT_TRUE(conn.ok()) << conn.status().ToString();
   EXPECT_EQ(conn->server, "http://127.0.0.1:8080");
   EXPECT_EQ(conn->token, "dev-token");
   EXPECT_EQ(conn->origin, "k context dev");
-  Result<ConnectionConfig> unknown = ParseKubeconfig(kTwoContexts, "", "k", "staging");
+  Result<ConnectionConfig> unknown = ParseKubeconfig(kTwoContexts, "", "k", {.context = "staging"});
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(
       unknown.status().message().find("context \"staging\" is not among contexts[] (dev, prod)"),
@@ -176,7 +177,8 @@ contexts:
   EXPECT_TRUE(conn->token.empty());
   EXPECT_EQ(conn->origin, "kubeconfig " + b + " context work");
 
-  Result<ConnectionConfig> other = ResolveConnection("", env, dir.path() + "/sa", "other");
+  Result<ConnectionConfig> other =
+      ResolveConnection("", env, dir.path() + "/sa", {.context = "other"});
   ASSERT_TRUE(other.ok()) << other.status().ToString();
   EXPECT_EQ(other->token_file, dir.path() + "/b/token-b");
 
@@ -190,7 +192,7 @@ contexts:
 TEST(KubeconfigTest, ContextWithoutAnyKubeconfigIsAnError) {
   TempDir dir;
   Result<ConnectionConfig> conn =
-      ResolveConnection("", {{"HOME", dir.path()}}, dir.path() + "/sa", "prod");
+      ResolveConnection("", {{"HOME", dir.path()}}, dir.path() + "/sa", {.context = "prod"});
   ASSERT_FALSE(conn.ok());
   EXPECT_NE(conn.status().message().find("context \"prod\""), std::string::npos);
 }
