@@ -11,7 +11,7 @@
 //  [P]  `nvidia-smi mig -lgipp` on H100 80GB and H100 NVL: the same placements as the A100's.
 //  [N]  nvml.h (via NVIDIA/go-nvml): NVML_GPU_INSTANCE_PROFILE_* and
 //       NVML_COMPUTE_INSTANCE_PROFILE_* numbers.
-#include "mig/model_tables.h"
+#include "mig/profiles.h"
 
 #include <utility>
 
@@ -176,8 +176,7 @@ const std::vector<Row> kH200 = {
 };
 // clang-format on
 
-}  // namespace
-
+// Every known model, built from the tables above.
 std::vector<GpuModel> BuildModels() {
   std::vector<GpuModel> models;
   // A100: compute instances have 14 SMs per slice (-lcip of a 3g.20gb [G]; "4c.7g.40gb" with 56).
@@ -189,6 +188,13 @@ std::vector<GpuModel> BuildModels() {
   models.push_back(Build("H100-SXM5-80GB", "NVIDIA H100 80GB HBM3", {}, kH100Sxm, 16, kEstimate));
   models.push_back(Build("H100-PCIE-80GB", "NVIDIA H100 PCIe", {}, kH100Pcie, 14, kEstimate));
   models.push_back(Build("H200-141GB", "NVIDIA H200", {"NVIDIA H200 NVL"}, kH200, 16, kEstimate));
+  return models;
+}
+
+}  // namespace
+
+const std::vector<GpuModel>& Models() {
+  static const std::vector<GpuModel> models = BuildModels();
   return models;
 }
 

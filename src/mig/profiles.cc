@@ -3,7 +3,6 @@
 #include <cctype>
 
 #include "common/strings.h"
-#include "mig/model_tables.h"
 
 namespace tessera::mig {
 namespace {
@@ -36,11 +35,6 @@ size_t ReadNumber(std::string_view text, size_t at) {
 }
 
 }  // namespace
-
-const std::vector<GpuModel>& Models() {
-  static const std::vector<GpuModel> models = BuildModels();
-  return models;
-}
 
 const GpuModel* FindModel(std::string_view name) {
   std::string key = ModelNameKey(Trim(name));
