@@ -18,9 +18,10 @@
 // step 1, then MIB MiB allocated in 64 MiB steps (as far as the driver allows) and held until the
 // process is killed -> hold.allocated_mib (tests of a limit that containers share). With
 // `--share export|import DIR`, step 1, then memory shared between two containers of a pod through
-// DIR (workload_share.h) -> share.*. Exits 0 when
-// every call it needed worked (an out-of-memory answer is the expected end of step 2), 1 otherwise.
-// Single-threaded.
+// DIR (workload_share.h) -> share.*. With `--nccl`, step 1, then NCCL's set-up over cuMem on GPUs 0
+// and 1 and the per-GPU limits checked on both (workload_nccl.h) -> mem.*, nvml.gpu*, nccl.*,
+// limit.*. Exits 0 when every call it needed worked (an out-of-memory answer is the expected end of
+// step 2), 1 otherwise. Single-threaded.
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +38,7 @@
 #include "abi/host_pids.h"
 #include "abi/library_env.h"
 #include "abi/nvml.h"
+#include "workload_nccl.h"
 #include "workload_share.h"
 
 namespace {
@@ -307,6 +309,7 @@ int main(int argc, char** argv) {
   if (argc > 3 && std::strcmp(argv[1], "--share") == 0) {
     return tessera::workload::Share(argv[2], argv[3]);
   }
+  if (argc > 1 && std::strcmp(argv[1], "--nccl") == 0) return tessera::workload::Nccl();
   bool ok = FillMemory() && MeasureCompute() && ShowProcesses();
   std::fflush(stdout);
   return ok ? 0 : 1;
