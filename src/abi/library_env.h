@@ -13,6 +13,10 @@
   "TESSERA_PIDS_FILE" /* host PIDs file when /var/run/tessera/pids is absent */
 #define TESSERA_ENV_CORE_MODE "TESSERA_CORE_MODE" /* hard | elastic */
 #define TESSERA_ENV_LOG_LEVEL "TESSERA_LOG_LEVEL" /* also the log.level key of every command */
+/* Tests only: a folder standing for / where the library reads the host's memory figures before
+ * spilling (proc/self/cgroup, proc/meminfo, sys/fs/cgroup/...); ignored when the limits come from
+ * /var/run/tessera/limits. */
+#define TESSERA_ENV_HOST_ROOM_ROOT "TESSERA_HOST_ROOM_ROOT"
 
 /* HAMi-compatible names (standalone use without Kubernetes). */
 #define TESSERA_ENV_HAMI_MEMORY_LIMIT "CUDA_DEVICE_MEMORY_LIMIT" /* and _<i> per device */
@@ -24,7 +28,7 @@
 #define TESSERA_LIBRARY_ENV_NAMES                                                                 \
   {                                                                                               \
     TESSERA_ENV_LIMITS_FILE, TESSERA_ENV_PIDS_FILE, TESSERA_ENV_CORE_MODE, TESSERA_ENV_LOG_LEVEL, \
-        0                                                                                         \
+        TESSERA_ENV_HOST_ROOM_ROOT, 0                                                             \
   }
 
 #endif /* TESSERA_ABI_LIBRARY_ENV_H_ */

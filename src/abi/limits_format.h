@@ -7,6 +7,8 @@
  *   devices=<n>              required: devices the container sees (<i> below is 0..n-1)
  *   uuid.<i>=GPU-...|MIG-... UUID of the container's device <i> (its index in the container)
  *   memory.<i>=<bytes>       required for every <i>: memory limit in bytes (0 = no limit)
+ *   spill.<i>=<bytes>        optional: the most of memory.<i> served from host memory when the
+ *                            device is full (0 or absent = none; needs memory.<i>, at most it)
  *   cores.<i>=<percent>      required likewise: compute percent (0 or 100 = no limit)
  *   ceiling.<i>=<percent>    elastic: the most of the device's time when alone (cores.<i>..100)
  *   region=<path>            optional: path of the shared region file

@@ -3,9 +3,10 @@
  *
  * Location: `region=` in the limits file, else CUDA_DEVICE_MEMORY_SHARED_CACHE, else
  * TESSERA_REGION_DEFAULT_PATH; created by the first process (mode 0666) and sized to
- * sizeof(struct tessera_region). A reader checks `magic` and `version` and refuses any other
- * version. A change to a field's meaning or place bumps TESSERA_REGION_VERSION; a field taken from
- * `reserved` space keeps it when zero means what it meant before ("nothing yet"). Fields are
+ * TESSERA_REGION_FILE_SIZE: the fixed part (struct tessera_region, whose size total_size
+ * records), then the spill appendix (below). A reader checks `magic` and `version` and refuses any
+ * other version. A change to a field's meaning or place bumps TESSERA_REGION_VERSION; a field taken
+ * from `reserved` space keeps it when zero means what it meant before ("nothing yet"). Fields are
  * naturally aligned fixed-width integers, little-endian, x86-64 / aarch64 layout
  * (src/hook/tests/region_layout_test.cc pins them), written with atomic operations; `lock`
  * serialises only claiming and freeing slots. Readers without the lock may see a value a few
@@ -100,7 +101,10 @@ struct tessera_region {
    * earlier boot is alive, and CLOCK_MONOTONIC times (last_sweep_ns, compute_tat_ns,
    * compute_contended_ns) and slot start times of an earlier boot mean nothing in this one. */
   uint64_t boot_id[2];
-  uint64_t reserved[1];
+  /* Where struct tessera_region_spill lies in the file (0: nowhere, a library before issue 33;
+   * else TESSERA_REGION_SPILL_OFFSET). Set once, by the first process of such a library to open
+   * the region, which then sizes the file to TESSERA_REGION_FILE_SIZE. */
+  uint64_t spill_offset;
   union {
     pthread_mutex_t mutex; /* robust, process-shared */
     unsigned char bytes[64];
@@ -108,6 +112,23 @@ struct tessera_region {
   struct tessera_region_device devices[TESSERA_REGION_MAX_DEVICES];
   struct tessera_region_slot slots[TESSERA_REGION_MAX_SLOTS];
 };
+
+/* Host memory served in place of device memory (the limits file's spill.<i>, issue 33). It lies
+ * past the fixed part (total_size), so that the layout and its version stay what readers of the
+ * fixed part know: every figure above keeps its meaning, and devices[i].used_bytes and
+ * slots[s].used_bytes[i] still count everything charged against the limit, device and host
+ * memory together. The bytes below are the part of those served from host memory. Zero (a file
+ * just extended) means "nothing spilled". Changed only with atomic operations; a charge adds to
+ * the device's figure (compare-and-swap against spill.<i>) before the slot's, a release takes
+ * from the slot before the device, and a dead process's slot is emptied into the device's figure
+ * with its used_bytes, so both err high like used_bytes (docs/in-container-library.md). */
+struct tessera_region_spill {
+  uint64_t device_bytes[TESSERA_REGION_MAX_DEVICES]; /* of devices[i].used_bytes */
+  uint64_t slot_bytes[TESSERA_REGION_MAX_SLOTS][TESSERA_REGION_MAX_DEVICES]; /* of slots[s] */
+};
+
+#define TESSERA_REGION_SPILL_OFFSET ((uint64_t)sizeof(struct tessera_region))
+#define TESSERA_REGION_FILE_SIZE (TESSERA_REGION_SPILL_OFFSET + sizeof(struct tessera_region_spill))
 
 #ifdef __cplusplus
 }

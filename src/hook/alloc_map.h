@@ -1,5 +1,7 @@
 /* What this process allocated through the library: (kind, handle) -> (device index, charged
- * bytes, owning context). A free finds its charge here; a free of a handle that is not here
+ * bytes, owning context). The device index is the charge's account (charge.h: plus
+ * TESSERA_MAX_DEVICES for host memory served in place of the device's); the table does not look
+ * into it. A free finds its charge here; a free of a handle that is not here
  * (allocated before the library was loaded, or by another path) passes through without touching the
  * shared region.
  *

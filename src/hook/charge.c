@@ -68,15 +68,24 @@ CUresult charge_reserve_current(uint64_t bytes, int round, struct charge* c) {
   return reserve(dev, bytes, round, c);
 }
 
+void charge_give_back(int account, uint64_t bytes) {
+  if (account >= TESSERA_MAX_DEVICES) {
+    account -= TESSERA_MAX_DEVICES;
+    region_spill_uncharge(account, bytes);
+  }
+  region_uncharge(account, bytes);
+}
+
 void charge_release_context(uint64_t context) {
   if (context == 0 || hook_state_init() != HOOK_ACTIVE) return;
-  uint64_t bytes[TESSERA_MAX_DEVICES] = {0};
-  if (alloc_map_take_context(context, bytes, TESSERA_MAX_DEVICES) == 0) return;
-  for (int i = 0; i < TESSERA_MAX_DEVICES; ++i) {
+  uint64_t bytes[CHARGE_ACCOUNTS] = {0};
+  if (alloc_map_take_context(context, bytes, CHARGE_ACCOUNTS) == 0) return;
+  for (int i = 0; i < CHARGE_ACCOUNTS; ++i) {
     if (bytes[i] == 0) continue;
-    HOOK_LOG(HOOK_LOG_INFO, "context gone: released %llu bytes of its allocations on device %d",
-             (unsigned long long)bytes[i], i);
-    region_uncharge(i, bytes[i]);
+    HOOK_LOG(HOOK_LOG_INFO, "context gone: released %llu bytes of its allocations on device %d%s",
+             (unsigned long long)bytes[i], i % TESSERA_MAX_DEVICES,
+             i >= TESSERA_MAX_DEVICES ? " (host memory)" : "");
+    charge_give_back(i, bytes[i]);
   }
 }
 
@@ -114,7 +123,7 @@ CUresult charge_finish(CUresult rc, struct charge* c, int kind, uint64_t key) {
      * the library did not see, and so is its memory. */
     HOOK_LOG(HOOK_LOG_INFO, "handle %#llx came back: released the %llu bytes charged to it before",
              (unsigned long long)key, (unsigned long long)old.bytes);
-    region_uncharge(old.device, old.bytes);
+    charge_give_back(old.device, old.bytes);
   }
   return rc;
 }

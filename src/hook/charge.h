@@ -9,13 +9,27 @@
 #include <stdint.h>
 
 #include "abi/cuda_driver.h"
+#include "abi/limits_format.h"
+
+/* A charge's account, as the charge and the tables of allocations (alloc_map, vmm_map) record it:
+ * the container device index, plus TESSERA_MAX_DEVICES when the allocation is served from host
+ * memory (spill.h, which marks it so once the allocation is made). */
+#define CHARGE_ACCOUNTS (2 * TESSERA_MAX_DEVICES)
 
 struct charge {
   int active; /* something was reserved */
-  int index;  /* container device index */
+  int index;  /* the account: the container device index, unless spilled (above) */
   uint64_t bytes;
   uint64_t context; /* the context that owns the allocation (0: none) */
 };
+
+/* Whether a charge that charge_take found was served from host memory. */
+static inline int charge_spilled(const struct charge* c) {
+  return c->active && c->index >= TESSERA_MAX_DEVICES;
+}
+
+/* Gives back `bytes` charged to `account` (the driver freed them): the spilled part first. */
+void charge_give_back(int account, uint64_t bytes);
 
 /* CUDA_SUCCESS when the call may go on (c->active says whether it was charged),
  * CUDA_ERROR_OUT_OF_MEMORY over the limit, CUDA_ERROR_NOT_INITIALIZED when the library failed
@@ -49,7 +63,8 @@ CUresult charge_finish(CUresult rc, struct charge* c, int kind, uint64_t key);
 int charge_finish_first(struct charge* c, int kind, uint64_t key);
 
 /* Releases the charge recorded under (kind, key) when the driver's free succeeded (rc), or puts
- * it back when it failed. Call charge_take first, then the driver, then this. */
+ * it back when it failed. Call charge_take first, then the driver, then this. A spilled charge
+ * (charge_spilled) is released by spill_mem_free, which calls this only to put it back. */
 int charge_take(int kind, uint64_t key, struct charge* c);
 CUresult charge_release(CUresult rc, struct charge* c, int kind, uint64_t key);
 

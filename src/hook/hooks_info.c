@@ -1,7 +1,10 @@
 /* Reported values: cuMemGetInfo, cuDeviceTotalMem and NVML's memory info show the container's
  * limit as the total and the container's usage (from the shared region) against it, so that
- * frameworks size their pools to the limit and nvidia-smi in the container shows it. All
- * arithmetic is clamped; null output pointers are left to the driver to reject. */
+ * frameworks size their pools to the limit and nvidia-smi in the container shows it. With
+ * spilling (spill.h) the limit may exceed the device: the total is then the limit up to the
+ * device's memory plus spill.<i>, the usage counts device and host memory together, and free adds
+ * what spill.<i> has left to what the device has free. All arithmetic is clamped; null output
+ * pointers are left to the driver to reject. */
 #include "os.h"
 
 #include "charge.h"
@@ -24,6 +27,24 @@ static uint64_t limit_of(int index) {
   return index >= 0 ? hook_limits()->memory[index] : 0;
 }
 
+static uint64_t add_clamped(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The memory the container can have on device `index` (a mapped index): the limit, up to the
+ * device's `device_total` plus what may be served from host memory. */
+static uint64_t total_of(int index, uint64_t limit, uint64_t device_total) {
+  return min_u64(limit, add_clamped(device_total, hook_limits()->spill[index]));
+}
+
+/* What may still be served from host memory on device `index`. */
+static uint64_t spill_left(int index) {
+  uint64_t cap = hook_limits()->spill[index];
+  if (cap == 0) return 0;
+  uint64_t spilled = region_spilled(index);
+  return cap > spilled ? cap - spilled : 0;
+}
+
 CUresult hook_mem_get_info(void* real, size_t* free_bytes, size_t* total_bytes) {
   mem_get_info_fn fn = (mem_get_info_fn)real;
   if (fn == NULL) return CUDA_ERROR_NOT_FOUND;
@@ -41,8 +62,10 @@ CUresult hook_mem_get_info(void* real, size_t* free_bytes, size_t* total_bytes) 
   if (limit == 0) return rc;
   uint64_t used = region_used(index);
   uint64_t left = limit > used ? limit - used : 0;
-  if (total_bytes != NULL) *total_bytes = (size_t)min_u64(limit, *total_bytes);
-  if (free_bytes != NULL) *free_bytes = (size_t)min_u64(left, *free_bytes);
+  if (total_bytes != NULL) *total_bytes = (size_t)total_of(index, limit, *total_bytes);
+  if (free_bytes != NULL) {
+    *free_bytes = (size_t)min_u64(left, add_clamped(*free_bytes, spill_left(index)));
+  }
   return rc;
 }
 
@@ -55,8 +78,9 @@ CUresult hook_device_total_mem(void* real, size_t* bytes, CUdevice dev) {
   if (mode == HOOK_FAILED) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(bytes, dev);
   if (rc != CUDA_SUCCESS || mode != HOOK_ACTIVE || bytes == NULL) return rc;
-  uint64_t limit = limit_of(hook_device_index(dev));
-  if (limit != 0) *bytes = (size_t)min_u64(limit, *bytes);
+  int index = hook_device_index(dev);
+  uint64_t limit = limit_of(index);
+  if (limit != 0) *bytes = (size_t)total_of(index, limit, *bytes);
   return rc;
 }
 
@@ -67,13 +91,14 @@ static void rewrite_nvml(nvmlDevice_t device, unsigned long long* total, unsigne
   int index = hook_nvml_device_index(device);
   uint64_t limit = limit_of(index);
   if (limit == 0) return;
-  uint64_t new_total = min_u64(limit, *total);
+  uint64_t new_total = total_of(index, limit, *total);
   uint64_t new_used = min_u64(region_used(index), new_total);
   uint64_t new_reserved = reserved ? min_u64(*reserved, new_total - new_used) : 0;
   *total = new_total;
   *used = new_used;
   if (reserved) *reserved = new_reserved;
-  *free_bytes = min_u64(new_total - new_used - new_reserved, *free_bytes);
+  *free_bytes =
+      min_u64(new_total - new_used - new_reserved, add_clamped(*free_bytes, spill_left(index)));
 }
 
 nvmlReturn_t hook_nvml_memory_info(void* real, nvmlDevice_t device, nvmlMemory_t* memory) {

@@ -6,6 +6,7 @@
 #include "charge.h"
 #include "hooks.h"
 #include "real.h"
+#include "spill.h"
 #include "state.h"
 
 #define PASS_THROUGH_IF_NESTED(call)  \
@@ -39,6 +40,9 @@ CUresult hook_mem_alloc(void* real, CUdeviceptr* dptr, size_t bytes) {
   CUresult rc = charge_reserve_current(bytes, 1, &c);
   if (rc != CUDA_SUCCESS) return rc;
   rc = fn(dptr, bytes);
+  if (__builtin_expect(rc == CUDA_ERROR_OUT_OF_MEMORY, 0) && c.active) {
+    rc = spill_mem_alloc(&c, bytes, dptr);
+  }
   return charge_finish(rc, &c, ALLOC_POINTER, dptr ? *dptr : 0);
 }
 
@@ -54,6 +58,14 @@ CUresult hook_mem_alloc_pitch(void* real, CUdeviceptr* dptr, size_t* pitch, size
   CUresult rc = charge_reserve_current(estimate, 1, &c);
   if (rc != CUDA_SUCCESS) return rc;
   rc = fn(dptr, pitch, width, height, element_size);
+  if (rc == CUDA_ERROR_OUT_OF_MEMORY && c.active && pitch != NULL) {
+    /* Host memory at the pitch the reservation assumed, a multiple of every device's texture
+     * pitch alignment: the charge then needs no settling (below, which a spilled charge, whose
+     * index is its account, must not reach). */
+    uint64_t spill_pitch = (width + 511) & ~(uint64_t)511;
+    rc = spill_mem_alloc(&c, mul(spill_pitch, height), dptr);
+    if (rc == CUDA_SUCCESS) *pitch = spill_pitch;
+  }
   if (rc == CUDA_SUCCESS && c.active && pitch != NULL) {
     CUdevice dev;
     uint64_t granule = 2ull << 20;
@@ -90,6 +102,7 @@ CUresult hook_mem_free(void* real, CUdeviceptr dptr) {
   HOOK_SCOPE();
   struct charge c;
   charge_take(ALLOC_POINTER, dptr, &c);
+  if (__builtin_expect(charge_spilled(&c), 0)) return spill_mem_free(&c, dptr, 0, NULL);
   return charge_release(fn(dptr), &c, ALLOC_POINTER, dptr);
 }
 
@@ -100,6 +113,7 @@ CUresult hook_mem_free_async(void* real, CUdeviceptr dptr, CUstream stream) {
   HOOK_SCOPE();
   struct charge c;
   charge_take(ALLOC_POINTER, dptr, &c);
+  if (__builtin_expect(charge_spilled(&c), 0)) return spill_mem_free(&c, dptr, 1, stream);
   return charge_release(fn(dptr, stream), &c, ALLOC_POINTER, dptr);
 }
 

@@ -1,7 +1,9 @@
 /* Virtual memory management hooks: cuMemCreate charges a device-location handle (host locations
  * pass through), and the charge lasts while the driver holds the memory: until the handle's
  * references (its creation, each cuMemRetainAllocationHandle) are released and its last mapping
- * unmapped, whichever comes last (vmm_map.h).
+ * unmapped, whichever comes last (vmm_map.h). A device-location handle the device cannot hold
+ * may be created on the host instead (spill.h); the table records it under its account
+ * (charge.h).
  *
  * The five calls of one process are serialised by one mutex held across the driver's call, so
  * that the table always matches the driver's state (a handle value the driver frees cannot be
@@ -15,7 +17,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "real.h"
-#include "region.h"
+#include "spill.h"
 #include "state.h"
 #include "vmm_map.h"
 
@@ -58,6 +60,9 @@ CUresult hook_mem_create(void* real, CUmemGenericAllocationHandle* handle, size_
   if (rc != CUDA_SUCCESS) return rc;
   pthread_mutex_lock(&g_vmm_mutex);
   rc = fn(handle, bytes, prop, flags);
+  if (rc == CUDA_ERROR_OUT_OF_MEMORY && c.active) {
+    rc = spill_mem_create(real, handle, bytes, prop, flags, dev, &c);
+  }
   if (rc != CUDA_SUCCESS || !c.active) {
     pthread_mutex_unlock(&g_vmm_mutex);
     return charge_finish(rc, &c, 0, 0); /* rolls the reservation back on failure */
@@ -70,7 +75,7 @@ CUresult hook_mem_create(void* real, CUmemGenericAllocationHandle* handle, size_
     HOOK_LOG(HOOK_LOG_WARN, "out of host memory for the VMM table: %llu bytes stay charged",
              (unsigned long long)c.bytes);
   } else if (added > 0) {
-    region_uncharge(stale_index, stale_bytes); /* freed by a path the library did not see */
+    charge_give_back(stale_index, stale_bytes); /* freed by a path the library did not see */
   }
   return rc;
 }
@@ -86,7 +91,7 @@ CUresult hook_mem_release(void* real, CUmemGenericAllocationHandle handle) {
   uint64_t bytes = 0;
   int now = rc == CUDA_SUCCESS ? vmm_release((uint64_t)handle, &index, &bytes) : 0;
   pthread_mutex_unlock(&g_vmm_mutex);
-  if (now == 1) region_uncharge(index, bytes);
+  if (now == 1) charge_give_back(index, bytes);
   return rc;
 }
 
@@ -109,14 +114,14 @@ CUresult hook_mem_unmap(void* real, CUdeviceptr ptr, size_t size) {
   if (fn == NULL) return CUDA_ERROR_NOT_FOUND;
   if (tessera_in_hook || !active()) return fn(ptr, size);
   HOOK_SCOPE();
-  uint64_t bytes[TESSERA_MAX_DEVICES] = {0};
+  uint64_t bytes[CHARGE_ACCOUNTS] = {0};
   pthread_mutex_lock(&g_vmm_mutex);
   CUresult rc = fn(ptr, size);
   int released =
-      rc == CUDA_SUCCESS ? vmm_unmap((uint64_t)ptr, (uint64_t)size, bytes, TESSERA_MAX_DEVICES) : 0;
+      rc == CUDA_SUCCESS ? vmm_unmap((uint64_t)ptr, (uint64_t)size, bytes, CHARGE_ACCOUNTS) : 0;
   pthread_mutex_unlock(&g_vmm_mutex);
-  for (int i = 0; released > 0 && i < TESSERA_MAX_DEVICES; ++i) {
-    if (bytes[i] != 0) region_uncharge(i, bytes[i]);
+  for (int i = 0; released > 0 && i < CHARGE_ACCOUNTS; ++i) {
+    if (bytes[i] != 0) charge_give_back(i, bytes[i]);
   }
   return rc;
 }

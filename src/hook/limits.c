@@ -126,7 +126,7 @@ int hook_limits_parse_file(const char* text, const char* name, struct hook_limit
   snprintf(out->source, sizeof(out->source), "limits file %s", name);
   int seen_version = 0, seen_mode = 0, seen_devices = 0, seen_region = 0;
   int seen_memory[TESSERA_MAX_DEVICES] = {0}, seen_cores[TESSERA_MAX_DEVICES] = {0};
-  int seen_ceiling[TESSERA_MAX_DEVICES] = {0};
+  int seen_ceiling[TESSERA_MAX_DEVICES] = {0}, seen_spill[TESSERA_MAX_DEVICES] = {0};
   int seen_end = 0;
   char line[1024];
   int line_number = 0;
@@ -212,6 +212,20 @@ int hook_limits_parse_file(const char* text, const char* name, struct hook_limit
         return -1;
       }
       seen_memory[index] = 1;
+    } else if ((index = key_index(key, "spill.")) != -2) {
+      if (index < 0) {
+        return fail(out, "%s line %s: \"%s\" is not spill.<device index 0-15>", name, where, key);
+      }
+      if (seen_spill[index]) return fail(out, "%s line %s: duplicate key \"%s\"", name, where, key);
+      if (hook_parse_size(value, &out->spill[index], &why) != 0) {
+        out->error = 1;
+        snprintf(out->message, sizeof(out->message),
+                 "%s line %d: %s=\"%s\": %s (allowed: bytes, or a number followed by k, m, g, t "
+                 "or Ki, Mi, Gi, Ti (powers of 1024), at most memory.%d; 0 = no spilling)",
+                 name, line_number, key, value, why, index);
+        return -1;
+      }
+      seen_spill[index] = 1;
     } else if ((index = key_index(key, "cores.")) != -2) {
       if (index < 0) {
         return fail(out, "%s line %s: \"%s\" is not cores.<device index 0-15>", name, where, key);
@@ -256,7 +270,7 @@ int hook_limits_parse_file(const char* text, const char* name, struct hook_limit
     } else {
       return fail(out,
                   "%s line %s: unknown key \"%s\" (allowed: version, mode, devices, uuid.<i>, "
-                  "memory.<i>, cores.<i>, ceiling.<i>, region)",
+                  "memory.<i>, spill.<i>, cores.<i>, ceiling.<i>, region)",
                   name, where, key);
     }
   }
@@ -293,7 +307,7 @@ int hook_limits_parse_file(const char* text, const char* name, struct hook_limit
   }
   if (seen_devices) {
     for (int i = out->device_count; i < TESSERA_MAX_DEVICES; ++i) {
-      if (seen_memory[i] || seen_cores[i] || seen_ceiling[i] || out->has_uuid[i]) {
+      if (seen_memory[i] || seen_cores[i] || seen_ceiling[i] || seen_spill[i] || out->has_uuid[i]) {
         char what[96];
         if (out->device_count == 0) {
           snprintf(what, sizeof(what), "%d is given but devices=0 (no device is visible)", i);
@@ -303,6 +317,21 @@ int hook_limits_parse_file(const char* text, const char* name, struct hook_limit
         }
         return fail(out, "%s: device %s%s", name, what, "");
       }
+    }
+  }
+  for (int i = 0; i < TESSERA_MAX_DEVICES; ++i) {
+    if (out->spill[i] == 0) continue;
+    char index_text[16];
+    snprintf(index_text, sizeof(index_text), "%d", i);
+    /* Spilling serves part of a limit from host memory: without a limit there is nothing to
+     * serve, and more than the limit could never be used. */
+    if (out->memory[i] == 0) {
+      return fail(out, "%s: spill.%s is set but memory.%s is 0 (spilling serves part of a limit)",
+                  name, index_text, index_text);
+    }
+    if (out->spill[i] > out->memory[i]) {
+      return fail(out, "%s: spill.%s is above memory.%s (allowed: 0 up to the memory limit)", name,
+                  index_text, index_text);
     }
   }
   return 0;
@@ -447,6 +476,7 @@ void hook_limits_load(const char* fixed_path, struct hook_limits* out) {
   unsigned int type = 0;
   if (os_file_type(fixed_path, &type) == 0 || errno != ENOENT) {
     load_file(fixed_path, out); /* unreadable or of the wrong type: an error there */
+    out->from_fixed_path = 1;
     return;
   }
   const char* named = getenv(TESSERA_ENV_LIMITS_FILE);

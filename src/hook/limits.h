@@ -23,11 +23,15 @@ struct hook_limits {
   char message[512];
   char source[300]; /* where the limits came from, for log lines */
   int from_file;
+  int from_fixed_path; /* read from the read-only file: the environment changes nothing */
   uint64_t memory[TESSERA_MAX_DEVICES]; /* bytes; 0 = no limit */
-  int cores[TESSERA_MAX_DEVICES];       /* percent; 0 = no limit */
-  int ceiling[TESSERA_MAX_DEVICES];     /* elastic: percent it may use alone; 0 = whole device */
-  int mode;                             /* enum hook_core_mode */
-  int device_count;                     /* devices= of the file; 0 when not given */
+  /* The most of memory[i] that may be served from host memory when the device is full (spill.<i>
+   * of the file; bytes, at most memory[i]); 0 = none, the allocation fails at the device. */
+  uint64_t spill[TESSERA_MAX_DEVICES];
+  int cores[TESSERA_MAX_DEVICES];   /* percent; 0 = no limit */
+  int ceiling[TESSERA_MAX_DEVICES]; /* elastic: percent it may use alone; 0 = whole device */
+  int mode;                         /* enum hook_core_mode */
+  int device_count;                 /* devices= of the file; 0 when not given */
   int has_uuid[TESSERA_MAX_DEVICES];
   char uuid[TESSERA_MAX_DEVICES][96]; /* uuid.<i> of the file ("GPU-...") */
   char region_path[512];

@@ -31,6 +31,11 @@
   X(cuMemAllocPitch_v2)            \
   X(cuMemAllocManaged)             \
   X(cuMemFree_v2)                  \
+  X(cuMemHostAlloc)                \
+  X(cuMemHostGetDevicePointer_v2)  \
+  X(cuMemFreeHost)                 \
+  X(cuDeviceGetAttribute)          \
+  X(cuCtxSynchronize)              \
   X(cuMemAllocAsync)               \
   X(cuMemAllocAsync_ptsz)          \
   X(cuMemAllocFromPoolAsync)       \

@@ -23,6 +23,7 @@
 #define REAPER_STACK_BYTES (1u << 20)
 
 static struct tessera_region* g_region;
+static struct tessera_region_spill* g_spill; /* the region's spill appendix */
 /* The region file, open for the process's life: its slot's liveness lock lives on this open file
  * description. g_path reopens it in a forked child, which must not share the parent's. */
 static int g_fd = -1;
@@ -62,6 +63,7 @@ static void start_over_after_reboot(struct tessera_region* r) {
    * kernel never reports as dead: the lock is made anew. */
   if (init_mutex(&r->lock.mutex) != 0) return;
   memset(r->slots, 0, sizeof(r->slots));
+  memset((char*)r + r->spill_offset, 0, sizeof(struct tessera_region_spill));
   for (int d = 0; d < TESSERA_REGION_MAX_DEVICES; ++d) {
     r->devices[d].used_bytes = 0;
     r->devices[d].compute_tat_ns = 0;
@@ -100,14 +102,16 @@ int region_open(const char* path, char* error, size_t error_size) {
   /* flock serialises creation: one process sizes and initialises, the others wait. */
   while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
   }
-  const size_t size = sizeof(struct tessera_region);
+  /* The fixed part, then the spill appendix: a region made by an older library (the fixed part
+   * alone) is extended, and the appendix reads as zero, "nothing spilled". */
+  const size_t size = sizeof(struct tessera_region), file_size = TESSERA_REGION_FILE_SIZE;
   off_t current = lseek(fd, 0, SEEK_END);
-  if (current >= 0 && (size_t)current < size && ftruncate(fd, (off_t)size) != 0) {
+  if (current >= 0 && (size_t)current < file_size && ftruncate(fd, (off_t)file_size) != 0) {
     snprintf(error, error_size, "cannot size shared region %s: %s", path, strerror(errno));
     close(fd);
     return -1;
   }
-  struct tessera_region* region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  struct tessera_region* region = mmap(NULL, file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (region == MAP_FAILED) {
     snprintf(error, error_size, "cannot map shared region %s: %s", path, strerror(errno));
     close(fd);
@@ -124,10 +128,12 @@ int region_open(const char* path, char* error, size_t error_size) {
       region->total_size = size;
       region->device_count = TESSERA_REGION_MAX_DEVICES;
       region->slot_count = TESSERA_REGION_MAX_SLOTS;
+      region->spill_offset = TESSERA_REGION_SPILL_OFFSET;
       __atomic_store_n(&region->magic, TESSERA_REGION_MAGIC, __ATOMIC_RELEASE);
     }
   } else if (region->magic != TESSERA_REGION_MAGIC || region->version != TESSERA_REGION_VERSION ||
-             region->total_size != size) {
+             region->total_size != size ||
+             (region->spill_offset != 0 && region->spill_offset != TESSERA_REGION_SPILL_OFFSET)) {
     snprintf(error, error_size,
              "shared region %s has another layout (magic %#llx version %u size %llu; this library "
              "uses version %u size %zu): remove it or give processes of different versions "
@@ -136,16 +142,21 @@ int region_open(const char* path, char* error, size_t error_size) {
              (unsigned long long)region->total_size, TESSERA_REGION_VERSION, size);
     rc = -1;
   }
+  if (rc == 0 && region->spill_offset == 0) {
+    /* Made by a library before the appendix: its processes spilled nothing. */
+    region->spill_offset = TESSERA_REGION_SPILL_OFFSET;
+  }
   if (rc == 0) start_over_after_reboot(region);
   flock(fd, LOCK_UN);
   if (rc != 0) {
     close(fd);
-    munmap(region, size);
+    munmap(region, file_size);
     return -1;
   }
   snprintf(g_path, sizeof(g_path), "%s", path);
   fd_target(fd, g_fd_target, sizeof(g_fd_target));
   __atomic_store_n(&g_fd, fd, __ATOMIC_RELEASE);
+  g_spill = (struct tessera_region_spill*)((char*)region + region->spill_offset);
   __atomic_store_n(&g_region, region, __ATOMIC_RELEASE);
   return 0;
 }
@@ -227,7 +238,11 @@ static int region_fd_intact(void) {
  * between leaves the total too high (given back by the reconcile), never too low. */
 static void free_slot_locked(struct tessera_region* r, int s) {
   struct tessera_region_slot* slot = &r->slots[s];
+  struct tessera_region_spill* spill = g_spill;
   for (int d = 0; d < TESSERA_REGION_MAX_DEVICES; ++d) {
+    /* The spilled part first: it is part of used_bytes, and must never be left above it. */
+    uint64_t spilled = __atomic_exchange_n(&spill->slot_bytes[s][d], 0, __ATOMIC_ACQ_REL);
+    if (spilled != 0) sub_saturating(&spill->device_bytes[d], spilled);
     uint64_t used = __atomic_exchange_n(&slot->used_bytes[d], 0, __ATOMIC_ACQ_REL);
     if (used != 0) sub_saturating(&r->devices[d].used_bytes, used);
   }
@@ -363,6 +378,7 @@ static void reconcile_locked(struct tessera_region* r) {
     if (r->slots[s].pid != 0) free_slot_locked(r, s);
   }
   for (int d = 0; d < TESSERA_REGION_MAX_DEVICES; ++d) {
+    __atomic_store_n(&g_spill->device_bytes[d], 0, __ATOMIC_RELEASE);
     uint64_t left = __atomic_exchange_n(&r->devices[d].used_bytes, 0, __ATOMIC_ACQ_REL);
     if (left != 0) {
       HOOK_LOG(HOOK_LOG_INFO,
@@ -491,6 +507,37 @@ void region_uncharge(int index, uint64_t bytes) {
   }
   uint64_t give = sub_saturating(&s->used_bytes[index], bytes);
   if (give != 0) sub_saturating(&r->devices[index].used_bytes, give);
+}
+
+int region_spill_charge(int index, uint64_t bytes, uint64_t cap) {
+  struct tessera_region* r = region_get();
+  int slot = __atomic_load_n(&g_slot, __ATOMIC_ACQUIRE);
+  if (r == NULL || slot < 0 || bytes > cap) return -1;
+  uint64_t* total = &g_spill->device_bytes[index];
+  uint64_t spilled = __atomic_load_n(total, __ATOMIC_RELAXED);
+  do {
+    if (spilled > cap - bytes) return -1;
+  } while (!__atomic_compare_exchange_n(total, &spilled, spilled + bytes, 1, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED));
+  __atomic_add_fetch(&g_spill->slot_bytes[slot][index], bytes, __ATOMIC_RELAXED);
+  return 0;
+}
+
+void region_spill_uncharge(int index, uint64_t bytes) {
+  struct tessera_region* r = region_get();
+  int slot = __atomic_load_n(&g_slot, __ATOMIC_ACQUIRE);
+  if (r == NULL || slot < 0 || bytes == 0) return;
+  struct tessera_region_slot* s = &r->slots[slot];
+  if (__atomic_load_n(&s->pid, __ATOMIC_ACQUIRE) != g_slot_pid ||
+      __atomic_load_n(&s->start_time, __ATOMIC_RELAXED) != g_slot_start) {
+    return; /* the slot was taken from this process (a sweep that thought it dead) */
+  }
+  uint64_t give = sub_saturating(&g_spill->slot_bytes[slot][index], bytes);
+  if (give != 0) sub_saturating(&g_spill->device_bytes[index], give);
+}
+
+uint64_t region_spilled(int index) {
+  return region_get() ? __atomic_load_n(&g_spill->device_bytes[index], __ATOMIC_RELAXED) : 0;
 }
 
 uint64_t region_used(int index) {

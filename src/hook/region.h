@@ -12,6 +12,7 @@
  *   if (region_open(path, error, sizeof(error)) != 0) return -1;  (error says why)
  *   if (region_charge(index, bytes, limit) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
  *   region_uncharge(index, bytes);                                (when the driver freed it)
+ *   region_spill_charge / region_spill_uncharge: the part of a charge served from host memory.
  *
  * Why (liveness locks, sweeps, issue 28): docs/in-container-library.md, "The shared region". */
 #ifndef TESSERA_HOOK_REGION_H_
@@ -40,7 +41,18 @@ int region_charge(int index, uint64_t bytes, uint64_t limit);
 /* Gives back a charge made by region_charge. */
 void region_uncharge(int index, uint64_t bytes);
 
-/* Current usage of device `index` (0 without a region). */
+/* Records that `bytes` of this process's charge on device `index` (made by region_charge) are
+ * served from host memory, unless the container's spilled bytes on the device would exceed `cap`
+ * (the limits file's spill.<i>). Returns 0, or -1 when they would (or without a slot). */
+int region_spill_charge(int index, uint64_t bytes, uint64_t cap);
+
+/* Gives back a record made by region_spill_charge (call before region_uncharge of its bytes). */
+void region_spill_uncharge(int index, uint64_t bytes);
+
+/* The container's bytes on device `index` served from host memory (0 without a region). */
+uint64_t region_spilled(int index);
+
+/* Current usage of device `index`, device and host memory together (0 without a region). */
 uint64_t region_used(int index);
 
 /* Records what this process knows about device `index` for readers of the region. */

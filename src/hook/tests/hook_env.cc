@@ -23,7 +23,7 @@ HookEnv::HookEnv() {
 }
 
 HookEnv::~HookEnv() {
-  if (region_ != nullptr) munmap(region_, sizeof(tessera_region));
+  if (region_ != nullptr) munmap(region_, TESSERA_REGION_FILE_SIZE);
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);
 }
@@ -94,11 +94,18 @@ const tessera_region* HookEnv::MapRegion() {
   if (region_ != nullptr) return static_cast<const tessera_region*>(region_);
   int fd = open(region_path().c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return nullptr;
-  void* map = mmap(nullptr, sizeof(tessera_region), PROT_READ, MAP_SHARED, fd, 0);
+  void* map = mmap(nullptr, TESSERA_REGION_FILE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
   close(fd);
   if (map == MAP_FAILED) return nullptr;
   region_ = map;
   return static_cast<const tessera_region*>(region_);
+}
+
+const tessera_region_spill* HookEnv::MapSpill() {
+  const tessera_region* r = MapRegion();
+  if (r == nullptr) return nullptr;
+  return reinterpret_cast<const tessera_region_spill*>(reinterpret_cast<const char*>(r) +
+                                                       TESSERA_REGION_SPILL_OFFSET);
 }
 
 }  // namespace tessera::hooktest

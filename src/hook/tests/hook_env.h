@@ -60,8 +60,10 @@ class HookEnv {
   // `simgpu stat` for the state of this test's probes.
   nlohmann::json Stat(const std::string& devices = kDevices) const;
 
-  // Maps the shared region read-only (nullptr when it does not exist yet).
+  // Maps the shared region read-only, its spill appendix too (nullptr when it does not exist yet).
   const tessera_region* MapRegion();
+  // The region's spill appendix (nullptr when the region does not exist yet).
+  const tessera_region_spill* MapSpill();
 
  private:
   std::string build_dir_;

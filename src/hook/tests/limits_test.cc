@@ -113,6 +113,58 @@ TEST(LimitsFile, RejectsMistakesWithTheLineAndKey) {
   }
 }
 
+TEST(LimitsFile, SpillIsPartOfTheLimitAndAbsentMeansNone) {
+  hook_limits limits;
+  ASSERT_EQ(hook_limits_parse_file(Whole("version=2\ndevices=2\nmemory.0=32Gi\nspill.0=16Gi\n"
+                                         "cores.0=0\nmemory.1=8Gi\ncores.1=0\n")
+                                       .c_str(),
+                                   "limits", &limits),
+            0)
+      << limits.message;
+  EXPECT_EQ(limits.spill[0], 16ull << 30);
+  EXPECT_EQ(limits.spill[1], 0u) << "absent: no spilling";
+  ASSERT_EQ(hook_limits_parse_file(
+                Whole("version=2\ndevices=1\nmemory.0=1g\nspill.0=0\ncores.0=0\n").c_str(),
+                "limits", &limits),
+            0)
+      << limits.message;
+  EXPECT_EQ(limits.spill[0], 0u);
+  ASSERT_EQ(hook_limits_parse_file(
+                Whole("version=2\ndevices=1\nmemory.0=1g\nspill.0=1g\ncores.0=0\n").c_str(),
+                "limits", &limits),
+            0)
+      << "the whole limit may be spilled: " << limits.message;
+}
+
+TEST(LimitsFile, RejectsBadSpillValues) {
+  struct {
+    std::string text;
+    const char* message;
+  } cases[] = {
+      {"version=2\nspill.0=lots\n", "line 2: spill.0=\"lots\": not a number"},
+      {"version=2\nspill.0=1.5g\n", "unknown size suffix"},
+      {"version=2\nspill.0=-1\n", "spill.0=\"-1\""},
+      {"version=2\nspill.0=\n", "empty value"},
+      {"version=2\nspill.x=1g\n", "spill.<device index 0-15>"},
+      {"version=2\nspill.0=1g\nspill.0=1g\n", "duplicate key \"spill.0\""},
+      {Whole("version=2\ndevices=1\nmemory.0=1g\nspill.0=2g\ncores.0=0\n"),
+       "spill.0 is above memory.0"},
+      {Whole("version=2\ndevices=1\nmemory.0=0\nspill.0=2g\ncores.0=0\n"),
+       "spill.0 is set but memory.0 is 0"},
+      {Whole("version=2\ndevices=1\nmemory.0=1g\ncores.0=0\nspill.1=1g\n"),
+       "device 1 is beyond devices=1"},
+      {Whole("version=2\ndevices=1\nmemory.0=1g\ncores.0=0\nspil.0=1g\n"),
+       "unknown key \"spil.0\""},
+  };
+  for (const auto& c : cases) {
+    hook_limits limits;
+    EXPECT_EQ(hook_limits_parse_file(c.text.c_str(), "limits", &limits), -1) << c.text;
+    EXPECT_TRUE(limits.error);
+    EXPECT_NE(std::string(limits.message).find(c.message), std::string::npos)
+        << c.text << " -> " << limits.message;
+  }
+}
+
 // The node agent's writer (src/node/allocation_files.cc) and this reader agree.
 TEST(LimitsFile, AcceptsWhatTheNodeAgentWrites) {
   hook_limits limits;
@@ -168,6 +220,12 @@ TEST_F(LimitsLoad, TheFixedFileWinsOverTheEnvironment) {
   ASSERT_FALSE(limits.error) << limits.message;
   EXPECT_EQ(limits.memory[0], 256ull << 20);
   EXPECT_EQ(limits.memory[1], 0u);
+  EXPECT_TRUE(limits.from_fixed_path);
+  setenv("TESSERA_LIMITS_FILE", path.c_str(), 1);
+  hook_limits_load((dir_ + "/absent/limits").c_str(), &limits);
+  unsetenv("TESSERA_LIMITS_FILE");
+  ASSERT_FALSE(limits.error) << limits.message;
+  EXPECT_FALSE(limits.from_fixed_path) << "named by the environment";
 }
 
 }  // namespace

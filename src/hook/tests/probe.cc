@@ -679,6 +679,163 @@ int Vmm(uint64_t limit) {
   return failures ? 1 : 0;
 }
 
+// Runs simgpu's `touch_1000ns` kernel over [p, p + bytes) and waits for it: CUDA_SUCCESS when the
+// device can address every byte.
+CUresult Touch(CUdeviceptr p, uint64_t bytes) {
+  static CUfunction touch = nullptr;
+  if (touch == nullptr) {
+    CUmodule module = nullptr;
+    CHECK_RC(api.ModuleLoadData(&module, "hook_probe spill module"), CUDA_SUCCESS);
+    CHECK_RC(api.ModuleGetFunction(&touch, module, "touch_1000ns"), CUDA_SUCCESS);
+    if (touch == nullptr) return CUDA_ERROR_NOT_FOUND;
+  }
+  uint64_t address = p, size = bytes;
+  void* params[] = {&address, &size};
+  CUresult rc = api.LaunchKernel(touch, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr);
+  return rc != CUDA_SUCCESS ? rc : api.CtxSynchronize();
+}
+
+// Where the memory of `p` lies (CU_MEMORYTYPE_DEVICE or CU_MEMORYTYPE_HOST).
+unsigned MemoryType(CUdeviceptr p) {
+  unsigned type = 0;
+  CHECK_RC(api.PointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p), CUDA_SUCCESS);
+  return type;
+}
+
+// spill <total> <device blocks> <host blocks> <block>: cuMemAlloc of `block` bytes fills the device
+// first (that many blocks), then host memory (that many, up to the limit or spill.0), and the next
+// one is refused; cuMemGetInfo and NVML report `total` and device and host memory together as
+// used; a kernel reaches the host blocks; cuMemAllocPitch spills too; cuMemFree and cuMemFreeAsync
+// give both kinds back, and the device's blocks fit on the device again.
+int Spill(uint64_t total, uint64_t want_device, uint64_t want_host, uint64_t block) {
+  Open();
+  const uint64_t base = Used();
+  size_t free_bytes = 0, total_bytes = 0;
+  CHECK_RC(api.MemGetInfo(&free_bytes, &total_bytes), CUDA_SUCCESS);
+  CHECK_THAT(total_bytes == total, "cuMemGetInfo total %zu, want %llu", total_bytes,
+             (unsigned long long)total);
+  std::vector<CUdeviceptr> device, host;
+  for (int i = 0; i < 512; ++i) {
+    CUdeviceptr p = 0;
+    CUresult rc = api.MemAlloc(&p, block);
+    if (rc == CUDA_ERROR_OUT_OF_MEMORY) break;
+    CHECK_RC(rc, CUDA_SUCCESS);
+    if (rc != CUDA_SUCCESS) break;
+    unsigned type = MemoryType(p);
+    CHECK_THAT(type == CU_MEMORYTYPE_HOST || host.empty(), "device memory after host memory");
+    (type == CU_MEMORYTYPE_HOST ? host : device).push_back(p);
+  }
+  CHECK_THAT(device.size() == want_device && host.size() == want_host,
+             "%zu device and %zu host blocks, want %llu and %llu", device.size(), host.size(),
+             (unsigned long long)want_device, (unsigned long long)want_host);
+  const uint64_t held = (device.size() + host.size()) * block;
+  CHECK_THAT(Used() == base + held, "used %llu, want %llu", (unsigned long long)Used(),
+             (unsigned long long)(base + held));
+  CHECK_THAT(api.NvmlInit() == NVML_SUCCESS, "nvmlInit failed");
+  nvmlDevice_t nvml_device;
+  CHECK_THAT(api.NvmlHandleByIndex(0, &nvml_device) == NVML_SUCCESS, "no NVML device 0");
+  nvmlMemory_t memory;
+  CHECK_THAT(api.NvmlMemoryInfo(nvml_device, &memory) == NVML_SUCCESS, "NVML memory info failed");
+  CHECK_THAT(memory.total == total && memory.used == base + held,
+             "NVML total %llu used %llu, want %llu and %llu", memory.total, memory.used,
+             (unsigned long long)total, (unsigned long long)(base + held));
+  for (CUdeviceptr p : host) CHECK_RC(Touch(p, block), CUDA_SUCCESS);
+  uint64_t left = base + held;
+  if (!host.empty()) {
+    // A block's room at the limit again: cuMemAllocPitch spills it, at a pitch of 512 bytes' steps.
+    CHECK_RC(api.MemFree(host.back()), CUDA_SUCCESS);
+    host.pop_back();
+    left -= block;
+    CUdeviceptr p = 0;
+    size_t pitch = 0;
+    CHECK_RC(api.MemAllocPitch(&p, &pitch, 1000, block / 1024, 4), CUDA_SUCCESS);
+    CHECK_THAT(pitch == 1024, "pitch %zu, want 1024", pitch);
+    CHECK_THAT(MemoryType(p) == CU_MEMORYTYPE_HOST, "the pitched block is not in host memory");
+    CHECK_RC(Touch(p, block), CUDA_SUCCESS);
+    CHECK_THAT(Used() == base + held, "used %llu after the pitched block",
+               (unsigned long long)Used());
+    // A stream-ordered free of host memory, after the stream's work.
+    CHECK_RC(api.MemFreeAsync(p, nullptr), CUDA_SUCCESS);
+  }
+  for (CUdeviceptr p : host) {
+    CHECK_RC(api.MemFree(p), CUDA_SUCCESS);
+    left -= block;
+  }
+  CHECK_THAT(Used() == left, "used %llu after freeing the host blocks, want %llu",
+             (unsigned long long)Used(), (unsigned long long)left);
+  for (CUdeviceptr p : device) CHECK_RC(api.MemFree(p), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base, "used %llu after freeing everything, want %llu",
+             (unsigned long long)Used(), (unsigned long long)base);
+  for (size_t i = 0; i < device.size(); ++i) {
+    CHECK_RC(api.MemAlloc(&device[i], block), CUDA_SUCCESS);
+    CHECK_THAT(MemoryType(device[i]) == CU_MEMORYTYPE_DEVICE, "block %zu not on the device again",
+               i);
+  }
+  for (CUdeviceptr p : device) CHECK_RC(api.MemFree(p), CUDA_SUCCESS);
+  return failures ? 1 : 0;
+}
+
+// spill-vmm <device handles> <host handles> <block>: cuMemCreate of device memory fills the device,
+// then is created on the host (up to the limit or spill.0); a host handle maps, takes the device's
+// access and is reached by a kernel like device memory; releases give everything back.
+int SpillVmm(uint64_t want_device, uint64_t want_host, uint64_t block) {
+  Open();
+  const uint64_t base = Used();
+  CUmemAllocationProp prop;
+  std::memset(&prop, 0, sizeof(prop));
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  std::vector<CUmemGenericAllocationHandle> device, host;
+  for (int i = 0; i < 512; ++i) {
+    CUmemGenericAllocationHandle h = 0;
+    CUresult rc = api.MemCreate(&h, block, &prop, 0);
+    if (rc == CUDA_ERROR_OUT_OF_MEMORY) break;
+    CHECK_RC(rc, CUDA_SUCCESS);
+    if (rc != CUDA_SUCCESS) break;
+    CUmemAllocationProp got;
+    std::memset(&got, 0, sizeof(got));
+    CHECK_RC(api.MemGetAllocationPropertiesFromHandle(&got, h), CUDA_SUCCESS);
+    bool on_host = got.location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA ||
+                   got.location.type == CU_MEM_LOCATION_TYPE_HOST;
+    CHECK_THAT(on_host || got.location.type == CU_MEM_LOCATION_TYPE_DEVICE, "location type %d",
+               (int)got.location.type);
+    CHECK_THAT(on_host || host.empty(), "device memory after host memory");
+    (on_host ? host : device).push_back(h);
+  }
+  CHECK_THAT(device.size() == want_device && host.size() == want_host,
+             "%zu device and %zu host handles, want %llu and %llu", device.size(), host.size(),
+             (unsigned long long)want_device, (unsigned long long)want_host);
+  const uint64_t held = (device.size() + host.size()) * block;
+  CHECK_THAT(Used() == base + held, "used %llu, want %llu", (unsigned long long)Used(),
+             (unsigned long long)(base + held));
+  CUmemAccessDesc access;
+  std::memset(&access, 0, sizeof(access));
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = 0;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  std::vector<CUdeviceptr> mapped;
+  for (CUmemGenericAllocationHandle h : host) {
+    CUdeviceptr va = 0;
+    CHECK_RC(api.MemAddressReserve(&va, block, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_RC(api.MemMap(va, block, 0, h, 0), CUDA_SUCCESS);
+    CHECK_RC(api.MemSetAccess(va, block, &access, 1), CUDA_SUCCESS);
+    CHECK_RC(Touch(va, block), CUDA_SUCCESS);
+    CHECK_RC(api.MemRelease(h), CUDA_SUCCESS);  // the mapping holds it
+    mapped.push_back(va);
+  }
+  CHECK_THAT(Used() == base + held, "used %llu with the host handles mapped and released",
+             (unsigned long long)Used());
+  for (CUdeviceptr va : mapped) {
+    CHECK_RC(api.MemUnmap(va, block), CUDA_SUCCESS);
+    CHECK_RC(api.MemAddressFree(va, block), CUDA_SUCCESS);
+  }
+  for (CUmemGenericAllocationHandle h : device) CHECK_RC(api.MemRelease(h), CUDA_SUCCESS);
+  CHECK_THAT(Used() == base, "used %llu after releasing everything, want %llu",
+             (unsigned long long)Used(), (unsigned long long)base);
+  return failures ? 1 : 0;
+}
+
 // pools <limit>: stream-ordered allocations charge what their pool holds: small ones share its
 // chunks (no false out-of-memory), memory the pool keeps under its release threshold counts until
 // trimmed, and a host pool charges nothing.
@@ -1037,6 +1194,11 @@ int main(int argc, char** argv) {
   if (command == "context-cost") return ContextCost();
   if (command == "huge-hold") return HugeHold();
   if (command == "vmm") return Vmm(Arg(argv, argc, 3));
+  if (command == "spill") {
+    return Spill(Arg(argv, argc, 3), Arg(argv, argc, 4), Arg(argv, argc, 5), Arg(argv, argc, 6));
+  }
+  if (command == "spill-vmm")
+    return SpillVmm(Arg(argv, argc, 3), Arg(argv, argc, 4), Arg(argv, argc, 5));
   if (command == "pools") return Pools(Arg(argv, argc, 3));
   if (command == "heap") return Heap(Arg(argv, argc, 3));
   if (command == "graphs") return Graphs(Arg(argv, argc, 3));

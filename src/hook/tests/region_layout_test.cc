@@ -37,11 +37,23 @@ TEST(RegionLayout, Version1IsPinned) {
   EXPECT_EQ(offsetof(tessera_region, device_count), 24u);
   EXPECT_EQ(offsetof(tessera_region, last_sweep_ns), 32u);
   EXPECT_EQ(offsetof(tessera_region, boot_id), 40u);
+  EXPECT_EQ(offsetof(tessera_region, spill_offset), 56u);  // reserved[0] before, 0
   EXPECT_EQ(offsetof(tessera_region, lock), 64u);
   EXPECT_EQ(offsetof(tessera_region, devices), 128u);
   EXPECT_EQ(offsetof(tessera_region, slots), 128u + 16 * 128u);
   EXPECT_EQ(sizeof(tessera_region), 128u + 16 * 128u + 1024 * 144u);
   EXPECT_LE(sizeof(pthread_mutex_t), 64u);
+}
+
+// The spill appendix (issue 33) lies past the fixed part, whose layout and version it leaves as
+// they were: readers of the fixed part read a region with the appendix unchanged.
+TEST(RegionLayout, SpillAppendixFollowsTheFixedPart) {
+  EXPECT_EQ(TESSERA_REGION_SPILL_OFFSET, sizeof(tessera_region));
+  EXPECT_EQ(TESSERA_REGION_SPILL_OFFSET % 8, 0u);
+  EXPECT_EQ(offsetof(tessera_region_spill, device_bytes), 0u);
+  EXPECT_EQ(offsetof(tessera_region_spill, slot_bytes), 16 * 8u);
+  EXPECT_EQ(sizeof(tessera_region_spill), 16 * 8u + 1024 * 16 * 8u);
+  EXPECT_EQ(TESSERA_REGION_FILE_SIZE, sizeof(tessera_region) + sizeof(tessera_region_spill));
 }
 
 }  // namespace
