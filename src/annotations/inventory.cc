@@ -1,5 +1,6 @@
 #include "annotations/inventory.h"
 
+#include <charconv>
 #include <set>
 
 #include "annotations/json_fields.h"
@@ -9,6 +10,12 @@ namespace tessera::annotations {
 
 using internal::Field;
 using nlohmann::json;
+
+std::string MemoryScalingText(double memory_scaling) {
+  char text[32];
+  auto [end, ec] = std::to_chars(text, text + sizeof(text), memory_scaling);
+  return ec == std::errc() ? std::string(text, end) : std::string("?");
+}
 
 std::string InventoryToJson(const Inventory& inventory) {
   json list = json::array();
@@ -21,7 +28,8 @@ std::string InventoryToJson(const Inventory& inventory) {
                 {"numa", g.numa},
                 {"healthy", g.healthy},
                 {"slots", g.slots},
-                {"coresScaling", g.cores_scaling}};
+                {"coresScaling", g.cores_scaling},
+                {"memoryScaling", g.memory_scaling}};
     if (!g.pci_bus_id.empty()) gpu["pciBusId"] = g.pci_bus_id;
     list.push_back(std::move(gpu));
   }
@@ -52,9 +60,16 @@ Result<Inventory> ParseInventory(std::string_view text) {
     RETURN_IF_ERROR(Field(g, "slots", where, info.slots, false));
     RETURN_IF_ERROR(Field(g, "pciBusId", where, info.pci_bus_id, false));
     RETURN_IF_ERROR(Field(g, "coresScaling", where, info.cores_scaling, false));
+    RETURN_IF_ERROR(Field(g, "memoryScaling", where, info.memory_scaling, false));
     if (info.slots < 0) return InvalidArgument(where + ": \"slots\" must not be negative");
     if (!(info.cores_scaling > 0)) {
       return InvalidArgument(where + ": \"coresScaling\" must be above 0");
+    }
+    if (!(info.memory_scaling >= kMinMemoryScaling && info.memory_scaling <= kMaxMemoryScaling)) {
+      return InvalidArgument(where + " (" + info.uuid + "): \"memoryScaling\" " +
+                             MemoryScalingText(info.memory_scaling) + " is outside " +
+                             MemoryScalingText(kMinMemoryScaling) + " to " +
+                             MemoryScalingText(kMaxMemoryScaling));
     }
     if (info.uuid.empty()) return InvalidArgument(where + ": \"uuid\" is empty");
     if (!seen.insert(info.uuid).second) {

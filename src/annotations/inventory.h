@@ -8,7 +8,9 @@
 // Plain values and pure functions; thread-safe.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +18,23 @@
 #include "common/status.h"
 
 namespace tessera::annotations {
+
+// The bounds of node.device-memory-scaling, which the inventory's "memoryScaling" repeats.
+inline constexpr double kMinMemoryScaling = 1;
+inline constexpr double kMaxMemoryScaling = 10;
+
+// A GPU's virtual memory: its physical memory times its memory scaling, in whole MiB (rounded
+// down). Exactly `physical_mib` at scaling 1. Inline: the scheduler's fit calls it per GPU.
+inline uint64_t VirtualMemoryMiB(uint64_t physical_mib, double memory_scaling) {
+  if (memory_scaling == 1) return physical_mib;
+  const double mib = std::floor(static_cast<double>(physical_mib) * memory_scaling);
+  // A forged inventory's memory must not overflow the conversion.
+  if (!(mib < 18446744073709551616.0)) return std::numeric_limits<uint64_t>::max();
+  return mib > 0 ? static_cast<uint64_t>(mib) : 0;
+}
+
+// A memory scaling as people write it, the shortest decimal that reads back the same: "2", "1.5".
+std::string MemoryScalingText(double memory_scaling);
 
 struct InventoryGpu {
   std::string uuid;  // unique on the node, never empty
@@ -30,7 +49,12 @@ struct InventoryGpu {
   int slots = 0;
   std::string pci_bus_id;    // "" = not said
   double cores_scaling = 1;  // node.device-cores-scaling, as the agent applies it
+  // node.device-memory-scaling: pods are placed against memory_mib x memory_scaling (virtual
+  // memory); memory_mib stays the physical memory. 1 when absent (agents before the field).
+  double memory_scaling = 1;
   bool operator==(const InventoryGpu&) const = default;
+
+  uint64_t virtual_memory_mib() const { return VirtualMemoryMiB(memory_mib, memory_scaling); }
 };
 
 struct Inventory {
@@ -43,7 +67,8 @@ struct Inventory {
 
 std::string InventoryToJson(const Inventory& inventory);
 // Errors name the field and the GPU (`gpus[i]`): a missing or ill-typed required field, an empty
-// or repeated uuid, negative slots, a cores scaling that is not positive.
+// or repeated uuid, negative slots, a cores scaling that is not positive, a memory scaling below
+// kMinMemoryScaling or above kMaxMemoryScaling.
 Result<Inventory> ParseInventory(std::string_view text);
 
 }  // namespace tessera::annotations

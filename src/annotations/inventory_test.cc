@@ -8,10 +8,14 @@ namespace {
 TEST(Inventory, RoundTrips) {
   InventoryGpu h200{"GPU-a", 0, "NVIDIA H200", 143771, 132, 0, true, 10, "00000000:17:00.0", 1};
   InventoryGpu sick{"GPU-b", 1, "NVIDIA H200", 143771, 132, 1, false, 0, "", 0.5};
+  InventoryGpu doubled{"GPU-c", 2, "SimGPU-3090", 24268, 82, 0, true, 10, "", 1, 2};
+  InventoryGpu most{"GPU-d", 3, "T4", 15360, 40, 0, true, 10, "", 1, 10};
+  InventoryGpu fraction{"GPU-e", 4, "T4", 15360, 40, 0, true, 10, "", 1, 1.25};
   const Inventory cases[] = {
       {},
       {true, {h200}},
       {false, {h200, sick}},
+      {true, {h200, doubled, most, fraction}},
   };
   for (const Inventory& inventory : cases) {
     std::string text = InventoryToJson(inventory);
@@ -21,10 +25,25 @@ TEST(Inventory, RoundTrips) {
   }
 }
 
+TEST(Inventory, VirtualMemoryIsPhysicalTimesTheScalingRoundedDown) {
+  InventoryGpu g{"GPU-a", 0, "SimGPU-3090", 24268, 82, 0, true, 10, "", 1, 2};
+  EXPECT_EQ(g.virtual_memory_mib(), 48536u);
+  g.memory_scaling = 1;
+  EXPECT_EQ(g.virtual_memory_mib(), 24268u);
+  g.memory_scaling = 1.1;  // 26694.8
+  EXPECT_EQ(g.virtual_memory_mib(), 26694u);
+  g.memory_scaling = 10;
+  EXPECT_EQ(g.virtual_memory_mib(), 242680u);
+  EXPECT_EQ(VirtualMemoryMiB(143771, 1.5), 215656u);  // 215656.5
+  EXPECT_EQ(MemoryScalingText(2), "2");
+  EXPECT_EQ(MemoryScalingText(1.5), "1.5");
+  EXPECT_EQ(MemoryScalingText(1.1), "1.1");
+}
+
 // What agents of earlier versions wrote is still read, the fields they lacked taking their
 // defaults: before "serving" (serving), before "slots" (not counted), before "pciBusId" and
-// "coresScaling" (the scheduler's test writer never wrote them), with fields the reader does not
-// know (ignored).
+// "coresScaling" (the scheduler's test writer never wrote them), before "memoryScaling" (1: the
+// physical memory is all there is), with fields the reader does not know (ignored).
 TEST(Inventory, ReadsWhatEarlierAgentsWrote) {
   struct Case {
     const char* text;
@@ -75,6 +94,15 @@ TEST(Inventory, ErrorsNameTheField) {
       {R"({"version":1,"gpus":[{"uuid":"a","index":0,"model":"T4","memoryMiB":1,)"
        R"("coresScaling":0}]})",
        "gpus[0]: \"coresScaling\" must be above 0"},
+      {R"({"version":1,"gpus":[{"uuid":"a","index":0,"model":"T4","memoryMiB":1},)"
+       R"({"uuid":"b","index":1,"model":"T4","memoryMiB":1,"memoryScaling":0.5}]})",
+       "gpus[1] (b): \"memoryScaling\" 0.5 is outside 1 to 10"},
+      {R"({"version":1,"gpus":[{"uuid":"a","index":0,"model":"T4","memoryMiB":1,)"
+       R"("memoryScaling":10.5}]})",
+       "gpus[0] (a): \"memoryScaling\" 10.5 is outside 1 to 10"},
+      {R"({"version":1,"gpus":[{"uuid":"a","index":0,"model":"T4","memoryMiB":1,)"
+       R"("memoryScaling":"2"}]})",
+       "gpus[0]: field \"memoryScaling\" has the wrong type"},
   };
   for (const Case& c : cases) {
     Result<Inventory> r = ParseInventory(c.text);

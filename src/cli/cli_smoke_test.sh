@@ -33,10 +33,10 @@ out=$("$bin/tessera" config --for nosuch 2>&1); rc=$?
 [[ $rc -ne 0 ]] || { echo "FAIL unknown --for exits 0"; fail=1; }
 
 # Configuration that cannot work is refused by --print-config too, naming key, source and bound.
-out=$("$bin/tessera" node --print-config --node.device-memory-scaling=2 2>&1); rc=$?
-[[ $rc -eq 2 ]] || { echo "FAIL node --print-config with device-memory-scaling=2 exits $rc"; fail=1; }
+out=$("$bin/tessera" node --print-config --node.device-memory-scaling=11 2>&1); rc=$?
+[[ $rc -eq 2 ]] || { echo "FAIL node --print-config with device-memory-scaling=11 exits $rc"; fail=1; }
 check print-config-refuses-node \
-  'node.device-memory-scaling (flag --node.device-memory-scaling): expected 1, the only value' "$out"
+  'node.device-memory-scaling "11" (flag --node.device-memory-scaling): expected a value from 1 to 10' "$out"
 out=$("$bin/tessera" scheduler --print-config --scheduler.max-body=0 2>&1); rc=$?
 [[ $rc -eq 2 ]] || { echo "FAIL scheduler --print-config with max-body=0 exits $rc"; fail=1; }
 check print-config-refuses-scheduler \

@@ -54,6 +54,8 @@ NodeView& ClusterView::AddNode(const std::string& name,
     g.numa = info.numa;
     g.healthy = info.healthy;
     g.memory_mib = info.memory_mib;
+    g.memory_scaling = info.memory_scaling;
+    g.virtual_memory_mib = info.virtual_memory_mib();
   }
   return node;
 }
@@ -87,7 +89,7 @@ void ClusterView::AddDraShare(const std::string& node_name, const std::string& d
     }
   }
   if (!gpu) gpu = &FindOrAddGpu(node, device);
-  if (whole_memory) share.memory_mib = gpu->memory_mib;
+  if (whole_memory) share.memory_mib = gpu->virtual_memory_mib;
   share.dra = true;
   gpu->used_mib += share.memory_mib;
   gpu->used_cores += share.cores;
@@ -149,6 +151,7 @@ Totals ClusterView::ComputeTotals() const {
     for (const GpuView& g : n.gpus) {
       ++t.gpus;
       t.memory_mib += g.memory_mib;
+      t.virtual_memory_mib += g.virtual_memory_mib;
       t.used_mib += g.used_mib;
       t.cores += g.index >= 0 ? 100 : 0;
       t.used_cores += g.used_cores;
@@ -187,6 +190,8 @@ nlohmann::json ClusterView::ToJson() const {
                       {"numa", g.numa},
                       {"healthy", g.healthy},
                       {"memoryMiB", g.memory_mib},
+                      {"memoryScaling", g.memory_scaling},
+                      {"virtualMemoryMiB", g.virtual_memory_mib},
                       {"usedMiB", g.used_mib},
                       {"usedCores", g.used_cores},
                       {"pods", pods}});
@@ -207,6 +212,7 @@ nlohmann::json ClusterView::ToJson() const {
             {"gpus", t.gpus},
             {"pods", t.pods},
             {"memoryMiB", t.memory_mib},
+            {"virtualMemoryMiB", t.virtual_memory_mib},
             {"usedMiB", t.used_mib},
             {"cores", t.cores},
             {"usedCores", t.used_cores}}}};

@@ -41,7 +41,11 @@ struct GpuView {
   std::string model;
   int numa = -1;
   bool healthy = true;
-  uint64_t memory_mib = 0;
+  uint64_t memory_mib = 0;  // physical
+  // The node's device-memory-scaling and the virtual memory it gives (memory_mib x
+  // memory_scaling), which the pods' shares (used_mib) are placed against.
+  double memory_scaling = 1;
+  uint64_t virtual_memory_mib = 0;
   uint64_t used_mib = 0;
   int used_cores = 0;  // of 100
   std::vector<PodShare> pods;
@@ -64,7 +68,7 @@ struct PendingPod {
 
 struct Totals {
   size_t nodes = 0, gpus = 0, pods = 0;
-  uint64_t memory_mib = 0, used_mib = 0;
+  uint64_t memory_mib = 0, virtual_memory_mib = 0, used_mib = 0;
   int cores = 0, used_cores = 0;
 };
 
@@ -79,7 +83,8 @@ struct ClusterView {
   // is added (the GPU with index -1), so no usage is hidden.
   void AddAllocation(const std::string& pod, const scheduler::Allocation& allocation);
   // Charges a DRA claim's `share` to device `device` ("gpu-<index>") of node `node` (the pool);
-  // `whole_memory`: the share's memory is the GPU's whole memory (no consumed memory recorded).
+  // `whole_memory`: the share's memory is the GPU's whole (virtual) memory (no consumed memory
+  // recorded).
   // A node or GPU not in the view is added (the GPU with index -1, named by the device).
   void AddDraShare(const std::string& node, const std::string& device, PodShare share,
                    bool whole_memory);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "inspect/render.h"
+#include "inspect/scheduler_source.h"
 
 namespace tessera::inspect {
 namespace {
@@ -100,6 +101,58 @@ TEST(ClusterView, KeepOnlyNode) {
   EXPECT_EQ(missing.message(),
             "node \"gpu-7\" not found; did you mean \"gpu-1\"? Tessera GPU nodes: gpu-1");
   EXPECT_EQ(again.KeepOnlyNode("cpu", {"gpu-1", "cpu"}).code(), StatusCode::kFailedPrecondition);
+}
+
+// Issue 33: the scheduler's /inspect gives memoryScaling and virtualMemoryMiB (older schedulers
+// neither: the memory is not scaled); the view places the shares against the virtual memory,
+// and a DRA share of the whole GPU holds all of it.
+TEST(ClusterView, SchedulersScaledMemoryIsReadAndShown) {
+  nlohmann::json doc = {
+      {"nodes",
+       {{{"name", "n1"},
+         {"gpus",
+          {{{"uuid", "GPU-a"},
+            {"index", 0},
+            {"model", "L4"},
+            {"memoryMiB", 24000},
+            {"memoryScaling", 2},
+            {"virtualMemoryMiB", 48000}},
+           {{"uuid", "GPU-b"}, {"index", 1}, {"model", "L4"}, {"memoryMiB", 24000}}}}}}},
+      {"allocations", nlohmann::json::array()},
+      {"pending", nlohmann::json::array()}};
+  Result<SchedulerSnapshot> snap = ParseSchedulerInspect(doc);
+  ASSERT_TRUE(snap.ok()) << snap.status().message();
+  ClusterView& view = snap->view;
+  view.AddAllocation(
+      "default/p", Allocation{.node = "n1",
+                              .containers = {ContainerAllocation{
+                                  .name = "c", .devices = {DeviceAllocation{"GPU-a", 30000, 0}}}}});
+  view.AddDraShare("n1", "gpu-1", PodShare{.pod = "default/claim"}, /*whole_memory=*/true);
+  view.Finish();
+  const GpuView& a = view.nodes[0].gpus[0];
+  EXPECT_EQ(a.memory_mib, 24000u);
+  EXPECT_EQ(a.virtual_memory_mib, 48000u);
+  EXPECT_EQ(view.nodes[0].gpus[1].used_mib, 24000u) << "unscaled: its physical memory";
+  const std::string text = Render(view, RenderOptions{});
+  EXPECT_NE(text.find("30000/48000 (63%), 125% of 24000 physical"), std::string::npos) << text;
+  EXPECT_NE(text.find("24000/24000 (100%) "), std::string::npos) << text;
+  EXPECT_NE(text.find("memory 54000/72000 MiB (75%, virtual; 48000 MiB physical)"),
+            std::string::npos)
+      << text;
+  nlohmann::json json = view.ToJson();
+  EXPECT_EQ(json["nodes"][0]["gpus"][0]["virtualMemoryMiB"], 48000);
+  EXPECT_EQ(json["nodes"][0]["gpus"][0]["memoryScaling"], 2.0);
+  EXPECT_EQ(json["nodes"][0]["gpus"][1]["virtualMemoryMiB"], 24000);
+  EXPECT_EQ(json["totals"]["virtualMemoryMiB"], 72000);
+  EXPECT_EQ(json["totals"]["memoryMiB"], 48000);
+
+  doc["nodes"][0]["gpus"][1]["memoryScaling"] = 20;
+  Result<SchedulerSnapshot> bad = ParseSchedulerInspect(doc);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("node n1 GPU GPU-b: \"memoryScaling\" is not a number "
+                                        "from 1 to 10"),
+            std::string::npos)
+      << bad.status().message();
 }
 
 TEST(ClusterView, EmptyClusterSaysSo) {

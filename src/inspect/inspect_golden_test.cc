@@ -266,6 +266,32 @@ TEST_F(InspectGoldenTest, SingleNodeWithDetails) {
   ExpectGolden("node_gpu_a", run.out);
 }
 
+// Issue 33: a node whose agent scales its GPUs' memory by 2 (memoryScaling in tessera.io/gpus):
+// its 24 GiB GPU holds two pods of 20 GiB. Every view gives the shares against the virtual
+// memory and the physical memory beside it; the other nodes' views do not change.
+TEST_F(InspectGoldenTest, ScaledMemoryShowsVirtualAndPhysical) {
+  Json inventory = Inventory("GPU-s", 2, "SimGPU-24G", 24576);
+  inventory["gpus"][0]["memoryScaling"] = 2;
+  inventory["gpus"][1]["memoryScaling"] = 2;
+  AddNode("gpu-s", inventory.dump());
+  for (const char* name : {"half-a", "half-b"}) {
+    Bound("default", name, "gpu-s", "Running",
+          {{{"name", "main"}, {"mode", "hard"}, {"devices", {Device("GPU-s0", 20480, 0)}}}});
+  }
+  InspectRun plain = InspectApi({"gpu-s", "-d"});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  ExpectGolden("scaled_memory", plain.out);
+  InspectRun bars = InspectApi({"gpu-s"}, /*terminal=*/true);
+  ASSERT_EQ(bars.code, 0) << bars.err;
+  ExpectGolden("scaled_memory_bars", bars.out);
+  InspectRun gib = InspectApi({"gpu-s", "-o", "gib"});
+  ASSERT_EQ(gib.code, 0) << gib.err;
+  ExpectGolden("scaled_memory_gib", gib.out);
+  InspectRun json = InspectApi({"gpu-s", "-o", "json"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  ExpectGolden("scaled_memory_json", json.out);
+}
+
 TEST_F(InspectGoldenTest, BarChartOnATerminal) {
   InspectRun run = InspectApi({"gpu-b"}, /*terminal=*/true);
   ASSERT_EQ(run.code, 0) << run.err;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "annotations/inventory.h"
 #include "common/strings.h"
 #include "inspect/json_to_yaml.h"
 
@@ -19,6 +20,15 @@ std::string Percent(uint64_t part, uint64_t whole) {
 
 std::string UsedOf(uint64_t used, uint64_t total) {
   return std::to_string(used) + "/" + std::to_string(total) + " (" + Percent(used, total) + ")";
+}
+
+// A GPU's memory: what its pods hold of its (virtual) memory, and on a GPU whose memory is scaled
+// what that is of the physical memory: "40960/49152 (83%), 167% of 24576 physical".
+std::string MemoryOf(const GpuView& g) {
+  std::string text = UsedOf(g.used_mib, g.virtual_memory_mib);
+  if (g.virtual_memory_mib == g.memory_mib) return text;
+  return text + ", " + Percent(g.used_mib, g.memory_mib) + " of " + std::to_string(g.memory_mib) +
+         " physical";
 }
 
 std::string Bar(uint64_t part, uint64_t whole) {
@@ -114,9 +124,14 @@ std::string RenderGib(const ClusterView& view, bool details, bool no_headers) {
     std::vector<std::string> unlisted;
     for (const GpuView& g : n.gpus) {
       node_used += g.used_mib;
-      node_total += g.memory_mib;
+      node_total += g.virtual_memory_mib;
       if (g.index >= 0) {
-        row[static_cast<size_t>(g.index) + 2] = Gib(g.used_mib) + "/" + Gib(g.memory_mib);
+        // On a GPU whose memory is scaled, the total is its virtual memory, the scaling after it.
+        row[static_cast<size_t>(g.index) + 2] =
+            Gib(g.used_mib) + "/" + Gib(g.virtual_memory_mib) +
+            (g.virtual_memory_mib == g.memory_mib
+                 ? ""
+                 : " (x" + annotations::MemoryScalingText(g.memory_scaling) + ")");
       } else {
         unlisted.push_back("    GPU " + g.uuid +
                            " (not in the node's inventory): " + Gib(g.used_mib) + " GiB allocated");
@@ -162,7 +177,7 @@ std::string RenderText(const ClusterView& view, const RenderOptions& options) {
           n.name,
           known ? std::to_string(g.index) : "?",
           g.model,
-          UsedOf(g.used_mib, g.memory_mib),
+          MemoryOf(g),
           known ? UsedOf(static_cast<uint64_t>(g.used_cores), 100) : std::to_string(g.used_cores),
           std::to_string(g.PodCount())};
       if (wide) {
@@ -175,8 +190,8 @@ std::string RenderText(const ClusterView& view, const RenderOptions& options) {
       }
       table.Add(std::move(row));
       if (options.bars) {
-        table.AddLineAfter("    memory " + Bar(g.used_mib, g.memory_mib) + " " +
-                           Percent(g.used_mib, g.memory_mib) + "  cores " +
+        table.AddLineAfter("    memory " + Bar(g.used_mib, g.virtual_memory_mib) + " " +
+                           Percent(g.used_mib, g.virtual_memory_mib) + "  cores " +
                            Bar(static_cast<uint64_t>(g.used_cores), 100) + " " +
                            Percent(static_cast<uint64_t>(g.used_cores), 100));
       }
@@ -200,8 +215,12 @@ std::string RenderText(const ClusterView& view, const RenderOptions& options) {
   out += "\nTotal: " + std::to_string(t.nodes) + (t.nodes == 1 ? " node, " : " nodes, ") +
          std::to_string(t.gpus) + (t.gpus == 1 ? " GPU, " : " GPUs, ") + std::to_string(t.pods) +
          (t.pods == 1 ? " pod" : " pods") + "; memory " + std::to_string(t.used_mib) + "/" +
-         std::to_string(t.memory_mib) + " MiB (" + Percent(t.used_mib, t.memory_mib) + "); cores " +
-         std::to_string(used_cores) + "/" + std::to_string(cores) + "% (" +
+         std::to_string(t.virtual_memory_mib) + " MiB (" +
+         Percent(t.used_mib, t.virtual_memory_mib) +
+         (t.virtual_memory_mib == t.memory_mib
+              ? ""
+              : ", virtual; " + std::to_string(t.memory_mib) + " MiB physical") +
+         "); cores " + std::to_string(used_cores) + "/" + std::to_string(cores) + "% (" +
          Percent(used_cores, cores) + ")\n";
   return out + RenderFooter(view);
 }

@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include "annotations/allocation.h"
+#include "annotations/inventory.h"
 #include "common/strings.h"
 
 namespace tessera::inspect {
@@ -54,6 +55,15 @@ Result<SchedulerSnapshot> ParseSchedulerInspect(const json& doc, const std::stri
       info.numa = g.value("numa", -1);
       info.healthy = g.value("healthy", true);
       info.memory_mib = g.value("memoryMiB", uint64_t{0});
+      // Absent from schedulers before issue 33: the memory was not scaled.
+      if (auto scaling = g.find("memoryScaling"); scaling != g.end()) {
+        if (!scaling->is_number() || !(scaling->get<double>() >= annotations::kMinMemoryScaling &&
+                                       scaling->get<double>() <= annotations::kMaxMemoryScaling)) {
+          return WrongShape("node " + name + " GPU " + info.uuid +
+                            ": \"memoryScaling\" is not a number from 1 to 10");
+        }
+        info.memory_scaling = scaling->get<double>();
+      }
       gpus.push_back(std::move(info));
     }
     NodeView& node = snap.view.AddNode(name, gpus);

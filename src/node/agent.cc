@@ -45,11 +45,13 @@ Status Agent::Start() {
   } else {
     log::Error("GPU discovery failed; serving no devices", {{"error", found.status().message()}});
   }
-  for (const GpuInfo& g : gpus) {
+  for (GpuInfo& g : gpus) {
+    g.memory_scaling = options_.memory_scaling;
     log::Info("GPU", {{"index", std::to_string(g.index)},
                       {"uuid", g.uuid},
                       {"model", g.model},
                       {"memoryMiB", std::to_string(g.memory_mib)},
+                      {"virtualMemoryMiB", std::to_string(g.virtual_memory_mib())},
                       {"sms", std::to_string(g.sms)},
                       {"pci", g.pci_bus_id},
                       {"numa", std::to_string(g.numa)},

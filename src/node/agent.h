@@ -47,6 +47,8 @@ struct AgentOptions {
   std::string dra_instance_uid;                    // mode kDra: dra/dra_plugin.h
   std::vector<ResourceSpec> resources;
   double cores_scaling = 1;
+  // node.device-memory-scaling, set on every GPU found (GpuInfo::memory_scaling).
+  double memory_scaling = 1;
   bool fail_on_init_error = true;
   std::chrono::milliseconds xid_hold{60'000};
   std::chrono::seconds housekeeping_interval{30};

@@ -15,6 +15,7 @@
 
 #include "annotations/names.h"
 #include "config/config.h"
+#include "config/loader.h"
 #include "node/config_keys.h"
 #include "node/containers/fake_cgroup_tree.h"
 #include "node/pods/memory_pod_store.h"
@@ -76,6 +77,26 @@ TEST(AgentTest, PublishesTheInventoryAndItsHealthChanges) {
   EXPECT_EQ(doc["serving"], false) << "no kubelet here: no plugin is registered";
   agent.board().SetHealthy("GPU-1", false);
   EXPECT_TRUE(WaitForAnnotation(store, "\"healthy\":false"));
+  agent.Stop();
+}
+
+// Issue 33: node.device-memory-scaling reaches every GPU the agent found: the inventory keeps the
+// physical memory and says the scaling, and the board's GPUs (device plugins, slices, limits)
+// carry it.
+TEST(AgentTest, PublishesEachGpusMemoryScaling) {
+  TempDir dir;
+  MemoryPodStore store("n");
+  FakeDeviceAssignments kubelet;
+  ListGpuSource gpus(TestGpus(2, 24268));
+  AgentOptions options = Options(dir, true);
+  options.memory_scaling = 2;
+  Agent agent(options, gpus, store, store, kubelet);
+  ASSERT_TRUE(agent.Start().ok());
+  ASSERT_TRUE(WaitForAnnotation(store, "\"memoryScaling\":2"));
+  auto doc = nlohmann::json::parse(store.NodeAnnotations()[kGpusAnnotation]);
+  EXPECT_EQ(doc["gpus"][0]["memoryMiB"], 24268);
+  EXPECT_EQ(doc["gpus"][1]["memoryScaling"], 2.0);
+  for (const GpuInfo& g : agent.board().Get().gpus) EXPECT_EQ(g.virtual_memory_mib(), 48536u);
   agent.Stop();
 }
 
@@ -347,7 +368,6 @@ TEST(ConfigKeysTest, DefaultsAndRefusals) {
   EXPECT_THAT(OptionsFromConfig(cfg, "").status().message(), HasSubstr("--node-name"));
   config::Source flag{config::Source::Kind::kFlag, "--x"};
   // Values that cannot work are refused as they are set (the schema's bounds).
-  EXPECT_FALSE(cfg.Set("node.device-memory-scaling", "1.5", flag).ok());
   EXPECT_FALSE(cfg.Set("node.pid-refresh", "0s", flag).ok());
   ASSERT_TRUE(cfg.Set("node.pid-refresh", "250ms", flag).ok());
   EXPECT_EQ(OptionsFromConfig(cfg, "n")->pid_refresh, std::chrono::milliseconds(250));
@@ -355,6 +375,35 @@ TEST(ConfigKeysTest, DefaultsAndRefusals) {
     ASSERT_TRUE(cfg.Set(std::string("node.dialects.") + d + ".enabled", "false", flag).ok());
   }
   EXPECT_THAT(OptionsFromConfig(cfg, "n").status().message(), HasSubstr("nothing to serve"));
+}
+
+// Issue 33: 1 to 10, the GPUs' virtual memory as a multiple of the physical; outside that the
+// refusal names the range, at load (so --print-config refuses it too) and in OptionsFromConfig.
+TEST(ConfigKeysTest, MemoryScalingIsOneToTen) {
+  config::Schema schema;
+  AddConfigKeys(schema);
+  for (const char* good : {"1", "1.5", "2", "10"}) {
+    Result<config::Loaded> loaded =
+        config::Load(schema, {std::string("--node.device-memory-scaling=") + good}, {});
+    ASSERT_TRUE(loaded.ok()) << good << ": " << loaded.status().message();
+    Result<AgentOptions> o = OptionsFromConfig(loaded->config, "n");
+    ASSERT_TRUE(o.ok()) << o.status().message();
+    EXPECT_DOUBLE_EQ(o->memory_scaling, std::stod(good));
+  }
+  for (const char* bad : {"0.5", "0", "10.5", "-2"}) {
+    Result<config::Loaded> loaded =
+        config::Load(schema, {}, {{"TESSERA_NODE_DEVICE_MEMORY_SCALING", bad}});
+    ASSERT_FALSE(loaded.ok()) << bad;
+    EXPECT_EQ(loaded.status().message(),
+              std::string("invalid value for node.device-memory-scaling \"") + bad +
+                  "\" (env TESSERA_NODE_DEVICE_MEMORY_SCALING): expected a value from 1 to 10 "
+                  "(the GPUs' virtual memory as a multiple of their physical memory)");
+  }
+  config::Config cfg(schema);
+  ASSERT_TRUE(
+      cfg.Set("node.device-memory-scaling", "11", {config::Source::Kind::kFlag, "--x"}).ok());
+  EXPECT_THAT(OptionsFromConfig(cfg, "n").status().message(),
+              HasSubstr("expected a value from 1 to 10"));
 }
 
 TEST(ConfigKeysTest, ModeIsDevicePluginOrDra) {

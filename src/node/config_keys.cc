@@ -1,8 +1,29 @@
 #include "node/config_keys.h"
 
+#include "annotations/inventory.h"
+
 namespace tessera::node {
 
 using config::Type;
+
+namespace {
+
+constexpr const char* kMemoryScalingKey = "node.device-memory-scaling";
+
+// A rule rather than the key's bounds, so that the refusal names the whole range.
+Status MemoryScalingInRange(const config::Config& c) {
+  const double scaling = c.GetFloat(kMemoryScalingKey);
+  if (scaling >= annotations::kMinMemoryScaling && scaling <= annotations::kMaxMemoryScaling) {
+    return Status::Ok();
+  }
+  return InvalidArgument("invalid value for " + c.Describe(kMemoryScalingKey) +
+                         ": expected a value from " +
+                         annotations::MemoryScalingText(annotations::kMinMemoryScaling) + " to " +
+                         annotations::MemoryScalingText(annotations::kMaxMemoryScaling) +
+                         " (the GPUs' virtual memory as a multiple of their physical memory)");
+}
+
+}  // namespace
 
 void AddConfigKeys(config::Schema& s) {
   s.Add({.path = "node.node-name",
@@ -60,12 +81,14 @@ void AddConfigKeys(config::Schema& s) {
          .help = "compute capacity per GPU as a multiple of 100 % (published in tessera.io/gpus)",
          .min = 0.01,
          .max = 100});
-  s.Add({.path = "node.device-memory-scaling",
+  s.Add({.path = kMemoryScalingKey,
          .type = Type::kFloat,
          .default_value = "1",
-         .help = "memory oversubscription factor (oversubscription is not supported yet)",
-         .min = 1,
-         .max = 1});
+         .help = "virtual GPU memory as a multiple of each GPU's physical memory, 1 to 10: pods "
+                 "are placed against physical x scaling, and a container's memory beyond what "
+                 "the GPU has free is served from host memory, which counts against the pod's "
+                 "memory limit (docs/node-agent.md)"});
+  s.AddRule(MemoryScalingInRange);
   s.Add({.path = "node.fail-on-init-error",
          .type = Type::kBool,
          .default_value = "true",
@@ -185,11 +208,7 @@ void AddConfigKeys(config::Schema& s) {
 }
 
 Result<AgentOptions> OptionsFromConfig(const config::Config& c, const std::string& env_node_name) {
-  if (c.GetFloat("node.device-memory-scaling") != 1) {
-    return InvalidArgument("node.device-memory-scaling " +
-                           c.ValueText("node.device-memory-scaling") +
-                           ": memory oversubscription is not supported yet (use 1)");
-  }
+  RETURN_IF_ERROR(MemoryScalingInRange(c));
   AgentOptions o;
   o.mode = c.GetString("node.mode") == "dra" ? NodeMode::kDra : NodeMode::kDevicePlugin;
   o.allocator.node_name = c.GetString("node.node-name");
@@ -209,6 +228,7 @@ Result<AgentOptions> OptionsFromConfig(const config::Config& c, const std::strin
   o.dra_unhealthy_taint = c.GetString("node.dra.unhealthy-taint");
   o.dra_instance_uid = c.GetString("node.dra.instance-uid");
   o.cores_scaling = c.GetFloat("node.device-cores-scaling");
+  o.memory_scaling = c.GetFloat(kMemoryScalingKey);
   o.fail_on_init_error = c.GetBool("node.fail-on-init-error");
   o.xid_hold =
       std::chrono::duration_cast<std::chrono::milliseconds>(c.GetDuration("node.xid-hold"));

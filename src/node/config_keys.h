@@ -12,8 +12,9 @@ namespace tessera::node {
 
 void AddConfigKeys(config::Schema& schema);
 
-// Validates what the schema cannot (memory scaling, a node name, at least one resource) and
-// builds the options. `env_node_name` is $NODE_NAME, the default of node.node-name.
+// Validates what the schema's keys cannot (the memory scaling within 1 to 10, also a rule of the
+// schema; a node name; at least one resource) and builds the options. `env_node_name` is
+// $NODE_NAME, the default of node.node-name.
 Result<AgentOptions> OptionsFromConfig(const config::Config& config,
                                        const std::string& env_node_name);
 

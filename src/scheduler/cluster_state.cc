@@ -483,7 +483,7 @@ std::optional<std::string> ClusterState::WhyNoNodeCouldFit(const PodRequest& req
     FitOutput out;
     if (Fit(request, node->slots, options, scratch, &out)) return std::nullopt;
     uint64_t mib = 0;
-    for (const GpuSlot& g : node->slots) mib += g.info.memory_mib;
+    for (const GpuSlot& g : node->slots) mib += g.info.virtual_memory_mib();
     if (largest.empty() || mib > largest_mib || (mib == largest_mib && name < largest)) {
       largest = name;
       largest_mib = mib;

@@ -88,6 +88,49 @@ TEST_F(EngineTest, NodeWhoseAgentDoesNotServeGetsNoPodForNow) {
   EXPECT_TRUE(engine_.Bind(kPod, "small").ok());
 }
 
+// Issue 33: a node whose agent scales its GPUs' memory by 2 (memoryScaling in its inventory):
+// two pods of 20 GiB are bound to its one 24 GiB GPU, a third is refused naming the virtual and
+// the physical memory, and /metrics shows both (/inspect:
+// SchedulerHttp.InspectGivesPhysicalAndVirtualMemory).
+TEST_F(EngineTest, ScaledMemoryTakesTwoTwentyGibPodsOnOneTwentyFourGibGpu) {
+  std::vector<GpuInfo> gpus = {testing::Gpu("scaled-gpu0", 0, "SimGPU-24G", 24576, 0)};
+  gpus[0].memory_scaling = 2;
+  nlohmann::json node = MakeUniformNode("scaled", 1, "SimGPU-24G", 24576);
+  node["metadata"]["annotations"][kInventoryAnnotation] = InventoryToJson({true, gpus});
+  ASSERT_TRUE(state_.OnNode(EventType::kAdded, node).ok());
+  const std::vector<std::string> scaled = {"scaled"};
+  for (const char* name : {"a", "b"}) {
+    PodId id{"default", name, std::string("uid-") + name};
+    FilterResult f =
+        engine_.Filter(id, Request(MakePod(name, {{"nvidia.com/gpumem", 20480}})), scaled);
+    ASSERT_EQ(f.fits, scaled) << name;
+    ASSERT_TRUE(engine_.Bind(id, "scaled").ok()) << name;
+  }
+  FilterResult f =
+      engine_.Filter(kPod, Request(MakePod("p", {{"nvidia.com/gpumem", 20480}})), scaled);
+  EXPECT_TRUE(f.fits.empty());
+  ASSERT_EQ(f.failed.size(), 1u);
+  EXPECT_EQ(f.failed[0].second,
+            "insufficient GPU memory: need 20480 MiB on 1 GPU, largest free 8192 MiB (GPU 0, "
+            "SimGPU-24G, virtual memory 49152 MiB = 24576 MiB x 2)");
+
+  const StateSnapshot snapshot = state_.Snapshot();
+  const GpuSlot& slot = snapshot.nodes.at("scaled").gpus.at(0);
+  EXPECT_EQ(slot.info.memory_mib, 24576u);
+  EXPECT_EQ(slot.info.virtual_memory_mib(), 49152u);
+  EXPECT_EQ(slot.used_mib, 40960u);
+  const std::string metrics = metrics_.Render(state_.Snapshot());
+  const std::string labels =
+      "{node=\"scaled\",Hostname=\"scaled\",gpu=\"0\",UUID=\"scaled-gpu0\",modelName=\"SimGPU-"
+      "24G\"} ";
+  for (const std::string& line :
+       {"tessera_gpu_memory_inventory_bytes" + labels + std::to_string(24576ull << 20),
+        "tessera_gpu_memory_inventory_virtual_bytes" + labels + std::to_string(49152ull << 20),
+        "tessera_gpu_memory_allocated_bytes" + labels + std::to_string(40960ull << 20)}) {
+    EXPECT_NE(metrics.find(line + "\n"), std::string::npos) << line;
+  }
+}
+
 TEST_F(EngineTest, PrioritizeByPolicy) {
   PodRequest req = Request(MakePod("p", {{"nvidia.com/gpumem", 20000}}));
   auto scores = engine_.Prioritize(kPod, req, names_);

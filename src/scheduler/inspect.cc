@@ -12,6 +12,8 @@ json GpuJson(const GpuSlot& g) {
           {"numa", g.info.numa},
           {"healthy", g.info.healthy},
           {"memoryMiB", g.info.memory_mib},
+          {"memoryScaling", g.info.memory_scaling},
+          {"virtualMemoryMiB", g.info.virtual_memory_mib()},
           {"usedMiB", g.used_mib},
           {"usedCores", g.used_cores},
           {"slots", g.info.slots},

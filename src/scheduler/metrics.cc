@@ -95,6 +95,10 @@ std::string Metrics::Render(const StateSnapshot& state) const {
       // would mix them in every sum.
       {"tessera_gpu_memory_inventory_bytes", "GPU memory in the node's inventory, in bytes",
        [](const GpuSlot& g) { return std::to_string(g.info.memory_mib << 20); }},
+      {"tessera_gpu_memory_inventory_virtual_bytes",
+       "GPU virtual memory (the inventory's memory x the node's device-memory-scaling) that "
+       "pods are placed against, in bytes",
+       [](const GpuSlot& g) { return std::to_string(g.info.virtual_memory_mib() << 20); }},
       {"tessera_gpu_memory_allocated_bytes", "GPU memory allocated to pods, in bytes",
        [](const GpuSlot& g) { return std::to_string(g.used_mib << 20); }},
       {"tessera_gpu_cores_total_percent", "GPU compute, in percent of the GPU",

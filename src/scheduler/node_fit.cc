@@ -91,7 +91,8 @@ class Fitter {
       const GpuSlot& slot = gpus_[g];
       uint64_t used = opt_.ignore_usage ? 0 : slot.used_mib;
       int used_cores = opt_.ignore_usage ? 0 : slot.used_cores;
-      s_.free_mib[g] = slot.info.memory_mib > used ? slot.info.memory_mib - used : 0;
+      const uint64_t total = slot.info.virtual_memory_mib();
+      s_.free_mib[g] = total > used ? total - used : 0;
       s_.free_cores[g] = std::max(0, 100 - used_cores);
       s_.free_slots[g] = FreeSlots(slot, opt_.ignore_usage);
       s_.eligible[g] = slot.info.healthy && req_.selection.Allows(slot.info.model, slot.info.uuid);
@@ -108,7 +109,7 @@ class Fitter {
 
   // What placing `r` on GPU g adds to the pod's charge there.
   uint64_t ExtraMib(int g, const GpuRequest& r) const {
-    uint64_t need = r.MemoryOn(gpus_[g].info.memory_mib);
+    uint64_t need = r.MemoryOn(gpus_[g].info.virtual_memory_mib());
     return need > s_.pod_mib[g] ? need - s_.pod_mib[g] : 0;
   }
   int ExtraCores(int g, const GpuRequest& r) const {
@@ -117,7 +118,7 @@ class Fitter {
   // App containers add up: charge their full request. Init containers overlap with the pod's
   // existing charge: only the excess is new.
   uint64_t AddMib(int g, const GpuRequest& r, bool init) const {
-    return init ? ExtraMib(g, r) : r.MemoryOn(gpus_[g].info.memory_mib);
+    return init ? ExtraMib(g, r) : r.MemoryOn(gpus_[g].info.virtual_memory_mib());
   }
   int AddCores(int g, const GpuRequest& r, bool init) const {
     return init ? ExtraCores(g, r) : r.cores;
@@ -130,7 +131,7 @@ class Fitter {
 
   bool Admits(int g, const GpuRequest& r, bool init) const {
     if (!s_.eligible[g] || !ExclusivityAllows(g, r, init)) return false;
-    uint64_t need = r.MemoryOn(gpus_[g].info.memory_mib);
+    uint64_t need = r.MemoryOn(gpus_[g].info.virtual_memory_mib());
     if (need == 0) return false;  // a GPU with no memory cannot hold anything
     return AddMib(g, r, init) <= s_.free_mib[g] && AddCores(g, r, init) <= s_.free_cores[g] &&
            AddSlots(g, r, init) <= s_.free_slots[g];
@@ -198,14 +199,22 @@ class Fitter {
       if (!c.init) s_.pod_exclusive[g] = r.exclusive ? kExclusive : kShared;
       if (out_) out_->charged_mib += add_mib;
       if (ca) {
-        ca->devices.push_back({gpus_[g].info.uuid, r.MemoryOn(gpus_[g].info.memory_mib), r.cores,
-                               r.cores_limit, r.exclusive});
+        ca->devices.push_back({gpus_[g].info.uuid, r.MemoryOn(gpus_[g].info.virtual_memory_mib()),
+                               r.cores, r.cores_limit, r.exclusive});
       }
     }
   }
 
   std::string GpuName(int g) const {
     return Cat({"GPU ", std::to_string(gpus_[g].info.index), ", ", gpus_[g].info.model});
+  }
+  // ", virtual memory 48536 MiB = 24268 MiB x 2" for a GPU whose memory is scaled, else "".
+  std::string VirtualMemoryNote(int g) const {
+    const GpuInfo& info = gpus_[g].info;
+    if (info.memory_scaling == 1) return "";
+    return Cat({", virtual memory ", std::to_string(info.virtual_memory_mib()),
+                " MiB = ", std::to_string(info.memory_mib), " MiB x ",
+                annotations::MemoryScalingText(info.memory_scaling)});
   }
 
   std::string Explain(const ContainerRequest& c) const {
@@ -280,7 +289,7 @@ class Fitter {
       return Cat({prefix, "insufficient GPU memory: need ",
                   std::to_string(AddMib(best_mem, r, c.init)), " MiB", percent, " on ", count,
                   gpus_word, ", largest free ", std::to_string(s_.free_mib[best_mem]), " MiB (",
-                  GpuName(best_mem), ")", enough});
+                  GpuName(best_mem), VirtualMemoryNote(best_mem), ")", enough});
     }
     if (cores_ok < r.count) {
       const std::string enough =
@@ -310,8 +319,9 @@ bool FitsOneContainer(const PodRequest& request, std::span<const GpuSlot> gpus, 
     if (!slot.info.healthy) continue;
     if (!ignore_usage && (r.exclusive ? slot.pods > 0 : slot.exclusive_pods > 0)) continue;
     uint64_t used = ignore_usage ? 0 : slot.used_mib;
-    uint64_t free = slot.info.memory_mib > used ? slot.info.memory_mib - used : 0;
-    uint64_t need = r.MemoryOn(slot.info.memory_mib);
+    const uint64_t total = slot.info.virtual_memory_mib();
+    uint64_t free = total > used ? total - used : 0;
+    uint64_t need = r.MemoryOn(total);
     if (need == 0 || need > free) continue;
     int free_cores = std::max(0, 100 - (ignore_usage ? 0 : slot.used_cores));
     if (r.cores > free_cores) continue;
@@ -329,7 +339,7 @@ bool FitsOneContainer(const PodRequest& request, std::span<const GpuSlot> gpus, 
 bool SameNeedEverywhere(const GpuRequest& r, std::span<const GpuSlot> gpus) {
   if (r.memory_mib > 0) return true;
   return std::all_of(gpus.begin(), gpus.end(), [&](const GpuSlot& g) {
-    return g.info.memory_mib == gpus.front().info.memory_mib;
+    return g.info.virtual_memory_mib() == gpus.front().info.virtual_memory_mib();
   });
 }
 
@@ -354,7 +364,7 @@ std::optional<uint64_t> ChargedMib(const PodRequest& request, std::span<const Gp
     const GpuRequest& r = request.containers.front().gpu;
     if (SameNeedEverywhere(r, gpus)) {
       if (!FitsOneContainer(request, gpus, /*ignore_usage=*/false)) return std::nullopt;
-      return static_cast<uint64_t>(r.count) * r.MemoryOn(gpus.front().info.memory_mib);
+      return static_cast<uint64_t>(r.count) * r.MemoryOn(gpus.front().info.virtual_memory_mib());
     }
   }
   FitOutput out;
@@ -366,7 +376,7 @@ int NodeScore(Policy policy, std::span<const GpuSlot> gpus, uint64_t charged_mib
   uint64_t total = 0, used = charged_mib;
   for (const GpuSlot& g : gpus) {
     if (!g.info.healthy) continue;
-    total += g.info.memory_mib;
+    total += g.info.virtual_memory_mib();
     used += g.used_mib;
   }
   if (total == 0) return 0;

@@ -25,10 +25,12 @@
 
 namespace tessera::scheduler {
 
-// One GPU of a node with what the pods on it hold.
+// One GPU of a node with what the pods on it hold. Memory is placed against the GPU's virtual
+// memory (info.virtual_memory_mib(): its memory x the node's device-memory-scaling), which is
+// also what a request without memory, or a percentage, takes of it.
 struct GpuSlot {
   GpuInfo info;
-  uint64_t used_mib = 0;
+  uint64_t used_mib = 0;  // of the virtual memory
   int used_cores = 0;
   int used_slots = 0;      // vGPU slots taken (GpuInfo::slots)
   int pods = 0;            // pods holding a charge on it
@@ -73,8 +75,8 @@ bool Fit(const PodRequest& request, std::span<const GpuSlot> gpus, const FitOpti
 std::optional<uint64_t> ChargedMib(const PodRequest& request, std::span<const GpuSlot> gpus,
                                    Policy gpu_policy, FitScratch& scratch);
 
-// Score 0..10 of a node for `policy`: binpack favours the node whose GPU memory would be most
-// used after adding `charged_mib`, spread the least used.
+// Score 0..10 of a node for `policy`: binpack favours the node whose GPU (virtual) memory would be
+// most used after adding `charged_mib`, spread the least used.
 int NodeScore(Policy policy, std::span<const GpuSlot> gpus, uint64_t charged_mib);
 
 }  // namespace tessera::scheduler

@@ -446,6 +446,48 @@ TEST(NodeFit, ChargedMibAgreesWithTheFullFit) {
   EXPECT_GT(quick, 500);
 }
 
+// Issue 33: on a node with device-memory-scaling 2 a 24 GiB GPU offers 48 GiB of virtual memory:
+// two 20 GiB containers share it, a third does not fit, and the reason names the virtual memory
+// and the physical it comes from. The quick check and the quick charge agree.
+TEST(NodeFit, ScaledMemoryIsPlacedAgainstVirtualMemory) {
+  std::vector<GpuSlot> gpus = Uniform(1, "SimGPU-24G", 24576);
+  gpus[0].info.memory_scaling = 2;
+  const PodRequest twenty = Parse(MakePod("p", {{"nvidia.com/gpumem", 20480}}));
+  FitScratch scratch;
+  for (int placed = 0; placed < 2; ++placed) {
+    EXPECT_TRUE(Fit(twenty, gpus, {}, scratch, nullptr)) << placed;
+    EXPECT_EQ(ChargedMib(twenty, gpus, Policy::kBinpack, scratch), 20480u);
+    FitCase o = FitPod(twenty, gpus);
+    ASSERT_TRUE(o.fits) << placed << ": " << o.out.reason;
+    EXPECT_EQ(o.out.allocation.containers[0].devices[0].memory_mib, 20480u);
+    gpus[0].used_mib += o.out.charged_mib;
+    gpus[0].pods += 1;
+  }
+  EXPECT_EQ(gpus[0].used_mib, 40960u) << "more than the GPU's 24576 MiB of physical memory";
+  EXPECT_FALSE(Fit(twenty, gpus, {}, scratch, nullptr));
+  EXPECT_FALSE(ChargedMib(twenty, gpus, Policy::kBinpack, scratch).has_value());
+  FitCase third = FitPod(twenty, gpus);
+  EXPECT_FALSE(third.fits);
+  EXPECT_EQ(third.out.reason,
+            "insufficient GPU memory: need 20480 MiB on 1 GPU, largest free 8192 MiB (GPU 0, "
+            "SimGPU-24G, virtual memory 49152 MiB = 24576 MiB x 2)");
+  // Without the scaling the second would not have fitted.
+  std::vector<GpuSlot> plain = Uniform(1, "SimGPU-24G", 24576);
+  plain[0].used_mib = 20480;
+  EXPECT_FALSE(FitPod(twenty, plain).fits);
+  // A percentage, and a request without memory, are of the virtual memory.
+  std::vector<GpuSlot> empty = Uniform(1, "SimGPU-24G", 24576);
+  empty[0].info.memory_scaling = 1.5;
+  FitCase half = FitPod(Parse(MakePod("p", {{"nvidia.com/gpumem-percentage", 50}})), empty);
+  ASSERT_TRUE(half.fits);
+  EXPECT_EQ(half.out.allocation.containers[0].devices[0].memory_mib, 18432u);
+  FitCase whole = FitPod(Parse(MakePod("p", {{"nvidia.com/gpu", 1}})), empty);
+  ASSERT_TRUE(whole.fits);
+  EXPECT_EQ(whole.out.allocation.containers[0].devices[0].memory_mib, 36864u);
+  // Scores are of the virtual memory too: 40960 of 49152 MiB is 83% full.
+  EXPECT_EQ(NodeScore(Policy::kBinpack, gpus, 0), 8);
+}
+
 TEST(NodeFit, NodeScores) {
   std::vector<GpuSlot> gpus = Uniform(2, "T4", 10000);
   gpus[0].used_mib = 5000;

@@ -24,8 +24,9 @@ std::optional<Policy> ParsePolicy(const std::string& text);
 
 struct GpuRequest {
   int count = 0;  // distinct physical GPUs, >= 1 for a container that uses GPUs
-  // Memory per GPU: either memory_mib (> 0) or memory_percent of each GPU's total (1..100).
-  // A request without memory takes the whole GPU's memory (memory_percent = 100).
+  // Memory per GPU: either memory_mib (> 0) or memory_percent of each GPU's total (1..100), its
+  // virtual memory where the node scales it (node_fit.h). A request without memory takes the
+  // whole GPU's memory (memory_percent = 100).
   uint64_t memory_mib = 0;
   int memory_percent = 100;
   int cores = 0;        // compute percent per GPU, 0 = no compute limit (and no compute charge)

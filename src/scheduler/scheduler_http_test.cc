@@ -441,6 +441,30 @@ TEST(SchedulerHttp, InspectMetricsHealth) {
   EXPECT_EQ(status, 200);
 }
 
+// Issue 33: a GPU whose node scales its memory by 2: /inspect gives its physical memory, the
+// scaling and the virtual memory the pods are placed against; an unscaled GPU gives the same
+// number twice.
+TEST(SchedulerHttp, InspectGivesPhysicalAndVirtualMemory) {
+  FakeApi api;
+  GpuInfo scaled = testing::Gpu("s-gpu0", 0, "SimGPU-24G", 24576);
+  scaled.memory_scaling = 2;
+  api.AddNode(MakeNode("s", {scaled, testing::Gpu("s-gpu1", 1, "SimGPU-24G", 24576)}));
+  SchedulerProcess process(api);
+  Driver d(process.port());
+  json pod = MakePod("p", {{"nvidia.com/gpumem", 30000}});
+  api.PutPod(pod);
+  ASSERT_TRUE(process.state().OnPod(EventType::kAdded, pod).ok());
+  ASSERT_EQ(d.Schedule(pod, {"s"}), "s") << "30000 MiB fit only the scaled GPU";
+  json gpus = d.Get("/inspect")["nodes"][0]["gpus"];
+  ASSERT_EQ(gpus.size(), 2u);
+  EXPECT_EQ(gpus[0]["memoryMiB"], 24576);
+  EXPECT_EQ(gpus[0]["memoryScaling"], 2.0);
+  EXPECT_EQ(gpus[0]["virtualMemoryMiB"], 49152);
+  EXPECT_EQ(gpus[0]["usedMiB"], 30000);
+  EXPECT_EQ(gpus[1]["memoryScaling"], 1.0);
+  EXPECT_EQ(gpus[1]["virtualMemoryMiB"], 24576);
+}
+
 // A stopping replica (scheduler.shutdown-delay): not ready, so that its endpoint goes, but every
 // request that still reaches it is answered.
 TEST(SchedulerHttp, DrainingIsNotReadyAndServesOn) {

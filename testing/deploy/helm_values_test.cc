@@ -226,6 +226,25 @@ TEST_F(DeployHelmValuesTest, TheAgentsPodGetsItsValues) {
   EXPECT_EQ(MountPath(agent, "extra"), "/extra");
 }
 
+// HAMi's deviceMemoryScaling (issue 33): the agent's node.device-memory-scaling, left to its
+// default (no flag) at 1; the schema refuses what the agent would. `--set` gives a fraction as a
+// string ("1.5"), which the schema takes as the agent does.
+TEST_F(DeployHelmValuesTest, DeviceMemoryScalingReachesTheAgent) {
+  const std::string plain = Config(Pod(Chart({}), "DaemonSet", "tessera-node")["containers"][0]);
+  ExpectSetting(plain, "node.device-memory-scaling", "1");
+  for (const char* scaling : {"2", "1.5"}) {
+    Rendered chart = Chart({"--set", std::string("node.deviceMemoryScaling=") + scaling});
+    ExpectSetting(Config(Pod(chart, "DaemonSet", "tessera-node")["containers"][0]),
+                  "node.device-memory-scaling", scaling);
+  }
+  for (const char* bad : {"11", "0.5"}) {
+    Rendered chart = RenderChart("tessera-system",
+                                 {"--set", std::string("node.deviceMemoryScaling=") + bad},
+                                 kDeployKubeVersion);
+    EXPECT_NE(chart.error.find("schema"), std::string::npos) << bad << ": " << chart.error;
+  }
+}
+
 TEST_F(DeployHelmValuesTest, TheSchedulersPodsGetTheirValues) {
   for (const char* part : {"scheduler", "kubeScheduler"}) {
     const std::string p = part;

@@ -33,14 +33,19 @@ std::string CdiSpecFileName(const std::string& kind, const std::string& name) {
   return file + "-" + name + ".json";
 }
 
-std::string LimitsText(const Grant& grant) {
+std::string LimitsText(const Grant& grant, const std::vector<GpuInfo>& gpus) {
   std::string out =
       "version=2\nmode=" + grant.mode + "\ndevices=" + std::to_string(grant.devices.size()) + "\n";
   for (size_t i = 0; i < grant.devices.size(); ++i) {
     const GrantDevice& d = grant.devices[i];
     std::string n = std::to_string(i);
+    const std::string memory = std::to_string(d.memory_mib * 1024 * 1024);
     out += "uuid." + n + "=" + d.uuid + "\n";
-    out += "memory." + n + "=" + std::to_string(d.memory_mib * 1024 * 1024) + "\n";
+    out += "memory." + n + "=" + memory + "\n";
+    // On a GPU whose memory is scaled, any of the limit may come from host memory once the
+    // device is full (docs/node-agent.md, node.device-memory-scaling).
+    const GpuInfo* gpu = FindGpu(gpus, d.uuid);
+    if (gpu != nullptr && gpu->memory_scaling > 1) out += "spill." + n + "=" + memory + "\n";
     out += "cores." + n + "=" + std::to_string(d.cores) + "\n";
     bool ceiling = grant.mode == "elastic" && d.cores > 0 && d.cores < 100 && d.cores_limit > 0 &&
                    d.cores_limit < 100;

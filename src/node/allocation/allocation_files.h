@@ -29,8 +29,11 @@ inline constexpr const char* kContainerAllocationDir = "/var/run/tessera";
 inline constexpr const char* kContainerRegionDir = "/var/run/tessera-region";
 inline constexpr const char* kContainerLibraryPath = "/usr/local/lib/tessera/libtessera-cuda.so";
 
-// The limits file for `grant` (whole file text). An empty grant (no GPU) gives "devices=0".
-std::string LimitsText(const Grant& grant);
+// The limits file for `grant` (whole file text). An empty grant (no GPU) gives "devices=0". A
+// device on a GPU of `gpus` whose memory_scaling is above 1 also gets spill.<i>, as much as its
+// memory.<i>: all of its limit may be served from host memory when the GPU is full. A GPU not in
+// `gpus` counts as unscaled, and so does every GPU when `gpus` is left out.
+std::string LimitsText(const Grant& grant, const std::vector<GpuInfo>& gpus = {});
 
 // A device node: /dev/nvidia* in the container, <driver_root>/dev/nvidia* on the host.
 struct DeviceNode {

@@ -42,6 +42,30 @@ TEST(AllocationFilesTest, LimitsTextFollowsTheAbi) {
   EXPECT_NE(LimitsText(Grant{}).find("devices=0\n"), std::string::npos);
 }
 
+// Issue 33: on a GPU whose memory is scaled, every device gets spill.<i> = memory.<i> (all of
+// the limit may come from host memory); at scaling 1 the file is what it always was.
+TEST(AllocationFilesTest, ScaledGpusGetSpillAndUnscaledOnesAByteIdenticalFile) {
+  std::vector<GpuInfo> gpus = {{.uuid = "GPU-a", .index = 0, .memory_mib = 24268},
+                               {.uuid = "GPU-b", .index = 1, .memory_mib = 24268}};
+  Grant g{"elastic", {{"GPU-a", 4096, 30}, {"GPU-b", 0, 0}}};
+  const std::string unscaled = LimitsText(g);
+  EXPECT_EQ(LimitsText(g, gpus), unscaled);
+  EXPECT_EQ(unscaled.find("spill"), std::string::npos);
+  gpus[0].memory_scaling = 2;
+  EXPECT_EQ(LimitsText(g, gpus),
+            "version=2\nmode=elastic\ndevices=2\nuuid.0=GPU-a\nmemory.0=4294967296\n"
+            "spill.0=4294967296\ncores.0=30\nuuid.1=GPU-b\nmemory.1=0\ncores.1=0\n"
+            "region=/var/run/tessera-region/region\nend=168\n");
+  gpus[1].memory_scaling = 1.5;
+  const std::string both = LimitsText(g, gpus);
+  EXPECT_NE(both.find("memory.1=0\nspill.1=0\ncores.1=0\n"), std::string::npos) << both;
+  // The end marker still counts the bytes before it.
+  const size_t end = both.rfind("end=");
+  EXPECT_EQ(both.substr(end), "end=" + std::to_string(end) + "\n");
+  // A GPU the node does not list counts as unscaled.
+  EXPECT_EQ(LimitsText(Grant{"hard", {{"GPU-z", 1024, 0}}}, gpus).find("spill"), std::string::npos);
+}
+
 // vcuda's tencent.com/vcuda-core-limit reaches the library as the device's ceiling.
 TEST(AllocationFilesTest, CoresLimitBecomesTheElasticCeiling) {
   auto annotation = [](const std::string& mode, int limit) {

@@ -87,9 +87,9 @@ Status CheckGrant(const Grant& grant, const std::vector<GpuInfo>& gpus) {
     const GpuInfo* g = FindGpu(gpus, d.uuid);
     if (g == nullptr) return NotFound("GPU " + d.uuid + " is not on this node");
     if (!seen.insert(d.uuid).second) return InvalidArgument("GPU " + d.uuid + " is listed twice");
-    if (d.memory_mib > g->memory_mib) {
-      return ResourceExhausted("GPU " + d.uuid + " has " + std::to_string(g->memory_mib) +
-                               " MiB, the decision gives " + std::to_string(d.memory_mib) + " MiB");
+    if (d.memory_mib > g->virtual_memory_mib()) {
+      return ResourceExhausted("GPU " + d.uuid + " has " + MemoryText(*g) +
+                               ", the decision gives " + std::to_string(d.memory_mib) + " MiB");
     }
   }
   return Status::Ok();
@@ -355,7 +355,7 @@ Status Allocator::WriteFiles(const std::string& id, const Grant& grant, const js
   RETURN_IF_ERROR(MakeDir(dir));
   RETURN_IF_ERROR(MakeDir(RegionDir(id)));
   RETURN_IF_ERROR(UpdateFileAtomic(dir + "/owner.json", owner.dump() + "\n"));
-  RETURN_IF_ERROR(UpdateFileAtomic(dir + "/limits", LimitsText(grant)));
+  RETURN_IF_ERROR(UpdateFileAtomic(dir + "/limits", LimitsText(grant, gpus)));
   if (!options_.cdi) return Status::Ok();
   ASSIGN_OR_RETURN(std::string spec, CdiSpecText(id, grant, gpus, options_.driver_root));
   return UpdateFileAtomic(CdiSpecPath(id), spec);

@@ -180,6 +180,25 @@ TEST_F(AllocatorTest, TooMuchMemoryIsImpossible) {
   EXPECT_THAT(s.message(), HasSubstr("has 81920 MiB, the decision gives 999999 MiB"));
 }
 
+// Issue 33: with node.device-memory-scaling 2, a decision above the GPU's physical memory but
+// within its virtual memory is honoured, its limits file letting all of it spill; above the
+// virtual memory it is refused with both sizes named.
+TEST_F(AllocatorTest, ScaledGpusTakeDecisionsUpToTheirVirtualMemoryAndMaySpill) {
+  std::vector<GpuInfo> gpus = TestGpus(4);
+  for (GpuInfo& g : gpus) g.memory_scaling = 2;
+  allocator_->SetGpus(gpus);
+  store_.Put(MakePod("over", kNode, "nvidia.com/gpu", 1, {{"GPU-0", 100000, 10}}));
+  std::string id = Admit("over", "main", "nvidia.com/gpu", {"0-0"});
+  ASSERT_TRUE(allocator_->PreStart("nvidia.com/gpu", {"0-0"}).ok());
+  EXPECT_THAT(Limits(id),
+              HasSubstr("uuid.0=GPU-0\nmemory.0=104857600000\nspill.0=104857600000\ncores.0=10\n"));
+  store_.Put(MakePod("huge", kNode, "nvidia.com/gpu", 1, {{"GPU-1", 200000, 10}}));
+  Admit("huge", "main", "nvidia.com/gpu", {"1-0"});
+  Status s = allocator_->PreStart("nvidia.com/gpu", {"1-0"});
+  EXPECT_THAT(s.message(),
+              HasSubstr("has 163840 MiB (81920 MiB x 2), the decision gives 200000 MiB"));
+}
+
 TEST_F(AllocatorTest, WhatCannotBeDecidedExactlyIsRefusedWithTheReason) {
   store_.Put(MakePod("a", kNode, "nvidia.com/gpu", 1, {{"GPU-1", 1000, 10}}));
   ASSERT_TRUE(allocator_->Allocate("nvidia.com/gpu", {"0-0"}).ok());

@@ -100,10 +100,10 @@ Result<ClaimGrant> GrantOfClaim(const json& claim, const ClaimRef& ref, const st
     if (!*memory) whole.insert(gpu->uuid);
     same->memory_mib = whole.count(gpu->uuid) ? 0 : same->memory_mib + **memory / (1024 * 1024);
     same->cores = static_cast<int>(std::min<uint64_t>(100, same->cores + cores->value_or(0)));
-    if (same->memory_mib > gpu->memory_mib) {
+    if (same->memory_mib > gpu->virtual_memory_mib()) {
       return InvalidArgument(what + ": device " + device + " is given " +
                              std::to_string(same->memory_mib) + " MiB, the GPU has " +
-                             std::to_string(gpu->memory_mib) + " MiB");
+                             MemoryText(*gpu));
     }
     std::optional<std::string> share;
     if (r.contains("shareID") && r["shareID"].is_string()) share = r["shareID"].get<std::string>();

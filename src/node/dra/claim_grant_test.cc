@@ -52,6 +52,21 @@ TEST(ClaimGrantTest, ConsumedCapacityIsReadAsAKubernetesQuantity) {
   EXPECT_EQ(g->grant.devices[1].memory_mib, 1536u);
 }
 
+// Issue 33: on a GPU whose memory is scaled the slice's capacity is the virtual memory, so a
+// claim may consume more than the physical memory, up to the virtual.
+TEST(ClaimGrantTest, ScaledGpusGrantUpToTheirVirtualMemory) {
+  std::vector<GpuInfo> gpus = TestGpus(2);
+  for (GpuInfo& g : gpus) g.memory_scaling = 2;
+  auto g = GrantOfClaim(Claim({Alloc("gpu-1", {{"memory", "100Gi"}, {"cores", "30"}})}), kRef, "n1",
+                        gpus);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->grant.devices[0], (GrantDevice{"GPU-1", 102400, 30, 0}));
+  auto over = GrantOfClaim(Claim({Alloc("gpu-1", {{"memory", "163841Mi"}})}), kRef, "n1", gpus);
+  ASSERT_FALSE(over.ok());
+  EXPECT_THAT(over.status().message(),
+              HasSubstr("is given 163841 MiB, the GPU has 163840 MiB (81920 MiB x 2)"));
+}
+
 TEST(ClaimGrantTest, ExclusiveAllocationGetsTheWholeGpu) {
   auto g = GrantOfClaim(Claim({Alloc("gpu-0")}), kRef, "n1", TestGpus(2));
   ASSERT_TRUE(g.ok()) << g.status().ToString();

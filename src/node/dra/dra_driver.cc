@@ -263,7 +263,7 @@ Status DraDriver::WriteFiles(const PreparedClaim& claim, const std::vector<GpuIn
   std::vector<MountSpec> mounts;
   if (!claim.grant.admin_access) {
     RETURN_IF_ERROR(MakeDir(RegionDir(uid)));
-    RETURN_IF_ERROR(UpdateFileAtomic(dir + "/limits", LimitsText(claim.grant.grant)));
+    RETURN_IF_ERROR(UpdateFileAtomic(dir + "/limits", LimitsText(claim.grant.grant, gpus)));
     mounts = {
         {kContainerAllocationDir, dir, true},
         {kContainerLibraryPath, options_.library_path, true},

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "annotations/inventory.h"
 #include "common/strings.h"
 #include "log/log.h"
 #include "node/gpu/pci_address.h"
@@ -58,7 +59,8 @@ json Attributes(const GpuInfo& g) {
   AddString(a, "uuid", g.uuid, g.index);
   a["index"] = {{"int", g.index}};
   AddString(a, "model", g.model, g.index);
-  a["memory"] = {{"int", g.memory_mib}};
+  a["memory"] = {{"int", g.memory_mib}};  // physical; the capacity is the virtual memory
+  a["memoryScaling"] = {{"string", annotations::MemoryScalingText(g.memory_scaling)}};
   if (g.sms > 0) a["sms"] = {{"int", g.sms}};
   AddString(a, "pciBusID", g.pci_bus_id, g.index);
   if (g.numa >= 0) a["numaNode"] = {{"int", g.numa}};
@@ -160,10 +162,11 @@ std::string BytesQuantity(uint64_t bytes) {
 json SliceDevices(const std::vector<GpuInfo>& gpus, std::string_view unhealthy_effect) {
   json devices = json::array();
   for (const GpuInfo& g : gpus) {
-    const uint64_t memory_bytes = g.memory_mib << 20;
+    const uint64_t memory_bytes = g.virtual_memory_mib() << 20;
     if (memory_bytes < 2 * kMemoryStepBytes) {
       log::Warn("GPU left out of the ResourceSlice: its memory is less than two 256 MiB steps",
-                {{"gpu", std::to_string(g.index)}, {"memoryMiB", std::to_string(g.memory_mib)}});
+                {{"gpu", std::to_string(g.index)},
+                 {"memoryMiB", std::to_string(g.virtual_memory_mib())}});
       continue;
     }
     if (devices.size() == kMaxDevicesPerSlice) {

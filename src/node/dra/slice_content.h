@@ -1,6 +1,8 @@
 // What the node's ResourceSlice (resource.k8s.io/v1) holds: one pool named after the node, one
-// device `gpu-<index>` per GPU with its attributes and the consumable capacities `memory` (bytes)
-// and `cores` (percent), shared between claims (allowMultipleAllocations); an unhealthy GPU with
+// device `gpu-<index>` per GPU with its attributes (`memory`: the physical MiB, `memoryScaling`:
+// node.device-memory-scaling) and the consumable capacities `memory` (bytes of virtual memory,
+// the physical times the scaling) and `cores` (percent), shared between claims
+// (allowMultipleAllocations); an unhealthy GPU with
 // the taint gpu.tessera.io/unhealthy (DRADeviceTaints, on by default since Kubernetes 1.36).
 // The content passes the pinned API server's validation (Kubernetes v1.36,
 // pkg/apis/resource/validation/validation.go): a GPU that cannot be published validly is left out
@@ -52,8 +54,8 @@ std::string BytesQuantity(uint64_t bytes);
 // The taint an unhealthy GPU's device carries; its effect is node.dra.unhealthy-taint.
 inline constexpr std::string_view kUnhealthyTaintKey = "gpu.tessera.io/unhealthy";
 // spec.devices for these GPUs in index order, at most kMaxDevicesPerSlice; an unhealthy one
-// tainted kUnhealthyTaintKey with `unhealthy_effect`. A GPU with less memory than two steps
-// (512 MiB) is left out: the memory request policy would not be valid for it.
+// tainted kUnhealthyTaintKey with `unhealthy_effect`. A GPU with less (virtual) memory than two
+// steps (512 MiB) is left out: the memory request policy would not be valid for it.
 nlohmann::json SliceDevices(const std::vector<GpuInfo>& gpus,
                             std::string_view unhealthy_effect = "NoSchedule");
 

@@ -151,6 +151,35 @@ TEST(SliceContentTest, MemoryRequestPolicyIsValidForEveryMemorySize) {
   }
 }
 
+// Issue 33: with node.device-memory-scaling the capacity claims consume is the virtual memory
+// (physical x scaling, its request policy valid for that size); the attributes keep the physical
+// MiB and say the scaling, so a CEL selector can tell the two apart.
+TEST(SliceContentTest, ScaledMemoryIsTheCapacityAndTheAttributesSayThePhysicalAndTheScaling) {
+  GpuInfo doubled = Gpu(0, 24268);
+  doubled.memory_scaling = 2;
+  GpuInfo fraction = Gpu(1, 143771);
+  fraction.memory_scaling = 1.5;  // 215656.5 MiB, rounded down
+  GpuInfo plain = Gpu(2, 24268);
+  json devices = SliceDevices({doubled, fraction, plain});
+  ASSERT_EQ(devices.size(), 3u);
+  const json& memory = devices[0]["capacity"]["memory"];
+  EXPECT_EQ(memory["value"], "48536Mi");
+  EXPECT_EQ(memory["requestPolicy"]["default"], BytesQuantity(48384ull << 20))
+      << "the whole virtual memory in 256 MiB steps";
+  EXPECT_EQ(devices[0]["attributes"]["memory"], json({{"int", 24268}}));
+  EXPECT_EQ(devices[0]["attributes"]["memoryScaling"], json({{"string", "2"}}));
+  EXPECT_EQ(devices[1]["capacity"]["memory"]["value"], "215656Mi");
+  EXPECT_EQ(devices[1]["attributes"]["memory"], json({{"int", 143771}}));
+  EXPECT_EQ(devices[1]["attributes"]["memoryScaling"], json({{"string", "1.5"}}));
+  EXPECT_EQ(devices[2]["capacity"]["memory"]["value"], "24268Mi");
+  EXPECT_EQ(devices[2]["attributes"]["memoryScaling"], json({{"string", "1"}}));
+  // A GPU too small for two steps alone is published once its virtual memory has them.
+  GpuInfo small = Gpu(3, 300);
+  EXPECT_TRUE(SliceDevices({small}).empty());
+  small.memory_scaling = 2;
+  EXPECT_EQ(SliceDevices({small}).size(), 1u);
+}
+
 // min + step must not exceed the value: a GPU with less than 512 MiB cannot be published.
 TEST(SliceContentTest, GpuTooSmallForTwoMemoryStepsIsLeftOut) {
   json devices = SliceDevices({Gpu(0, 511), Gpu(1, 256), Gpu(2, 512)});

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "annotations/inventory.h"
 #include "common/status.h"
 
 namespace tessera::node {
@@ -24,6 +25,15 @@ struct GpuInfo {
   std::string driver_version;      // the node's driver, as NVML says it ("580.65.06"); may be empty
   std::string device_path;         // "/dev/nvidia0"
   bool healthy = true;
+  // node.device-memory-scaling, which the agent sets on every GPU it found: the GPU offers
+  // memory_mib x memory_scaling of virtual memory (placement, device plugins, ResourceSlice,
+  // limits), the part beyond memory_mib from host memory (the limits file's spill.<i>).
+  double memory_scaling = 1;
+
+  // memory_mib x memory_scaling in whole MiB (annotations::VirtualMemoryMiB).
+  uint64_t virtual_memory_mib() const {
+    return annotations::VirtualMemoryMiB(memory_mib, memory_scaling);
+  }
 };
 
 // Finds the node's GPUs (NVML on a real node, a list in tests).
@@ -33,6 +43,15 @@ class GpuSource {
   // The GPUs in index order; an error when the driver cannot be asked.
   virtual Result<std::vector<GpuInfo>> Discover() = 0;
 };
+
+// The GPU's memory for messages: "81920 MiB", or with its memory scaled "163840 MiB (81920 MiB
+// x 2)".
+inline std::string MemoryText(const GpuInfo& gpu) {
+  std::string text = std::to_string(gpu.virtual_memory_mib()) + " MiB";
+  if (gpu.memory_scaling == 1) return text;
+  return text + " (" + std::to_string(gpu.memory_mib) + " MiB x " +
+         annotations::MemoryScalingText(gpu.memory_scaling) + ")";
+}
 
 // The GPU with `uuid`, or nullptr.
 const GpuInfo* FindGpu(const std::vector<GpuInfo>& gpus, const std::string& uuid);

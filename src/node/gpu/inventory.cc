@@ -17,7 +17,8 @@ std::string GpusAnnotation(const std::vector<GpuInfo>& gpus, double cores_scalin
                               .healthy = g.healthy,
                               .slots = slots,
                               .pci_bus_id = g.pci_bus_id,
-                              .cores_scaling = cores_scaling});
+                              .cores_scaling = cores_scaling,
+                              .memory_scaling = g.memory_scaling});
   }
   return annotations::InventoryToJson(inventory);
 }

@@ -18,9 +18,9 @@ int UnitsPerGpu(const ResourceSpec& spec, const GpuInfo& gpu, int split_count) {
     case ResourceKind::kVcudaCore:
       return 100;
     case ResourceKind::kVcudaMemory:
-      return static_cast<int>(gpu.memory_mib / 256);
+      return static_cast<int>(gpu.virtual_memory_mib() / 256);
     case ResourceKind::kGpuMemGiB:
-      return static_cast<int>(gpu.memory_mib / 1024);
+      return static_cast<int>(gpu.virtual_memory_mib() / 1024);
   }
   return 0;
 }

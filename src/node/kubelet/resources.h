@@ -5,8 +5,9 @@
 // GPU 3), so that every ListAndWatch message stays far below kubelet's 4 MiB gRPC limit:
 //   kVgpuSlots     nvidia.com/gpu            split-count slots per GPU
 //   kVcudaCore     tencent.com/vcuda-core    100 per GPU (1 % of a GPU each)
-//   kVcudaMemory   tencent.com/vcuda-memory  one per 256 MiB
-//   kGpuMemGiB     aliyun.com/gpu-mem        one per GiB
+//   kVcudaMemory   tencent.com/vcuda-memory  one per 256 MiB of virtual memory
+//   kGpuMemGiB     aliyun.com/gpu-mem        one per GiB of virtual memory
+// (virtual memory: the GPU's memory x node.device-memory-scaling, GpuInfo::virtual_memory_mib).
 // Plain values and pure functions; thread-compatible.
 #pragma once
 

@@ -17,6 +17,27 @@ TEST(ResourcesTest, UnitsPerDialect) {
   EXPECT_EQ(UnitsPerGpu({"aliyun.com/gpu-mem", ResourceKind::kGpuMemGiB}, g, 10), 80);
 }
 
+// Issue 33: the memory-counted resources advertise virtual memory (physical x
+// node.device-memory-scaling); slots and cores do not change.
+TEST(ResourcesTest, MemoryUnitsCountVirtualMemory) {
+  GpuInfo g = Gpu(0, 24268);
+  g.memory_scaling = 2;  // 48536 MiB
+  EXPECT_EQ(UnitsPerGpu({"tencent.com/vcuda-memory", ResourceKind::kVcudaMemory}, g, 10), 189);
+  EXPECT_EQ(UnitsPerGpu({"aliyun.com/gpu-mem", ResourceKind::kGpuMemGiB}, g, 10), 47);
+  EXPECT_EQ(UnitsPerGpu({"nvidia.com/gpu", ResourceKind::kVgpuSlots}, g, 10), 10);
+  EXPECT_EQ(UnitsPerGpu({"tencent.com/vcuda-core", ResourceKind::kVcudaCore}, g, 10), 100);
+  g.memory_scaling = 1.5;  // 36402 MiB
+  EXPECT_EQ(UnitsPerGpu({"tencent.com/vcuda-memory", ResourceKind::kVcudaMemory}, g, 10), 142);
+  EXPECT_EQ(UnitsPerGpu({"aliyun.com/gpu-mem", ResourceKind::kGpuMemGiB}, g, 10), 35);
+  g.memory_scaling = 10;  // 8 x 141 GiB at the most scaling: 5616 x 8 devices, under 4 MiB
+  g.memory_mib = 143771;
+  EXPECT_EQ(UnitsPerGpu({"tencent.com/vcuda-memory", ResourceKind::kVcudaMemory}, g, 10), 5616);
+  EXPECT_EQ(
+      DeviceUnits({"tencent.com/vcuda-memory", ResourceKind::kVcudaMemory}, {g, Gpu(1, 24268)}, 10)
+          .size(),
+      5616u + 94u);
+}
+
 TEST(ResourcesTest, ShortIdsNameTheirGpu) {
   auto units = DeviceUnits({"nvidia.com/gpu", ResourceKind::kVgpuSlots}, {Gpu(0, 1), Gpu(7, 1)}, 3);
   ASSERT_EQ(units.size(), 6u);

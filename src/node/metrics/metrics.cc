@@ -27,6 +27,7 @@ struct Row {
   std::string labels;  // namespace, pod and container (claim: namespace, claim), then GpuLabels
   std::string uuid;
   uint64_t used = 0;
+  uint64_t spilled = 0;           // of `used`, served from host memory
   uint64_t limit = 0;             // in force: the GPU's memory when the grant sets none
   int cores = 100;                // in force: 100 when the grant sets none
   std::optional<unsigned> share;  // compute share in percent, when known
@@ -43,27 +44,41 @@ bool SlotAlive(int fd, const tessera_region_slot& slot, int s) {
   return fl.l_type != F_UNLCK;
 }
 
-// What the container's live processes hold on each device, from the region file, or empty. A
+// What the container's live processes hold on each device, and the part of it served from host
+// memory (the spill appendix, abi/shared_region.h), from the region file; both empty when the
+// region cannot be read, `spilled` all zero without an appendix (a library before issue 33). A
 // process that exits keeps its charge until another process of the container sweeps it (the
 // driver frees its memory only as it dies, docs/in-container-library.md): counting only live
 // slots makes a container whose processes are all gone read 0 at once.
-std::vector<uint64_t> RegionUsed(const std::string& path) {
-  std::vector<uint64_t> used;
+struct RegionFigures {
+  std::vector<uint64_t> used, spilled;
+};
+RegionFigures ReadRegion(const std::string& path) {
+  RegionFigures out;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return used;
+  if (fd < 0) return out;
   auto r = std::make_unique<tessera_region>();
   ssize_t n = ::pread(fd, r.get(), sizeof(tessera_region), 0);
   if (n == static_cast<ssize_t>(sizeof(tessera_region)) && r->magic == TESSERA_REGION_MAGIC &&
       r->version == TESSERA_REGION_VERSION) {
-    used.assign(TESSERA_REGION_MAX_DEVICES, 0);
+    auto spill = std::make_unique<tessera_region_spill>();
+    const bool has_spill = r->spill_offset == TESSERA_REGION_SPILL_OFFSET &&
+                           ::pread(fd, spill.get(), sizeof(tessera_region_spill),
+                                   static_cast<off_t>(TESSERA_REGION_SPILL_OFFSET)) ==
+                               static_cast<ssize_t>(sizeof(tessera_region_spill));
+    out.used.assign(TESSERA_REGION_MAX_DEVICES, 0);
+    out.spilled.assign(TESSERA_REGION_MAX_DEVICES, 0);
     for (int s = 0; s < TESSERA_REGION_MAX_SLOTS; ++s) {
       const tessera_region_slot& slot = r->slots[s];
       if (slot.pid == 0 || !SlotAlive(fd, slot, s)) continue;
-      for (int i = 0; i < TESSERA_REGION_MAX_DEVICES; ++i) used[i] += slot.used_bytes[i];
+      for (int i = 0; i < TESSERA_REGION_MAX_DEVICES; ++i) {
+        out.used[i] += slot.used_bytes[i];
+        if (has_spill) out.spilled[i] += spill->slot_bytes[s][i];
+      }
     }
   }
   ::close(fd);
-  return used;
+  return out;
 }
 
 }  // namespace
@@ -86,7 +101,7 @@ std::string RenderMetrics(const std::string& node, const std::string& state_dir,
   for (const GpuInfo& g : gpus) by_uuid[g.uuid] = &g;
   std::vector<Row> rows;
   for (const AllocationFolder& f : ReadAllocationFolders(state_dir)) {
-    std::vector<uint64_t> used = RegionUsed(RegionDirOf(state_dir, f.id) + "/region");
+    const RegionFigures region = ReadRegion(RegionDirOf(state_dir, f.id) + "/region");
     for (size_t i = 0; i < f.devices.size() && i < TESSERA_REGION_MAX_DEVICES; ++i) {
       const FolderDevice& d = f.devices[i];
       auto gpu = by_uuid.find(d.uuid);
@@ -102,7 +117,8 @@ std::string RenderMetrics(const std::string& node, const std::string& state_dir,
       // "No limit" is the whole GPU, so that used / limit never divides by zero.
       row.limit = d.memory_bytes != 0 ? d.memory_bytes : g ? g->memory_mib << 20 : 0;
       row.cores = d.cores > 0 && d.cores < 100 ? d.cores : 100;
-      row.used = i < used.size() ? used[i] : 0;
+      row.used = i < region.used.size() ? region.used[i] : 0;
+      row.spilled = i < region.spilled.size() ? region.spilled[i] : 0;
       if (f.host_pids) row.share = ContainerShare(shares, row.uuid, *f.host_pids);
       rows.push_back(std::move(row));
     }
@@ -119,6 +135,7 @@ std::string RenderMetrics(const std::string& node, const std::string& state_dir,
     }
   };
   auto used = [](const Row& r) { return std::optional<uint64_t>(r.used); };
+  auto spilled = [](const Row& r) { return std::optional<uint64_t>(r.spilled); };
   auto limit = [](const Row& r) { return std::optional<uint64_t>(r.limit); };
   auto cores = [](const Row& r) { return std::optional<uint64_t>(r.cores); };
   auto share = [](const Row& r) {
@@ -126,12 +143,19 @@ std::string RenderMetrics(const std::string& node, const std::string& state_dir,
   };
   family(false, "tessera_container_memory_used_bytes", "GPU memory the container uses, per device.",
          used);
+  family(false, "tessera_container_memory_spilled_bytes",
+         "Of the GPU memory the container uses, the part served from host memory "
+         "(node.device-memory-scaling above 1), per device.",
+         spilled);
   family(false, "tessera_container_memory_limit_bytes",
          "The container's memory limit on the device (the GPU's memory when it has none).", limit);
   family(false, "tessera_container_compute_limit_percent",
          "The container's compute limit, percent of the GPU's time (100 when it has none).", cores);
   family(true, "tessera_claim_memory_used_bytes",
          "GPU memory the processes of every pod that uses the DRA claim use together.", used);
+  family(true, "tessera_claim_memory_spilled_bytes",
+         "Of the GPU memory the DRA claim's processes use, the part served from host memory.",
+         spilled);
   family(true, "tessera_claim_memory_limit_bytes",
          "The DRA claim's memory on the device (the GPU's memory when it has none).", limit);
   family(true, "tessera_claim_compute_limit_percent",
@@ -154,6 +178,10 @@ std::string RenderMetrics(const std::string& node, const std::string& state_dir,
   };
   per_gpu("tessera_gpu_memory_total_bytes", "Memory of the GPU.",
           [](const GpuInfo& g) { return g.memory_mib << 20; });
+  per_gpu("tessera_gpu_memory_virtual_total_bytes",
+          "Virtual memory of the GPU: its memory times node.device-memory-scaling, what its "
+          "containers' limits may add up to.",
+          [](const GpuInfo& g) { return g.virtual_memory_mib() << 20; });
   per_gpu("tessera_gpu_memory_used_by_containers_bytes",
           "Sum of the containers' and DRA claims' use.",
           [&](const GpuInfo& g) { return by_gpu[g.uuid]; });

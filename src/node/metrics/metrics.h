@@ -1,11 +1,12 @@
 // The node agent's metrics in Prometheus text format, read at each scrape from each allocation's
 // owner.json, limits file, pids file and shared region, the GPU list and the processes' compute
-// shares: per container and GPU (tessera_container_*: memory used and limit, compute limit and
-// share), per DRA claim and GPU (tessera_claim_*: the same but the share), per GPU (tessera_gpu_*:
-// total memory, memory the containers and claims use, health). The region is read without its
-// lock; one that is missing, of another version or too short counts as 0 used. A container's
-// share is the sum of the shares of the host PIDs in its pids file, at most 100; without a
-// readable pids file, or on a GPU that `shares` lacks, it has no share sample.
+// shares: per container and GPU (tessera_container_*: memory used, of it spilled to host memory,
+// and limit, compute limit and share), per DRA claim and GPU (tessera_claim_*: the same), per GPU
+// (tessera_gpu_*: total memory, virtual memory (node.device-memory-scaling), memory the containers
+// and claims use, health). The region is read without its lock; one that is missing, of another
+// version or too short counts as 0 used, and one without the spill appendix as 0 spilled. A
+// container's share is the sum of the shares of the host PIDs in its pids file, at most 100;
+// without a readable pids file, or on a GPU that `shares` lacks, it has no share sample.
 // Pure function over files; thread-compatible.
 //
 //   std::string body = RenderMetrics(node, state_dir, gpus, NvmlProcessShares(nvml, gpus));

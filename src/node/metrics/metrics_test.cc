@@ -226,5 +226,67 @@ TEST(MetricsTest, NoLimitIsTheWholeGpu) {
   EXPECT_THAT(text, HasSubstr("tessera_container_compute_limit_percent" + gone + " 100\n"));
 }
 
+// Issue 33: per GPU both the physical and the virtual memory (node.device-memory-scaling); a
+// container's limit on a scaled GPU may pass the physical memory, and a limits file with spill
+// keys is read as before.
+TEST(MetricsTest, ScaledGpusGiveTheirPhysicalAndVirtualMemory) {
+  testing::TempDir dir;
+  std::vector<GpuInfo> gpus = testing::TestGpus(2, 24268);
+  gpus[1].memory_scaling = 2;
+  std::string alloc = dir.path() + "/allocations/big";
+  ASSERT_TRUE(MakeDirs(alloc).ok());
+  ASSERT_TRUE(WriteFileAtomic(alloc + "/owner.json",
+                              R"({"namespace":"ns","pod":"p","uid":"u","container":"big"})")
+                  .ok());
+  const std::string limits = LimitsText(Grant{"hard", {{"GPU-1", 40960, 0}}}, gpus);
+  ASSERT_NE(limits.find("spill.0="), std::string::npos);
+  ASSERT_TRUE(WriteFileAtomic(alloc + "/limits", limits).ok());
+  std::string text = RenderMetrics(kNode, dir.path(), gpus);
+  EXPECT_THAT(text, HasSubstr("# TYPE tessera_gpu_memory_virtual_total_bytes gauge\n"));
+  EXPECT_THAT(text, HasSubstr("tessera_gpu_memory_total_bytes{" + GpuOf("GPU-1") + "} " +
+                              std::to_string(24268ull << 20) + "\n"));
+  EXPECT_THAT(text, HasSubstr("tessera_gpu_memory_virtual_total_bytes{" + GpuOf("GPU-1") + "} " +
+                              std::to_string(48536ull << 20) + "\n"));
+  EXPECT_THAT(text, HasSubstr("tessera_gpu_memory_virtual_total_bytes{" + GpuOf("GPU-0") + "} " +
+                              std::to_string(24268ull << 20) + "\n"))
+      << "unscaled: the same as the total";
+  EXPECT_THAT(text, HasSubstr("tessera_container_memory_limit_bytes" + Labels("big", "GPU-1") +
+                              " " + std::to_string(40960ull << 20) + "\n"));
+}
+
+// Issue 33: of what a container's live processes use, the part the library served from host
+// memory (the region's spill appendix); a region of a library before it has no appendix (0), and
+// a process that is gone counts for nothing.
+TEST(MetricsTest, SpilledMemoryIsThePartOfTheUseServedFromHostMemory) {
+  testing::TempDir dir;
+  std::vector<GpuInfo> gpus = testing::TestGpus(2, 24268);
+  for (GpuInfo& g : gpus) g.memory_scaling = 2;
+  WriteAllocation(dir.path(), "big", "big", {{"GPU-1", 20480, 0}});
+  ASSERT_TRUE(MakeDirs(dir.path() + "/regions/big").ok());
+  const std::string path = dir.path() + "/regions/big/region";
+  TestRegion r(path, 20480ull << 20);
+  const std::string spilled = "tessera_container_memory_spilled_bytes" + Labels("big", "GPU-1");
+  EXPECT_THAT(RenderMetrics(kNode, dir.path(), gpus), HasSubstr(spilled + " 0\n"));
+
+  r.region->spill_offset = TESSERA_REGION_SPILL_OFFSET;
+  r.Write();
+  auto spill = std::make_unique<tessera_region_spill>();
+  std::memset(spill.get(), 0, sizeof(tessera_region_spill));
+  spill->device_bytes[0] = 4096ull << 20;
+  spill->slot_bytes[0][0] = 4096ull << 20;
+  {
+    std::fstream file(path, std::ios::binary | std::ios::in | std::ios::out);
+    file.seekp(static_cast<std::streamoff>(TESSERA_REGION_SPILL_OFFSET));
+    file.write(reinterpret_cast<const char*>(spill.get()), sizeof(tessera_region_spill));
+  }
+  std::string text = RenderMetrics(kNode, dir.path(), gpus);
+  EXPECT_THAT(text, HasSubstr("# TYPE tessera_container_memory_spilled_bytes gauge\n"));
+  EXPECT_THAT(text, HasSubstr("tessera_container_memory_used_bytes" + Labels("big", "GPU-1") + " " +
+                              std::to_string(20480ull << 20) + "\n"));
+  EXPECT_THAT(text, HasSubstr(spilled + " " + std::to_string(4096ull << 20) + "\n"));
+  r.Die();
+  EXPECT_THAT(RenderMetrics(kNode, dir.path(), gpus), HasSubstr(spilled + " 0\n"));
+}
+
 }  // namespace
 }  // namespace tessera::node
