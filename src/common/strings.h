@@ -28,10 +28,14 @@ std::optional<std::string> ClosestMatch(std::string_view word,
 // from content (object names that must not change).
 uint64_t Fnv1a(std::string_view text);
 
-// Standard base64 (RFC 4648) with padding; decoding ignores whitespace and rejects anything else.
 // A Prometheus label value, escaped: backslash, double quote and newline.
 std::string PrometheusLabelValue(std::string_view value);
 
+// Percent-encoding: every byte but ASCII letters, digits and the characters of `keep` as %XX
+// (upper-case hex). PercentEncode("a b/c", "-._~") is "a%20b%2Fc".
+std::string PercentEncode(std::string_view text, std::string_view keep);
+
+// Standard base64 (RFC 4648) with padding; decoding ignores whitespace and rejects anything else.
 std::string Base64Encode(std::string_view data);
 std::optional<std::string> Base64Decode(std::string_view text);
 

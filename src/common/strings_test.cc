@@ -48,5 +48,12 @@ TEST(Strings, Join) {
   EXPECT_EQ(Join({"a", "b", "c"}, ", "), "a, b, c");
 }
 
+TEST(Strings, PercentEncodeKeepsLettersDigitsAndTheGivenCharacters) {
+  EXPECT_EQ(PercentEncode("a b/c", "-._~"), "a%20b%2Fc");
+  EXPECT_EQ(PercentEncode("x-y.z_~!", "-._~"), "x-y.z_~%21");
+  EXPECT_EQ(PercentEncode("k!%", "!"), "k!%25");
+  EXPECT_EQ(PercentEncode("\xc3\xa9", ""), "%C3%A9");  // bytes of UTF-8, never letters
+}
+
 }  // namespace
 }  // namespace tessera

@@ -494,6 +494,13 @@ int region_charge(int index, uint64_t bytes, uint64_t limit) {
   return charge_after_sweep(r, slot, index, bytes, limit);
 }
 
+/* Whether `s` is still this process's slot: false once a sweep that thought the process dead
+ * took it (what it held was returned then). */
+static int slot_still_ours(struct tessera_region_slot* s) {
+  return __atomic_load_n(&s->pid, __ATOMIC_ACQUIRE) == g_slot_pid &&
+         __atomic_load_n(&s->start_time, __ATOMIC_RELAXED) == g_slot_start;
+}
+
 /* Lock-free, in the order that errs high: out of this process's slot (never more than it holds),
  * then out of the total. */
 void region_uncharge(int index, uint64_t bytes) {
@@ -501,10 +508,7 @@ void region_uncharge(int index, uint64_t bytes) {
   int slot = __atomic_load_n(&g_slot, __ATOMIC_ACQUIRE);
   if (r == NULL || slot < 0 || bytes == 0) return;
   struct tessera_region_slot* s = &r->slots[slot];
-  if (__atomic_load_n(&s->pid, __ATOMIC_ACQUIRE) != g_slot_pid ||
-      __atomic_load_n(&s->start_time, __ATOMIC_RELAXED) != g_slot_start) {
-    return; /* the slot was taken from this process (a sweep that thought it dead) */
-  }
+  if (!slot_still_ours(s)) return;
   uint64_t give = sub_saturating(&s->used_bytes[index], bytes);
   if (give != 0) sub_saturating(&r->devices[index].used_bytes, give);
 }
@@ -528,10 +532,7 @@ void region_spill_uncharge(int index, uint64_t bytes) {
   int slot = __atomic_load_n(&g_slot, __ATOMIC_ACQUIRE);
   if (r == NULL || slot < 0 || bytes == 0) return;
   struct tessera_region_slot* s = &r->slots[slot];
-  if (__atomic_load_n(&s->pid, __ATOMIC_ACQUIRE) != g_slot_pid ||
-      __atomic_load_n(&s->start_time, __ATOMIC_RELAXED) != g_slot_start) {
-    return; /* the slot was taken from this process (a sweep that thought it dead) */
-  }
+  if (!slot_still_ours(s)) return;
   uint64_t give = sub_saturating(&g_spill->slot_bytes[slot][index], bytes);
   if (give != 0) sub_saturating(&g_spill->device_bytes[index], give);
 }

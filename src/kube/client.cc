@@ -1,8 +1,6 @@
 #include "kube/client.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cstdio>
 #include <thread>
 #include <vector>
 
@@ -50,20 +48,7 @@ Result<Json> ParseBody(const HttpResponse& response, const std::string& context)
 // A user-extra key as client-go puts it in a header name: bytes that are not token characters
 // (RFC 7230), and '%', as %XX.
 std::string HeaderKeyEscape(std::string_view key) {
-  static constexpr std::string_view kTokenPunctuation = "!#$&'*+-.^_`|~";
-  std::string out;
-  for (unsigned char c : key) {
-    bool legal =
-        std::isalnum(c) || kTokenPunctuation.find(static_cast<char>(c)) != std::string::npos;
-    if (legal) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      char escaped[4];
-      snprintf(escaped, sizeof escaped, "%%%02X", c);
-      out += escaped;
-    }
-  }
-  return out;
+  return PercentEncode(key, "!#$&'*+-.^_`|~");
 }
 
 std::vector<std::string> ImpersonationHeaders(const Impersonation& as) {

@@ -11,6 +11,7 @@
 
 #include "common/strings.h"
 #include "kube/http_transport.h"
+#include "kube/resource.h"
 
 namespace tessera::kube {
 
@@ -25,21 +26,6 @@ std::pair<std::string, std::string> SplitUrl(const std::string& url) {
   size_t slash = scheme == std::string::npos ? std::string::npos : url.find('/', scheme + 3);
   if (slash == std::string::npos) return {url, ""};
   return {url.substr(0, slash), url.substr(slash)};
-}
-
-// application/x-www-form-urlencoded: all but the unreserved characters as %XX.
-std::string FormEscape(std::string_view value) {
-  std::string out;
-  for (unsigned char c : value) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      char escaped[4];
-      snprintf(escaped, sizeof escaped, "%%%02X", c);
-      out += escaped;
-    }
-  }
-  return out;
 }
 
 // One request to `url` with the issuer's CA: the answer, whatever its status.
@@ -154,9 +140,9 @@ Result<std::string> WithTokens(const OidcConfig& oidc) {
 
 Result<OidcTokens> RefreshOidcTokens(const OidcConfig& oidc, std::chrono::milliseconds timeout) {
   ASSIGN_OR_RETURN(std::string endpoint, TokenEndpoint(oidc, timeout));
-  std::string form = "grant_type=refresh_token&refresh_token=" + FormEscape(oidc.refresh_token) +
-                     "&client_id=" + FormEscape(oidc.client_id);
-  if (!oidc.client_secret.empty()) form += "&client_secret=" + FormEscape(oidc.client_secret);
+  std::string form = "grant_type=refresh_token&refresh_token=" + UrlEncode(oidc.refresh_token) +
+                     "&client_id=" + UrlEncode(oidc.client_id);
+  if (!oidc.client_secret.empty()) form += "&client_secret=" + UrlEncode(oidc.client_secret);
   ASSIGN_OR_RETURN(HttpResponse answer,
                    Send(oidc, endpoint,
                         {.method = "POST",

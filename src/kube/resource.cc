@@ -1,5 +1,7 @@
 #include "kube/resource.h"
 
+#include "common/strings.h"
+
 namespace tessera::kube {
 
 std::string CollectionPath(const Resource& resource, std::string_view ns) {
@@ -18,21 +20,7 @@ std::string ObjectPath(const Resource& resource, std::string_view ns, std::strin
 }
 
 std::string UrlEncode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(text.size());
-  for (unsigned char c : text) {
-    bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '-' || c == '.' || c == '_' || c == '~';
-    if (unreserved) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
+  return PercentEncode(text, "-._~");
 }
 
 std::string QueryString(const std::vector<std::pair<std::string, std::string>>& params) {
