@@ -129,9 +129,10 @@ pid_t StartLoad(const std::string& build_dir, int64_t start_ms, int gpu, const c
   return pid;
 }
 
-int64_t WallMs() {
+// compute_load's start time: CLOCK_MONOTONIC ms, one clock for every process of the machine.
+int64_t MonotonicMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -143,7 +144,7 @@ void Stop(pid_t pid) {
 TEST_F(NvmlTest, ProcessSharesNameTheProcessThatKeepsTheGpuBusy) {
   auto gpus = NvmlGpuSource(*nvml_).Discover();
   ASSERT_TRUE(gpus.ok());
-  pid_t pid = StartLoad(BuildDir(), WallMs(), 0, "4");
+  pid_t pid = StartLoad(BuildDir(), MonotonicMs(), 0, "4");
   ASSERT_GT(pid, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(1800));
   ProcessShares shares = NvmlProcessShares(*nvml_, *gpus);
@@ -166,7 +167,7 @@ TEST_F(NvmlTest, ProcessSharesNameTheProcessThatKeepsTheGpuBusy) {
 TEST_F(NvmlTest, SharesOfProcessesTakingTurnsAddUpToTheBusyGpu) {
   auto gpus = NvmlGpuSource(*nvml_).Discover();
   ASSERT_TRUE(gpus.ok());
-  int64_t start_ms = WallMs() + 200;
+  int64_t start_ms = MonotonicMs() + 200;
   // On GPU 1, which the other tests leave alone. Batches of 64 launches (128 ms of work) ahead:
   // busy even when the host is slow to wake.
   pid_t a = StartLoad(BuildDir(), start_ms, 1, "64");
