@@ -5,6 +5,7 @@
 
 #include "common/strings.h"
 #include "driver_state.h"
+#include "mig_state.h"
 #include "peer_topology.h"
 
 using namespace simgpu;
@@ -19,15 +20,21 @@ CUresult Physical(const Driver& d, CUdevice dev, const DeviceState** out) {
   return CUDA_SUCCESS;
 }
 
+// The process's MIG device is ordinal `dev` (visible_devices.h). Needs mu.
+bool IsMig(const Driver& d, CUdevice dev) {
+  return d.mig_ordinal >= 0 && dev == d.mig_ordinal;
+}
+
 CUresult UuidBytes(CUuuid* uuid, CUdevice dev) {
   if (uuid == nullptr) return CUDA_ERROR_INVALID_VALUE;
   Driver& d = TheDriver();
   std::lock_guard<std::mutex> guard(d.mu);
   const DeviceState* s = nullptr;
   if (CUresult r = Physical(d, dev, &s); r != CUDA_SUCCESS) return r;
-  // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" -> 16 bytes.
+  // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (a MIG device's "MIG-...") -> 16 bytes.
+  std::string text = IsMig(d, dev) ? MigDeviceUuid(*s, d.mig_gi, d.mig_ci) : s->uuid;
   std::string hex;
-  for (const char* p = s->uuid + 4; *p != '\0'; ++p) {
+  for (const char* p = text.c_str() + 4; *p != '\0'; ++p) {
     if (*p != '-') hex += *p;
   }
   for (int i = 0; i < 16; ++i) {
@@ -65,6 +72,15 @@ CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
   std::lock_guard<std::mutex> guard(d.mu);
   const DeviceState* s = nullptr;
   if (CUresult r = Physical(d, dev, &s); r != CUDA_SUCCESS) return r;
+  if (IsMig(d, dev)) {
+    // As NVML names a MIG device: "NVIDIA H100 80GB HBM3 MIG 1g.10gb".
+    SharedState::Lock lock(*d.state);
+    std::string mig_name = MigDeviceLive(*s, d.mig_gi, d.mig_ci)
+                               ? MigDeviceName(*s, d.mig_gi, d.mig_ci)
+                               : std::string(s->model) + " MIG";
+    snprintf(name, static_cast<size_t>(len), "%s", mig_name.c_str());
+    return CUDA_SUCCESS;
+  }
   snprintf(name, static_cast<size_t>(len), "%s", s->model);
   return CUDA_SUCCESS;
 }
@@ -123,6 +139,10 @@ CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) 
       break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
       *pi = static_cast<int>(s->sms);
+      if (IsMig(d, dev)) {  // the compute instance's SMs
+        SharedState::Lock lock(*d.state);
+        *pi = MigDeviceLive(*s, d.mig_gi, d.mig_ci) ? MigDeviceSms(*s, d.mig_gi, d.mig_ci) : 0;
+      }
       break;
     case CU_DEVICE_ATTRIBUTE_INTEGRATED:
       *pi = 0;
@@ -188,6 +208,10 @@ CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
   const DeviceState* s = nullptr;
   if (CUresult r = Physical(d, dev, &s); r != CUDA_SUCCESS) return r;
   *bytes = s->memory_total;
+  if (IsMig(d, dev)) {  // the GPU instance's memory
+    SharedState::Lock lock(*d.state);
+    *bytes = MigDeviceLive(*s, d.mig_gi, d.mig_ci) ? GpuInstanceTotal(*s, d.mig_gi) : 0;
+  }
   return CUDA_SUCCESS;
 }
 

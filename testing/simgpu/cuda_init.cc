@@ -98,9 +98,25 @@ CUresult cuInit(unsigned int Flags) {
   }
   d.state = *state;
   const char* cvd = getenv("CUDA_VISIBLE_DEVICES");
-  d.visible = VisibleDevices(cvd, d.state->file(),
-                             PresentDevices(getenv("SIMGPU_DEV_ROOT"), d.state->file()));
-  if (d.visible.empty()) return CUDA_ERROR_NO_DEVICE;
+  std::vector<CudaDevice> devices;
+  {
+    SharedState::Lock lock(*d.state);
+    const char* dev_root = getenv("SIMGPU_DEV_ROOT");
+    devices =
+        VisibleDevices(cvd, d.state->file(), PresentDevices(dev_root, d.state->file()), dev_root);
+  }
+  if (devices.empty()) return CUDA_ERROR_NO_DEVICE;
+  d.visible.clear();
+  d.mig_ordinal = -1;
+  for (const CudaDevice& device : devices) {
+    if (device.gi >= 0) {
+      d.mig_ordinal = static_cast<int>(d.visible.size());
+      d.mig_gi = device.gi;
+      d.mig_ci = device.ci;
+      d.state->UseMigDevice(device.device, device.gi, device.ci);
+    }
+    d.visible.push_back(device.device);
+  }
   d.primary.assign(d.visible.size(), Driver::PrimaryContext{});
   d.default_pools.clear();
   d.current_pools.clear();

@@ -6,6 +6,7 @@
 #include "driver_state.h"
 #include "graph_memory.h"
 #include "memory_ops.h"
+#include "mig_state.h"
 #include "pool_ops.h"
 
 using namespace simgpu;
@@ -132,6 +133,15 @@ CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total) {
   SharedState::Lock lock(*d.state);
   d.state->Sweep(lock, SharedState::SweepMode::kQuick);
   const DeviceState& dev = d.state->file().devices[ctx->device];
+  if (d.mig_ordinal >= 0 && d.visible[static_cast<size_t>(d.mig_ordinal)] == ctx->device) {
+    // A MIG device: its GPU instance's memory (none once the instance is gone).
+    uint64_t mig_total =
+        MigDeviceLive(dev, d.mig_gi, d.mig_ci) ? GpuInstanceTotal(dev, d.mig_gi) : 0;
+    uint64_t used = GpuInstanceUsed(d.state->file(), ctx->device, d.mig_gi);
+    *total = mig_total;
+    *free_bytes = mig_total - std::min(mig_total, used);
+    return CUDA_SUCCESS;
+  }
   *total = dev.memory_total;
   *free_bytes = dev.memory_total - std::min(dev.memory_total, dev.used_bytes);
   return CUDA_SUCCESS;

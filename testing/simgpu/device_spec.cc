@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "common/strings.h"
+#include "mig/profiles.h"
 
 namespace simgpu {
 namespace {
@@ -75,7 +76,63 @@ tessera::Result<bool> ParseChoice(std::string_view key, std::string_view value,
   return word == first;
 }
 
+// Lower case without spaces, '-' and '_'.
+std::string NameKey(std::string_view name) {
+  std::string key;
+  for (char c : name) {
+    if (c == ' ' || c == '-' || c == '_') continue;
+    key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return key;
+}
+
+// A device of model `name`: a known GPU's NVML name, memory and SMs (those given override them),
+// or `name` as it is with `memory` and `sms` (which must then be given).
+tessera::Result<DeviceModel> ModelFor(std::string_view name, const uint64_t* memory,
+                                      const uint32_t* sms) {
+  const KnownGpu* known = FindKnownGpu(name);
+  if (known == nullptr) {
+    RETURN_IF_ERROR(CheckModel(name));
+    return DeviceModel{std::string(name), memory != nullptr ? *memory : 16ull << 30,
+                       sms != nullptr ? *sms : 108};
+  }
+  const tessera::mig::GpuModel* mig = tessera::mig::FindModel(known->mig_key);
+  DeviceModel d{mig->name, memory != nullptr ? *memory : known->memory_mib << 20,
+                sms != nullptr ? *sms : known->sms};
+  // Every MIG profile must fit in the device's memory.
+  uint64_t whole = mig->whole().memory_mib << 20;
+  if (d.memory_bytes < whole) {
+    return tessera::InvalidArgument("SIMGPU_DEVICES: " + mig->name + " needs at least " +
+                                    std::to_string(mig->whole().memory_mib) +
+                                    "MiB of memory (its " + mig->whole().name +
+                                    " MIG profile); leave memory out to get the GPU's " +
+                                    std::to_string(known->memory_mib) + "MiB");
+  }
+  return d;
+}
+
 }  // namespace
+
+const std::vector<KnownGpu>& KnownGpus() {
+  // Memory as nvidia-smi / NVML report the whole GPU (MiB), SMs of the full chip as shipped.
+  static const std::vector<KnownGpu> gpus = {
+      {"A100-40GB", "A100-SXM4-40GB", 40960, 108}, {"A100-80GB", "A100-SXM4-80GB", 81920, 108},
+      {"H100", "H100-SXM5-80GB", 81559, 132},      {"H100-PCIe", "H100-PCIE-80GB", 81559, 114},
+      {"H200", "H200-141GB", 143771, 132},
+  };
+  return gpus;
+}
+
+const KnownGpu* FindKnownGpu(std::string_view name) {
+  std::string key = NameKey(tessera::Trim(name));
+  if (key.empty()) return nullptr;
+  const tessera::mig::GpuModel* mig = tessera::mig::FindModel(name);
+  for (const KnownGpu& gpu : KnownGpus()) {
+    if (NameKey(gpu.alias) == key) return &gpu;
+    if (mig != nullptr && mig == tessera::mig::FindModel(gpu.mig_key)) return &gpu;
+  }
+  return nullptr;
+}
 
 std::string NvmlModeName(NvmlMode mode) {
   switch (mode) {
@@ -166,7 +223,11 @@ std::string DeviceSpec::Canonical() const {
 }
 
 tessera::Result<DeviceSpec> ParseDeviceSpec(std::string_view text) {
-  DeviceModel uniform{"SimGPU", 16ull << 30, 108};
+  std::string uniform_model = "SimGPU";
+  uint64_t uniform_memory = 0;
+  uint32_t uniform_sms = 0;
+  bool memory_given = false;
+  bool sms_given = false;
   uint32_t count = 1;
   bool uniform_keys = false;
   bool timeslice_given = false;
@@ -188,14 +249,16 @@ tessera::Result<DeviceSpec> ParseDeviceSpec(std::string_view text) {
       } else if (key == "memory") {
         auto size = ParseSize(value);
         if (!size.ok()) return size.status().WithContext("SIMGPU_DEVICES: memory");
-        uniform.memory_bytes = *size;
+        uniform_memory = *size;
+        memory_given = true;
         uniform_keys = true;
       } else if (key == "sms") {
-        ASSIGN_OR_RETURN(uniform.sms, ParseCount(key, value, 1, 100000));
+        ASSIGN_OR_RETURN(uniform_sms, ParseCount(key, value, 1, 100000));
+        sms_given = true;
         uniform_keys = true;
       } else if (key == "model") {
-        RETURN_IF_ERROR(CheckModel(value));
-        uniform.model = std::string(value);
+        if (FindKnownGpu(value) == nullptr) RETURN_IF_ERROR(CheckModel(value));
+        uniform_model = std::string(value);
         uniform_keys = true;
       } else if (key == "ctxmem") {
         auto size = ParseSize(value);
@@ -269,19 +332,26 @@ tessera::Result<DeviceSpec> ParseDeviceSpec(std::string_view text) {
         spec.imperfections = Imperfections::Ideal();
       } else if (key == "gpu") {
         std::vector<std::string> parts = tessera::Split(value, ':', false);
-        if (parts.size() != 3) {
+        bool known = !parts.empty() && FindKnownGpu(parts[0]) != nullptr;
+        if (parts.size() != 3 && !(known && parts.size() == 1)) {
           return tessera::InvalidArgument("SIMGPU_DEVICES: gpu=" + std::string(value) +
                                           " is not gpu=MODEL:MEMORY:SMS (e.g. "
-                                          "gpu=SimGPU-H200:141GiB:132)");
+                                          "gpu=SimGPU-H200:141GiB:132) or gpu=KNOWN (e.g. "
+                                          "gpu=H100; known: A100-40GB, A100-80GB, H100, "
+                                          "H100-PCIe, H200)");
         }
-        DeviceModel d;
-        RETURN_IF_ERROR(CheckModel(parts[0]));
-        d.model = parts[0];
-        auto size = ParseSize(parts[1]);
-        if (!size.ok())
-          return size.status().WithContext("SIMGPU_DEVICES: gpu=" + std::string(value));
-        d.memory_bytes = *size;
-        ASSIGN_OR_RETURN(d.sms, ParseCount("gpu SMS", parts[2], 1, 100000));
+        uint64_t memory = 0;
+        uint32_t sms = 0;
+        if (parts.size() == 3) {
+          auto size = ParseSize(parts[1]);
+          if (!size.ok())
+            return size.status().WithContext("SIMGPU_DEVICES: gpu=" + std::string(value));
+          memory = *size;
+          ASSIGN_OR_RETURN(sms, ParseCount("gpu SMS", parts[2], 1, 100000));
+        }
+        bool full = parts.size() == 3;
+        ASSIGN_OR_RETURN(DeviceModel d,
+                         ModelFor(parts[0], full ? &memory : nullptr, full ? &sms : nullptr));
         spec.devices.push_back(d);
       } else {
         return tessera::InvalidArgument("SIMGPU_DEVICES: unknown key '" + key +
@@ -301,7 +371,12 @@ tessera::Result<DeviceSpec> ParseDeviceSpec(std::string_view text) {
     return tessera::InvalidArgument(
         "SIMGPU_DEVICES: timeslice= applies to sched=timeslice only, not to sched=fifo");
   }
-  if (spec.devices.empty()) spec.devices.assign(count, uniform);
+  if (spec.devices.empty()) {
+    ASSIGN_OR_RETURN(DeviceModel uniform,
+                     ModelFor(uniform_model, memory_given ? &uniform_memory : nullptr,
+                              sms_given ? &uniform_sms : nullptr));
+    spec.devices.assign(count, uniform);
+  }
   RETURN_IF_ERROR(ValidatePeerTopology(spec.peers, static_cast<int>(spec.devices.size())));
   for (const DeviceModel& d : spec.devices) {
     if (d.memory_bytes < (2ull << 20)) {

@@ -4,6 +4,9 @@
 //   count=2,memory=16GiB,sms=108,model=SimGPU      identical devices (defaults: 1, 16GiB, 108,
 //   SimGPU) gpu=SimGPU-3090:24268MiB:82;gpu=SimGPU-H200:141GiB:132   one `gpu=MODEL:MEMORY:SMS` per
 //   device
+// A model may name a real MIG-capable GPU (KnownGpu below: `H100`, `A100-40GB`, `A100-80GB`,
+// `H100-PCIe`, `H200`, or its NVML name): the device then carries that NVML name, and the GPU's
+// memory and SMs unless memory=/sms= (or MEMORY:SMS) say otherwise; `gpu=H100` alone is one.
 // Both forms accept `ctxmem=SIZE` (device memory one context costs, default 0), `sched=timeslice`
 // (default) or `sched=fifo` (how a device shares itself between contexts, timeline.h) and
 // `timeslice=DURATION` (a context's slice when time-sliced: 100us to 1s, default 2ms; units ns,
@@ -77,6 +80,22 @@ struct Imperfections {
                          0, false, false};
   }
 };
+
+// A real GPU simgpu knows by name: its NVML name, memory and SMs as NVML reports them, and the key
+// of its MIG table (src/mig's FindModel).
+struct KnownGpu {
+  const char* alias;    // SIMGPU_DEVICES's short name: "H100"
+  const char* mig_key;  // "H100-SXM5-80GB"
+  uint64_t memory_mib;  // nvmlDeviceGetMemoryInfo's total
+  uint32_t sms;
+};
+
+// The known GPU `name` names: an alias or anything src/mig's FindModel takes (a MIG table key or
+// an NVML name), case, spaces, '-' and '_' ignored; nullptr otherwise.
+const KnownGpu* FindKnownGpu(std::string_view name);
+
+// Every known GPU, in a fixed order.
+const std::vector<KnownGpu>& KnownGpus();
 
 struct DeviceModel {
   std::string model;

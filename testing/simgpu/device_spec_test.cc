@@ -39,6 +39,51 @@ TEST(SimgpuDeviceSpec, MixedForm) {
             "peers=pcie;hostslow=75");
 }
 
+TEST(SimgpuDeviceSpec, KnownGpusCarryTheirNvmlNameMemoryAndSms) {
+  auto spec = ParseDeviceSpec("count=2,model=H100");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_EQ(spec->devices.size(), 2u);
+  EXPECT_EQ(spec->devices[1].model, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(spec->devices[1].memory_bytes, 81559ull << 20);
+  EXPECT_EQ(spec->devices[1].sms, 132u);
+
+  struct Case {
+    const char* text;
+    const char* model;
+    uint64_t memory_mib;
+    uint32_t sms;
+  } cases[] = {
+      {"model=a100-40gb", "NVIDIA A100-SXM4-40GB", 40960, 108},
+      {"model=A100_80GB", "NVIDIA A100-SXM4-80GB", 81920, 108},
+      {"model=H100-PCIe", "NVIDIA H100 PCIe", 81559, 114},
+      {"model=H200", "NVIDIA H200", 143771, 132},
+      {"model=NVIDIA H200 NVL", "NVIDIA H200", 143771, 132},          // by NVML name
+      {"model=H100-SXM5-80GB", "NVIDIA H100 80GB HBM3", 81559, 132},  // by MIG table key
+      {"gpu=H100", "NVIDIA H100 80GB HBM3", 81559, 132},
+      {"gpu=H100:96GiB:140", "NVIDIA H100 80GB HBM3", 96 * 1024, 140},
+      {"model=H100,sms=100", "NVIDIA H100 80GB HBM3", 81559, 100},
+  };
+  for (const Case& c : cases) {
+    auto parsed = ParseDeviceSpec(c.text);
+    ASSERT_TRUE(parsed.ok()) << c.text << ": " << parsed.status().ToString();
+    EXPECT_EQ(parsed->devices[0].model, c.model) << c.text;
+    EXPECT_EQ(parsed->devices[0].memory_bytes, c.memory_mib << 20) << c.text;
+    EXPECT_EQ(parsed->devices[0].sms, c.sms) << c.text;
+  }
+
+  auto mixed = ParseDeviceSpec("gpu=H100;gpu=SimGPU:16GiB:108");
+  ASSERT_TRUE(mixed.ok()) << mixed.status().ToString();
+  EXPECT_EQ(mixed->devices[1].model, "SimGPU");
+
+  auto small = ParseDeviceSpec("model=H200,memory=100GiB");
+  ASSERT_FALSE(small.ok());
+  EXPECT_NE(small.status().message().find("needs at least 142976MiB"), std::string::npos)
+      << small.status().message();
+  auto unknown = ParseDeviceSpec("gpu=B200");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("known: A100-40GB"), std::string::npos);
+}
+
 TEST(SimgpuDeviceSpec, EqualMachinesHaveEqualCanonicalText) {
   auto a = ParseDeviceSpec("count=2,memory=16384MiB");
   auto b = ParseDeviceSpec("gpu=SimGPU:16GiB:108;gpu=SimGPU:17179869184:108");

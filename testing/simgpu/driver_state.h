@@ -273,6 +273,11 @@ struct Driver {
   std::atomic<uint64_t> context_generation = 1;
   SharedState* state = nullptr;
   std::vector<int> visible;  // ordinal -> physical device index (CUDA_VISIBLE_DEVICES)
+  // The process's MIG device (visible_devices.h): its ordinal (-1: none; at most one) and its GPU
+  // and compute instance ids on physical device visible[mig_ordinal].
+  int mig_ordinal = -1;
+  int mig_gi = -1;
+  int mig_ci = -1;
 
   struct PrimaryContext {
     Context* ctx = nullptr;

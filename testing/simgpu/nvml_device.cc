@@ -7,7 +7,9 @@
 
 #include "clock.h"
 #include "common/strings.h"
+#include "mig_state.h"
 #include "nvml_handles.h"
+#include "nvml_mig.h"
 #include "peer_topology.h"
 #include "timeline.h"
 
@@ -89,6 +91,12 @@ const char* nvmlErrorString(nvmlReturn_t result) {
       return "GPU is lost";
     case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
       return "Argument version mismatch";
+    case NVML_ERROR_RESET_REQUIRED:
+      return "GPU requires reset";
+    case NVML_ERROR_IN_USE:
+      return "GPU is currently in use";
+    case NVML_ERROR_INSUFFICIENT_RESOURCES:
+      return "Insufficient resources";
     default:
       return "Unknown Error";
   }
@@ -121,9 +129,20 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* dev
   return FindDevice(device, [&](int i, const DeviceState&) { return i == physical; });
 }
 
+// A GPU's UUID, or a MIG device's (`MIG-...`) as real NVML takes them.
 nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) {
   if (uuid == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   std::string want = tessera::ToLower(uuid);
+  if (tessera::StartsWith(want, "mig-") && device != nullptr) {
+    SharedState* s = NvmlState();
+    if (s == nullptr) return NVML_ERROR_UNINITIALIZED;
+    std::vector<int> present = NvmlPresent();
+    SharedState::Lock lock(*s);
+    nvmlDevice_t found = FindMigDeviceByUuid(s->file(), present, want);
+    if (found == nullptr) return NVML_ERROR_NOT_FOUND;
+    *device = found;
+    return NVML_SUCCESS;
+  }
   return FindDevice(device,
                     [&](int, const DeviceState& d) { return tessera::ToLower(d.uuid) == want; });
 }
@@ -135,9 +154,16 @@ nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* pciBusId, nvmlDevice_t
   return FindDevice(device, [&](int, const DeviceState& d) { return want == d.pci_bus_id; });
 }
 
+// A MIG device's name is its GPU's with the profile: "NVIDIA H100 80GB HBM3 MIG 1g.10gb".
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
   SharedState* s;
   int i;
+  if (IsNvmlMigHandle(device)) {
+    int gi, ci;
+    if (nvmlReturn_t r = NvmlResolveMig(device, &s, &i, &gi, &ci); r != NVML_SUCCESS) return r;
+    SharedState::Lock lock(*s);
+    return CopyString(MigDeviceName(s->file().devices[i], gi, ci).c_str(), name, length);
+  }
   if (nvmlReturn_t r = NvmlResolve(device, &s, &i); r != NVML_SUCCESS) return r;
   return CopyString(s->file().devices[i].model, name, length);
 }
@@ -145,6 +171,12 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int len
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
   SharedState* s;
   int i;
+  if (IsNvmlMigHandle(device)) {
+    int gi, ci;
+    if (nvmlReturn_t r = NvmlResolveMig(device, &s, &i, &gi, &ci); r != NVML_SUCCESS) return r;
+    SharedState::Lock lock(*s);
+    return CopyString(MigDeviceUuid(s->file().devices[i], gi, ci).c_str(), uuid, length);
+  }
   if (nvmlReturn_t r = NvmlResolve(device, &s, &i); r != NVML_SUCCESS) return r;
   return CopyString(s->file().devices[i].uuid, uuid, length);
 }
@@ -238,6 +270,13 @@ nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttribute
   if (attributes == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   SharedState* s;
   int i;
+  if (IsNvmlMigHandle(device)) {
+    int gi, ci;
+    if (nvmlReturn_t r = NvmlResolveMig(device, &s, &i, &gi, &ci); r != NVML_SUCCESS) return r;
+    SharedState::Lock lock(*s);
+    MigDeviceAttributes(s->file().devices[i], gi, ci, attributes);
+    return NVML_SUCCESS;
+  }
   if (nvmlReturn_t r = NvmlResolve(device, &s, &i); r != NVML_SUCCESS) return r;
   const DeviceState& d = s->file().devices[i];
   memset(attributes, 0, sizeof(*attributes));
@@ -253,6 +292,15 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) 
   if (memory == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   SharedState* s;
   int i;
+  if (IsNvmlMigHandle(device)) {
+    // The GPU instance's memory, shared by its compute instances.
+    int gi, ci;
+    if (nvmlReturn_t r = NvmlResolveMig(device, &s, &i, &gi, &ci); r != NVML_SUCCESS) return r;
+    SharedState::Lock lock(*s);
+    s->Sweep(lock, SharedState::SweepMode::kFull);
+    MigDeviceMemory(s->file(), i, gi, memory);
+    return NVML_SUCCESS;
+  }
   if (nvmlReturn_t r = NvmlResolve(device, &s, &i); r != NVML_SUCCESS) return r;
   SharedState::Lock lock(*s);
   s->Sweep(lock, SharedState::SweepMode::kFull);

@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "device_spec.h"
+#include "mig_state.h"
 #include "mix.h"
 #include "nvml_handles.h"
 #include "timeline.h"
@@ -20,6 +21,7 @@ constexpr unsigned kNoInstance = 0xFFFFFFFFu;  // not a MIG instance
 struct ProcessUse {
   unsigned pid;
   unsigned long long used;
+  uint32_t mig;  // ProcessSlot::mig_instance: the MIG device it uses, or 0
 };
 
 // Processes with a context or memory on the device, after freeing those that died.
@@ -31,7 +33,7 @@ nvmlReturn_t Processes(nvmlDevice_t device, std::vector<ProcessUse>* out) {
   s->Sweep(lock, SharedState::SweepMode::kFull);
   for (const ProcessSlot& p : s->file().processes) {
     if (p.pid != 0 && (p.contexts[i] > 0 || p.used_bytes[i] > 0)) {
-      out->push_back({static_cast<unsigned>(p.pid), p.used_bytes[i]});
+      out->push_back({static_cast<unsigned>(p.pid), p.used_bytes[i], p.mig_instance[i]});
     }
   }
   return NVML_SUCCESS;
@@ -51,9 +53,10 @@ nvmlReturn_t Fill(nvmlDevice_t device, unsigned* count, Info* infos, bool instan
     infos[k].pid = procs[k].pid;
     infos[k].usedGpuMemory = procs[k].used;
     if constexpr (sizeof(Info) > sizeof(nvmlProcessInfo_v1_t)) {
-      if (instances) {
-        infos[k].gpuInstanceId = kNoInstance;
-        infos[k].computeInstanceId = kNoInstance;
+      if (instances) {  // a process on a MIG device: its instance ids (mig_state.h)
+        uint32_t mig = procs[k].mig;
+        infos[k].gpuInstanceId = mig != 0 ? static_cast<unsigned>(MigSlotGi(mig)) : kNoInstance;
+        infos[k].computeInstanceId = mig != 0 ? static_cast<unsigned>(MigSlotCi(mig)) : kNoInstance;
       }
     }
   }

@@ -15,6 +15,7 @@
 #include <new>
 
 #include "clock.h"
+#include "mig_state.h"
 #include "timeline.h"
 
 namespace simgpu {
@@ -451,8 +452,19 @@ bool SharedState::Charge(const Lock& lock, int dev, uint64_t bytes) {
     Sweep(lock, SweepMode::kFull);
     if (d.memory_total - d.used_bytes < bytes) return false;
   }
+  if (uint32_t mig = mig_binding_[dev]; mig != 0) {
+    int gi = MigSlotGi(mig);
+    const MigGpuInstance& g = d.gpu_instances[gi];
+    if (!d.mig_mode || !g.live || !g.cis[MigSlotCi(mig)].live) return false;  // destroyed
+    uint64_t total = GpuInstanceTotal(d, gi);
+    if (GpuInstanceUsed(*file_, dev, gi) + bytes > total) {
+      Sweep(lock, SweepMode::kFull);
+      if (GpuInstanceUsed(*file_, dev, gi) + bytes > total) return false;
+    }
+  }
   ProcessSlot* self = Self(lock);
   if (self == nullptr) return false;
+  if (mig_binding_[dev] != 0) self->mig_instance[dev] = mig_binding_[dev];
   self->used_bytes[dev] += bytes;
   d.used_bytes += bytes;
   if (d.used_bytes > d.peak_used_bytes) d.peak_used_bytes = d.used_bytes;
@@ -481,9 +493,14 @@ void SharedState::UnchargeHost(const Lock& lock, int dev, uint64_t bytes) {
   if (self != nullptr) self->host_bytes[dev] -= std::min(self->host_bytes[dev], bytes);
 }
 
+void SharedState::UseMigDevice(int dev, int gi, int ci) {
+  mig_binding_[dev] = MigSlotValue(gi, ci);
+}
+
 void SharedState::CountContext(const Lock& lock, int dev, int delta) {
   ProcessSlot* self = Self(lock);
   if (self == nullptr) return;
+  if (mig_binding_[dev] != 0) self->mig_instance[dev] = mig_binding_[dev];
   if (delta > 0) self->contexts[dev] += delta;
   if (delta < 0 && self->contexts[dev] > 0) --self->contexts[dev];
 }

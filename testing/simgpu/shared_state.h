@@ -127,6 +127,12 @@ class SharedState {
   bool HoldVmm(const Lock& lock, uint64_t id, VmmShare* out);
   void DropVmm(const Lock& lock, uint64_t id);
 
+  // This process's CUDA device on physical device `dev` is MIG device (gi, ci)
+  // (CUDA_VISIBLE_DEVICES named it): from now on its memory there is that GPU instance's, and
+  // Charge refuses what does not fit in the GPU instance or once the MIG device is gone
+  // (mig_state.h).
+  void UseMigDevice(int dev, int gi, int ci);
+
   // Counts a context of this process on `dev` (delta +1 or -1) for NVML's process list.
   void CountContext(const Lock& lock, int dev, int delta);
 
@@ -155,7 +161,8 @@ class SharedState {
   StateFile* const file_;
   int fd_;  // the state file, open for the process's life: its slot's liveness lock lives on it
   int locked_slot_ = -1;  // the slot whose liveness lock fd_ holds (F_OFD_GETLK cannot see it)
-  std::unique_ptr<DriverLink> link_;  // set by Attach() when the directory has a daemon
+  std::unique_ptr<DriverLink> link_;        // set by Attach() when the directory has a daemon
+  uint32_t mig_binding_[kMaxDevices] = {};  // UseMigDevice's, as ProcessSlot::mig_instance
 };
 
 // Clock ticks since boot at which process `pid` started (field 22 of /proc/<pid>/stat); 0 when the

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "driver_daemon.h"
+#include "mig_state.h"
 #include "shared_state.h"
 #include "stat_json.h"
 
@@ -25,6 +26,10 @@ Commands:
   xid INDEX CODE        post an Xid error event (NVML) on device INDEX
   remove INDEX          the device falls off the bus: NVML reports it lost (and posts Xid 79)
   restore INDEX         bring a removed device back
+  mig-minors            print the MIG capability minor numbers as the driver's
+                        /proc/driver/nvidia-caps/mig-minors lists them
+  reset-gpu INDEX       reset the GPU, as `nvidia-smi -r` does: a pending MIG mode takes effect
+                        and every MIG instance is destroyed; refused while processes use it
   driver                run the driver daemon of the state directory in the foreground (as
                         root, in the host's PID namespace): processes, in containers too, are
                         then known by their host PIDs and freed when they exit; stops on SIGTERM
@@ -83,8 +88,12 @@ int main(int argc, char** argv) {
     return simgpu::RunDriverDaemon(**state);
   }
 
-  bool needs_index = command == "xid" || command == "remove" || command == "restore";
-  int want_args = command == "stat" ? 2 : command == "xid" ? 4 : needs_index ? 3 : -1;
+  bool needs_index =
+      command == "xid" || command == "remove" || command == "restore" || command == "reset-gpu";
+  int want_args = command == "stat" || command == "mig-minors" ? 2
+                  : command == "xid"                           ? 4
+                  : needs_index                                ? 3
+                                                               : -1;
   if (want_args < 0) {
     fprintf(stderr, "simgpu: unknown command '%s'\n\n%s", command.c_str(), kUsage);
     return 2;
@@ -103,6 +112,10 @@ int main(int argc, char** argv) {
     printf("%s\n", simgpu::StatJson(s).c_str());
     return 0;
   }
+  if (command == "mig-minors") {
+    fputs(simgpu::MigMinorsTable(s.device_count()).c_str(), stdout);
+    return 0;
+  }
   unsigned index = 0;
   if (!ParseUint(argv[2], &index) || index >= static_cast<unsigned>(s.device_count())) {
     fprintf(stderr, "simgpu: device index '%s' is not one of 0..%d\n", argv[2],
@@ -118,6 +131,12 @@ int main(int argc, char** argv) {
       return 2;
     }
     s.PostXid(lock, static_cast<int>(index), code);
+  } else if (command == "reset-gpu") {
+    tessera::Status reset = simgpu::ResetGpu(s, lock, static_cast<int>(index));
+    if (!reset.ok()) {
+      fprintf(stderr, "simgpu: %s\n", reset.message().c_str());
+      return 1;
+    }
   } else if (command == "remove") {
     if (!dev.removed) {
       dev.removed = 1;

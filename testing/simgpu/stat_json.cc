@@ -4,9 +4,39 @@
 
 #include "clock.h"
 #include "device_spec.h"
+#include "mig_state.h"
 #include "timeline.h"
 
 namespace simgpu {
+namespace {
+
+// A MIG-capable GPU's mode and instances: {"mode":0|1,"pending":0|1,"gpu_instances":[{"id",
+// "profile","start","size","used_bytes","compute_instances":[{"id","slices","start","uuid"}]}]}.
+nlohmann::json MigJson(const StateFile& file, int i) {
+  const DeviceState& d = file.devices[i];
+  nlohmann::json gis = nlohmann::json::array();
+  for (int g = 0; g < kMaxGpuInstances; ++g) {
+    const MigGpuInstance& gi = d.gpu_instances[g];
+    if (!gi.live) continue;
+    nlohmann::json cis = nlohmann::json::array();
+    for (int c = 0; c < kMaxComputeInstances; ++c) {
+      if (!gi.cis[c].live) continue;
+      cis.push_back({{"id", c},
+                     {"slices", gi.cis[c].size},
+                     {"start", gi.cis[c].start},
+                     {"uuid", MigDeviceUuid(d, g, c)}});
+    }
+    gis.push_back({{"id", g},
+                   {"profile", GiProfile(d, gi).name},
+                   {"start", gi.start},
+                   {"size", gi.size},
+                   {"used_bytes", GpuInstanceUsed(file, i, g)},
+                   {"compute_instances", cis}});
+  }
+  return {{"mode", d.mig_mode}, {"pending", d.mig_pending}, {"gpu_instances", gis}};
+}
+
+}  // namespace
 
 std::string StatJson(SharedState& state) {
   nlohmann::json devices = nlohmann::json::array();
@@ -61,6 +91,7 @@ std::string StatJson(SharedState& state) {
         {"busy_ns_by_pid", by_pid},
         {"utilization_gpu", std::min<uint64_t>(100, busy_last_second / 10'000'000)},
     });
+    if (MigModel(d) != nullptr) devices.back()["mig"] = MigJson(state.file(), i);
   }
   return nlohmann::json{{"devices", devices}}.dump();
 }

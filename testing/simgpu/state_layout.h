@@ -15,7 +15,7 @@
 namespace simgpu {
 
 inline constexpr uint64_t kStateMagic = 0x31305550474d4953ull;  // "SIMGPU01"
-inline constexpr uint32_t kLayoutVersion = 8;
+inline constexpr uint32_t kLayoutVersion = 9;
 
 inline constexpr int kMaxDevices = 16;
 inline constexpr int kMaxProcesses = 1024;     // processes with a context or memory at once
@@ -33,6 +33,11 @@ inline constexpr int kMaxIpcExports = 1024;       // allocations and events expo
 inline constexpr int kMaxVmmShares = 512;         // VMM allocations exported at once
 inline constexpr int kMaxVmmHolders = 16;         // processes holding one of them at once
 inline constexpr uint64_t kGranule = 2ull << 20;  // allocation granularity
+// MIG (mig_state.h): a GPU instance's id is fixed by its placement (0: all 8 memory slices, 1-2:
+// the halves, 3-6: the quarters, 7-14: the eighths), so a GPU has at most 15 ids; compute
+// instance ids inside a GPU instance are 0-7.
+inline constexpr int kMaxGpuInstances = 15;
+inline constexpr int kMaxComputeInstances = 8;
 
 // Busy time that fell into one time bucket; `epoch` is the bucket's number (time / width).
 struct Bucket {
@@ -78,6 +83,23 @@ struct PidStat {
   Bucket buckets[kPidBuckets];
 };
 
+// A compute instance of a GPU instance (a MIG device), indexed by its id.
+struct MigComputeInstance {
+  uint32_t live;
+  uint32_t profile;  // NVML_COMPUTE_INSTANCE_PROFILE_* (also its profile id)
+  uint32_t start;    // first compute slice inside the GPU instance
+  uint32_t size;     // compute slices
+};
+
+// A GPU instance, indexed by its id (its placement, above).
+struct MigGpuInstance {
+  uint32_t live;
+  uint32_t profile;  // NVML_GPU_INSTANCE_PROFILE_* index of the device's MIG table
+  uint32_t start;    // first memory slice
+  uint32_t size;     // memory slices
+  MigComputeInstance cis[kMaxComputeInstances];
+};
+
 struct DeviceState {
   // Identity: written at creation, constant afterwards.
   char model[64];
@@ -92,6 +114,11 @@ struct DeviceState {
   // Guarded by the mutex.
   uint32_t removed;  // `simgpu remove`: the GPU fell off the bus
   uint32_t reserved;
+  // MIG (mig_state.h), for a model with a MIG table: the mode in effect and the one after the
+  // next GPU reset (0 disabled, 1 enabled), and the GPU instances while MIG is on.
+  uint32_t mig_mode;
+  uint32_t mig_pending;
+  MigGpuInstance gpu_instances[kMaxGpuInstances];
   uint64_t used_bytes;
   uint64_t peak_used_bytes;
   uint64_t settled_busy_ns;  // device time given to kernels so far (up to sched_now_ns)
@@ -144,6 +171,10 @@ struct ProcessSlot {
   // VMM memory): real host pages, charged to no device (`simgpu stat` shows them).
   uint64_t host_bytes[kMaxDevices];
   uint32_t contexts[kMaxDevices];
+  // Per device: 0, or the MIG device the process uses there (CUDA), as 1 + GPU instance id *
+  // kMaxComputeInstances + compute instance id: its used_bytes on that device are that GPU
+  // instance's (mig_state.h).
+  uint32_t mig_instance[kMaxDevices];
 };
 
 struct XidEvent {

@@ -5,6 +5,7 @@
 
 #include "clock.h"
 #include "memory_ops.h"
+#include "mig_state.h"
 #include "timeline.h"
 
 namespace simgpu {
@@ -220,10 +221,16 @@ CUresult QueueKernel(Driver& d, Stream* s, Function* f, const LaunchShape& shape
     return CUDA_SUCCESS;
   }
   KernelRef after = waits.empty() ? KernelRef{} : waits.front();
+  // On the process's MIG device, a grid's waves are as wide as its compute instance's SMs.
+  uint32_t sms = dev.sms;
+  if (d.mig_ordinal >= 0 && d.visible[static_cast<size_t>(d.mig_ordinal)] == device &&
+      MigDeviceLive(dev, d.mig_gi, d.mig_ci)) {
+    sms = static_cast<uint32_t>(MigDeviceSms(dev, d.mig_gi, d.mig_ci));
+  }
   uint64_t nominal =
       timing.touches_memory
           ? TouchDurationNs(timing.per_mib_ns, touched.device, touched.host, dev.host_slowdown)
-          : KernelDurationNs(timing, shape.Blocks(), dev.sms, shape.units);
+          : KernelDurationNs(timing, shape.Blocks(), sms, shape.units);
   uint64_t duration = VariedDurationNs(
       nominal,
       Variation{dev.jitter_percent, dev.drift_percent, dev.drift_period_ns, DeviceSeed(dev.uuid)},

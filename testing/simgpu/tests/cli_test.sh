@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The `simgpu` CLI: help, stat's JSON shape, xid/remove/restore argument checks, reset.
+# The `simgpu` CLI: help, stat's JSON shape, xid/remove/restore/reset-gpu argument checks,
+# mig-minors, reset.
 # Usage: cli_test.sh SIMGPU_BINARY
 set -uo pipefail
 simgpu=$1
@@ -26,6 +27,14 @@ expect 2 "xid without a code" "$simgpu" xid 0
 expect 2 "xid on a device that does not exist" "$simgpu" xid 2 48
 expect 2 "xid with a bad code" "$simgpu" xid 0 forty
 expect 0 "xid" "$simgpu" xid 1 48
+expect 2 "reset-gpu without an index" "$simgpu" reset-gpu
+expect 2 "reset-gpu on a device that does not exist" "$simgpu" reset-gpu 2
+expect 0 "reset-gpu of an idle GPU" "$simgpu" reset-gpu 0
+expect 2 "mig-minors with an argument" "$simgpu" mig-minors 0
+minors=$("$simgpu" mig-minors)
+[[ $minors == "config 1"$'\n'"monitor 2"$'\n'"gpu0/gi0/access 3"$'\n'* &&
+  $(wc -l <<<"$minors") -eq $((2 + 2 * 15 * 9)) ]] ||
+  { echo "FAIL: mig-minors: $(head -3 <<<"$minors")"; failures=$((failures + 1)); }
 expect 0 "remove" "$simgpu" remove 1
 
 stat=$("$simgpu" stat)
