@@ -10,10 +10,11 @@
 namespace tessera::scheduler {
 namespace {
 
-kube::InformerHandlers Feed(ClusterState& state, bool nodes) {
-  auto apply = [&state, nodes](EventType type, const kube::Json& object) {
+kube::InformerHandlers Feed(ClusterState& state, QuotaLedger& quotas, bool nodes) {
+  auto apply = [&state, &quotas, nodes](EventType type, const kube::Json& object) {
     // Bad objects are logged inside the state and skipped; the watch goes on.
     (void)(nodes ? state.OnNode(type, object) : state.OnPod(type, object));
+    nodes ? quotas.OnNode(type, object) : quotas.OnPod(type, object);
   };
   return {.on_add = [apply](const kube::Json& o) { apply(EventType::kAdded, o); },
           .on_update = [apply](const kube::Json&,
@@ -134,12 +135,17 @@ SchedulerApp::SchedulerApp(kube::Client& client, AppOptions options)
       extender_(engine_, state_, metrics_, preemptor_.get()),
       claim_templates_(client),
       webhook_(state_, options.scheduler_name, options.trusted_users, options.gpu_node_selector,
-               {.mode = options.dra, .templates = &claim_templates_, .metrics = &metrics_}),
+      quota_ledger_(options.dialects),
+      quota_source_(client, quota_ledger_),
+               {.mode = options.dra, .templates = &claim_templates_, .metrics = &metrics_},
+               &quota_ledger_),
       server_(options.server, extender_, webhook_, state_, metrics_),
-      nodes_(std::make_unique<kube::Informer>(
-          client, kube::kNodes, kube::InformerOptions{.name = "nodes"}, Feed(state_, true))),
-      pods_(std::make_unique<kube::Informer>(
-          client, kube::kPods, kube::InformerOptions{.name = "pods"}, Feed(state_, false))) {}
+      nodes_(std::make_unique<kube::Informer>(client, kube::kNodes,
+                                              kube::InformerOptions{.name = "nodes"},
+                                              Feed(state_, quota_ledger_, true))),
+      pods_(std::make_unique<kube::Informer>(client, kube::kPods,
+                                             kube::InformerOptions{.name = "pods"},
+                                             Feed(state_, quota_ledger_, false))) {}
 
 SchedulerApp::~SchedulerApp() {
   Stop();
@@ -166,6 +172,7 @@ Status SchedulerApp::Start() {
               {{"lease", election.lease_namespace + "/" + election.lease_name},
                {"identity", election.identity}});
     elector_->Start();
+  quota_source_.Start();
   }
   return Status::Ok();
 }
@@ -224,6 +231,10 @@ bool SchedulerApp::WaitForSync(std::chrono::milliseconds timeout) {
 }
 
 void SchedulerApp::Drain() {
+  left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                               std::chrono::steady_clock::now());
+  // Before the quotas are known the webhook would let anything in.
+  if (!quota_source_.WaitForSync(std::max(left, std::chrono::milliseconds(0)))) return false;
   if (elector_) elector_->Stop();
   server_.SetDraining();
 }
@@ -237,3 +248,4 @@ void SchedulerApp::Stop() {
 }
 
 }  // namespace tessera::scheduler
+  quota_source_.Stop();

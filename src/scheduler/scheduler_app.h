@@ -2,7 +2,8 @@
 //
 // Informers on nodes and pods feed the ClusterState; the engine binds through the API server's
 // pods/binding subresource (KubeBinder); the HTTP server answers kube-scheduler and the admission
-// webhook, and reports ready once both informers have synced. The `tessera scheduler` command and
+// webhook, and reports ready once both informers and the ResourceQuotas (quota_source.h) have
+// synced. The `tessera scheduler` command and
 // the end-to-end tests (against testing/fakeapiserver) both run this class.
 // Thread-safe after Start(); the Client must outlive the app.
 #pragma once
@@ -24,6 +25,8 @@
 #include "scheduler/extender.h"
 #include "scheduler/http_server.h"
 #include "scheduler/metrics.h"
+#include "scheduler/quota_ledger.h"
+#include "scheduler/quota_source.h"
 #include "scheduler/webhook.h"
 
 namespace tessera::scheduler {
@@ -108,7 +111,8 @@ class SchedulerApp {
   // Starts the HTTP server, then the informers, then (with leader election) the campaign for the
   // Lease. Errors from the server (address, TLS files) and from the election's settings.
   Status Start();
-  // Waits until both informers have synced, then marks the server ready. False on timeout.
+  // Waits until both informers and the ResourceQuotas have synced, then marks the server ready.
+  // False on timeout.
   bool WaitForSync(std::chrono::milliseconds timeout);
   // The first step of stopping: a leader gives up the Lease (the other replica binds from now
   // on), /readyz answers 503, and the webhooks are still served.
@@ -140,6 +144,8 @@ class SchedulerApp {
   std::unique_ptr<Preemptor> preemptor_;  // null when scheduler.preemption.enabled is false
   Extender extender_;
   KubeClaimTemplates claim_templates_;
+  QuotaLedger quota_ledger_;
+  QuotaSource quota_source_;
   Webhook webhook_;
   HttpServer server_;
   std::unique_ptr<kube::Informer> nodes_;

@@ -370,6 +370,43 @@ TEST_F(SchedulerE2E, AdmissionWebhookThroughTheApiServerAllowsDeniesAndPatches) 
   EXPECT_EQ(GetPod("gpu")["spec"]["nodeName"], "n");
 }
 
+// Namespace GPU quotas through the API server (docs/quotas.md): with a ResourceQuota of 10 GiB on
+// requests.tessera.io/gpu-memory, a vGPU pod of 6 GiB is stored and a vcuda pod of 24 units
+// (6 GiB) is refused by /validate with what is used, asked and allowed; once the first pod is
+// deleted the second fits.
+TEST_F(SchedulerE2E, GpuQuotaAdmitsSixGiBOfVgpuAndRefusesSixGiBOfVcuda) {
+  int port = FreePort();
+  ASSERT_GT(port, 0);
+  StartServer({.admission_webhook = "http://127.0.0.1:" + std::to_string(port)});
+  Create(kube::kNodes, MakeUniformNode("n", 4, "Tesla T4", 15360));
+  Create(kResourceQuotas, {{"apiVersion", "v1"},
+                           {"kind", "ResourceQuota"},
+                           {"metadata", {{"name", "gpu-quota"}, {"namespace", "default"}}},
+                           {"spec", {{"hard", {{"requests.tessera.io/gpu-memory", "10Gi"}}}}}});
+  StartApp("127.0.0.1:" + std::to_string(port));
+
+  CreatePod(MakePod("vgpu", {{"nvidia.com/gpumem", 6144}}));
+  json vcuda = MakePod("vcuda", {{"tencent.com/vcuda-memory", 24}});
+  vcuda["metadata"].erase("uid");
+  Result<json> created = client_->Create(kube::kPods, "default", vcuda);
+  ASSERT_FALSE(created.ok()) << "the vcuda pod was admitted past the quota";
+  kube::ApiError details = kube::ErrorDetails(created.status());
+  EXPECT_EQ(details.http_status, 403);
+  EXPECT_NE(details.message.find(
+                "admission webhook \"validate.tessera.io\" denied the request: Tessera: namespace "
+                "default: GPU memory quota 10 GiB (ResourceQuota gpu-quota): 6 GiB used, 6 GiB "
+                "asked (container \"main\": vcuda tencent.com/vcuda-memory: 24 = 1 GPU x 6144 "
+                "MiB), 4 GiB left"),
+            std::string::npos)
+      << details.message;
+
+  DeletePod("vgpu");
+  EXPECT_TRUE(WaitFor([&] {
+    json pod = vcuda;
+    return client_->Create(kube::kPods, "default", pod).ok();
+  })) << "the quota freed by the deleted pod is never seen";
+}
+
 // The webhook's DRA mode through the API server: the pod is stored with its claim instead of its
 // extended resources, the template it names is created in its namespace, and a second pod of the
 // same shape is admitted with the template that exists (AlreadyExists is no error).

@@ -9,6 +9,7 @@
 #include "scheduler/dialect.h"
 #include "scheduler/dra_rewrite.h"
 #include "scheduler/json_pointer.h"
+#include "scheduler/quota_admission.h"
 
 namespace tessera::scheduler {
 namespace {
@@ -63,6 +64,11 @@ void AddMissingCounts(const json& pod, const PodRequest& request, const std::str
   }
 }
 
+bool DryRun(const json& request) {
+  const json* dry_run = Field(request, "dryRun");
+  return dry_run && dry_run->is_boolean() && dry_run->get<bool>();
+}
+
 json Response(const std::string& uid) {
   return {{"apiVersion", "admission.k8s.io/v1"},
           {"kind", "AdmissionReview"},
@@ -79,12 +85,14 @@ std::optional<DraMode> ParseDraMode(const std::string& text) {
 }
 
 Webhook::Webhook(const ClusterState& state, std::string scheduler_name,
-                 std::vector<std::string> trusted_users, bool gpu_node_selector, WebhookDra dra)
+                 std::vector<std::string> trusted_users, bool gpu_node_selector, WebhookDra dra,
+                 QuotaLedger* quotas)
     : state_(state),
       scheduler_name_(std::move(scheduler_name)),
       guard_(std::move(trusted_users)),
       gpu_node_selector_(gpu_node_selector),
-      dra_(dra) {}
+      dra_(dra),
+      quotas_(quotas) {}
 
 bool Webhook::UsesDra(const json* labels) const {
   const json* label = labels ? Field(*labels, kWebhookLabel) : nullptr;
@@ -150,9 +158,14 @@ json Webhook::ReviewClaim(const json& request, const json& object, const std::st
   const json* spec = Field(object, "spec");
   if (spec && kind == "ResourceClaimTemplate") spec = Field(*spec, "spec");
   std::string why = ClaimSpecDenial(spec ? *spec : json::object());
-  if (why.empty()) return out;
   const json* n = Field(request, "namespace");
   std::string ns = n && n->is_string() ? n->get<std::string>() : "";
+  // A template uses nothing until a claim is made from it, which comes here too.
+  const json* operation = Field(request, "operation");
+  if (why.empty() && quotas_ && kind == "ResourceClaim" && operation && *operation == "CREATE") {
+    why = ClaimQuotaDenial(*quotas_, ns, object, !DryRun(request));
+  }
+  if (why.empty()) return out;
   std::string name = StringAt(object, "metadata", "name");
   if (name.empty()) name = StringAt(object, "metadata", "generateName") + "*";
   log::Info("admission denied",
@@ -214,7 +227,14 @@ Result<json> Webhook::Review(const json& review, bool mutate) const {
                 "\"): only the Tessera scheduler can place it on GPUs; choose nodes with a "
                 "nodeSelector or node affinity instead");
   }
+  std::string ns = StringAt(review, "request", "namespace");
+  if (ns.empty()) ns = StringAt(*pod, "metadata", "namespace");
   if (!mutate) {
+    if (quotas_) {
+      std::string refused =
+          PodQuotaDenial(*quotas_, ns, *pod, *parsed, state_.dialects(), !DryRun(*request));
+      if (!refused.empty()) return deny(refused);
+    }
     // Only /validate warns: both webhooks see every pod, and one warning is enough.
     if (std::optional<std::string> why = state_.WhyNoNodeCouldFit(*parsed)) {
       out["response"]["warnings"] = json::array(
@@ -226,13 +246,14 @@ Result<json> Webhook::Review(const json& review, bool mutate) const {
   if (parsed->empty()) return out;
   json patch = json::array();
   if (UsesDra(labels)) {
-    std::string ns = StringAt(review, "request", "namespace");
-    if (ns.empty()) ns = StringAt(*pod, "metadata", "namespace");
-    const json* dry_run = Field(*request, "dryRun");
+    // Its claims are counted when they are made (ReviewClaim); refused now, the user sees why at
+    // once instead of in the events of a pod that waits for claims the quota refuses.
+    if (quotas_) {
+      std::string refused = PodQuotaDenial(*quotas_, ns, *pod, *parsed, state_.dialects(), false);
+      if (!refused.empty()) return deny(refused);
+    }
     json warnings = json::array();
-    if (std::string denial = RewriteForDra(*pod, *parsed, ns,
-                                           dry_run && dry_run->is_boolean() && dry_run->get<bool>(),
-                                           patch, warnings);
+    if (std::string denial = RewriteForDra(*pod, *parsed, ns, DryRun(*request), patch, warnings);
         !denial.empty()) {
       return deny(denial);
     }

@@ -9,7 +9,9 @@
 // spec.nodeName; for ResourceClaims and ResourceClaimTemplates, it refuses what the DRA driver
 // could not prepare (claim_admission.h). Both deny an invalid request with a message that says what
 // is allowed, and pass pods labelled tessera.io/webhook=ignore, other kinds and DELETEs untouched.
-// A review of the wrong shape is InvalidArgument (HTTP 400). Thread-safe.
+// With a QuotaLedger, /validate also refuses a GPU pod or a ResourceClaim whose charge would take
+// its namespace past a GPU quota, and /mutate a pod it would rewrite to DRA (docs/quotas.md). A
+// review of the wrong shape is InvalidArgument (HTTP 400). Thread-safe.
 //
 //   Webhook webhook(state, "tessera", DefaultTrustedUsers(), /*gpu_node_selector=*/true);
 //   ASSIGN_OR_RETURN(nlohmann::json answer, webhook.Mutate(review));
@@ -28,6 +30,7 @@
 #include "scheduler/claim_templates.h"
 #include "scheduler/cluster_state.h"
 #include "scheduler/metrics.h"
+#include "scheduler/quota_ledger.h"
 
 namespace tessera::scheduler {
 
@@ -47,9 +50,10 @@ struct WebhookDra {
 class Webhook {
  public:
   // `gpu_node_selector`: /mutate also gives GPU pods the nodeSelector tessera.io/gpu-node=true.
+  // `quotas` (optional, outlives the Webhook): the namespaces' GPU quotas to check.
   Webhook(const ClusterState& state, std::string scheduler_name,
           std::vector<std::string> trusted_users = DefaultTrustedUsers(),
-          bool gpu_node_selector = false, WebhookDra dra = {});
+          bool gpu_node_selector = false, WebhookDra dra = {}, QuotaLedger* quotas = nullptr);
 
   Result<nlohmann::json> Mutate(const nlohmann::json& review) const { return Review(review, true); }
   Result<nlohmann::json> Validate(const nlohmann::json& review) const {
@@ -78,6 +82,7 @@ class Webhook {
   const AnnotationGuard guard_;
   const bool gpu_node_selector_;
   const WebhookDra dra_;
+  QuotaLedger* const quotas_;
 };
 
 }  // namespace tessera::scheduler

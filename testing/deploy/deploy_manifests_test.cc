@@ -493,6 +493,11 @@ TEST_F(DeployTest, RbacGivesEachPartExactlyWhatItCalls) {
                     {"", "events", "create", "*"},
                     // the webhook's DRA mode
                     {"resource.k8s.io", "resourceclaimtemplates", "create", "*"},
+                    // namespace GPU quotas (docs/quotas.md)
+                    {"", "resourcequotas", "list", "*"},
+                    {"", "resourcequotas", "watch", "*"},
+                    {"resource.k8s.io", "resourceclaims", "list", "*"},
+                    {"resource.k8s.io", "resourceclaims", "watch", "*"},
                     // leader election: the Lease, and the leader's label on its own pod
                     {"coordination.k8s.io", "leases", "create", "*"},
                     {"coordination.k8s.io", "leases", "get", "tessera-scheduler"},

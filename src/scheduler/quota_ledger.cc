@@ -1,0 +1,225 @@
+#include "scheduler/quota_ledger.h"
+
+#include <algorithm>
+
+#include "common/json_text.h"
+#include "log/log.h"
+#include "scheduler/dialect.h"
+#include "scheduler/protocol.h"
+
+namespace tessera::scheduler {
+
+using nlohmann::json;
+
+namespace {
+
+const json* Member(const json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::string MetaText(const json& object, const char* key) {
+  const json* metadata = Member(object, "metadata");
+  return metadata ? TextOf(*metadata, key) : "";
+}
+
+bool Finished(const json& pod) {
+  const json* status = Member(pod, "status");
+  const std::string phase = status ? TextOf(*status, "phase") : "";
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+}  // namespace
+
+std::string QuotaKeyOf(const json& object) {
+  std::string uid = MetaText(object, "uid");
+  return uid.empty() ? "name:" + MetaText(object, "name") : uid;
+}
+
+QuotaLedger::QuotaLedger(DialectConfig dialects, std::chrono::seconds admitted_ttl, Clock now)
+    : dialects_(std::move(dialects)), admitted_ttl_(admitted_ttl), now_(std::move(now)) {}
+
+void QuotaLedger::OnQuota(EventType type, const json& resource_quota) {
+  const std::string ns = MetaText(resource_quota, "namespace");
+  const std::string name = MetaText(resource_quota, "name");
+  Result<std::optional<QuotaLimits>> limits = type == EventType::kDeleted
+                                                  ? Result<std::optional<QuotaLimits>>(std::nullopt)
+                                                  : LimitsOfQuota(resource_quota);
+  if (!limits.ok()) {
+    log::Warn("ResourceQuota ignored: its GPU limits are not whole quantities",
+              {{"quota", ns + "/" + name}, {"error", limits.status().message()}});
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  Namespace& n = namespaces_[ns];
+  if (limits.ok() && *limits) {
+    n.quotas[name] = **limits;
+  } else {
+    n.quotas.erase(name);
+  }
+}
+
+void QuotaLedger::Track(EventType type, const std::string& ns, const json& object, PodAsk ask) {
+  const std::string key = QuotaKeyOf(object);
+  // Admitted under its name where the review carried no UID yet.
+  const std::string by_name = "name:" + MetaText(object, "name");
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = namespaces_.find(ns);
+  if (type == EventType::kDeleted || ask.empty()) {
+    if (it == namespaces_.end()) return;
+    it->second.objects.erase(key);
+    // A deleted or finished object no longer counts, even if admitted a moment ago.
+    it->second.admitted.erase(key);
+    it->second.admitted.erase(by_name);
+    return;
+  }
+  Namespace& n = it != namespaces_.end() ? it->second : namespaces_[ns];
+  // The watch shows it now: counted once, as an object.
+  n.admitted.erase(key);
+  n.admitted.erase(by_name);
+  n.objects[key] = std::move(ask);
+}
+
+void QuotaLedger::OnPod(EventType type, const json& pod) {
+  PodAsk ask;
+  // A pod that ends frees its GPUs; one rewritten to DRA names no dialect resource, its claims
+  // count instead.
+  if (type != EventType::kDeleted && !Finished(pod)) {
+    Result<PodRequest> request = ParsePod(pod, dialects_);
+    if (request.ok()) {
+      ask = AskOfRequest(*request);
+    } else if (type == EventType::kAdded) {  // a pod's resources never change: once is enough
+      log::Warn("pod not counted against GPU quotas: its GPU request does not parse",
+                {{"pod", MetaText(pod, "namespace") + "/" + MetaText(pod, "name")},
+                 {"error", request.status().message()}});
+    }
+  }
+  Track(type, MetaText(pod, "namespace"), pod, std::move(ask));
+}
+
+void QuotaLedger::OnClaim(EventType type, const json& claim) {
+  PodAsk ask;
+  if (type != EventType::kDeleted) {
+    int max_gpus = MaxGpusPerNode();
+    const json* spec = Member(claim, "spec");
+    Result<GpuAsk> asked = spec ? AskOfClaimSpec(*spec, max_gpus) : Result<GpuAsk>(GpuAsk{});
+    if (asked.ok()) {
+      ask.app = *asked;
+    } else if (type == EventType::kAdded) {  // a claim's spec never changes: once is enough
+      log::Warn("ResourceClaim not counted against GPU quotas",
+                {{"claim", MetaText(claim, "namespace") + "/" + MetaText(claim, "name")},
+                 {"error", asked.status().message()}});
+    }
+  }
+  Track(type, MetaText(claim, "namespace"), claim, std::move(ask));
+}
+
+void QuotaLedger::OnNode(EventType type, const json& node) {
+  const std::string name = MetaText(node, "name");
+  NodeGpus gpus;
+  if (type != EventType::kDeleted) {
+    const json* metadata = Member(node, "metadata");
+    const json* annotations = metadata ? Member(*metadata, "annotations") : nullptr;
+    std::string text = annotations ? TextOf(*annotations, kInventoryAnnotation) : "";
+    if (!text.empty()) {
+      // A bad inventory is reported by the scheduler's state; here it only counts no GPU.
+      if (Result<Inventory> inventory = ParseInventory(text); inventory.ok()) {
+        for (const GpuInfo& g : inventory->gpus) {
+          gpus.largest_mib = std::max(gpus.largest_mib, g.virtual_memory_mib());
+          gpus.gpus += g.healthy ? 1 : 0;
+        }
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (gpus.largest_mib == 0) {
+    nodes_.erase(name);
+  } else {
+    nodes_[name] = gpus;
+  }
+}
+
+uint64_t QuotaLedger::LargestLocked() const {
+  uint64_t largest = 0;
+  for (const auto& [name, n] : nodes_) largest = std::max(largest, n.largest_mib);
+  return largest;
+}
+
+int QuotaLedger::MaxGpusLocked() const {
+  int most = 0;
+  for (const auto& [name, n] : nodes_) most = std::max(most, n.gpus);
+  return most;
+}
+
+uint64_t QuotaLedger::LargestGpuMiB() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return LargestLocked();
+}
+
+int QuotaLedger::MaxGpusPerNode() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return MaxGpusLocked();
+}
+
+GpuUsage QuotaLedger::UsedLocked(const Namespace& ns, uint64_t largest_mib,
+                                 std::chrono::steady_clock::time_point now) const {
+  GpuUsage used;
+  for (const auto& [uid, ask] : ns.objects) used += ask.Resolve(largest_mib);
+  for (const auto& [uid, admitted] : ns.admitted) {
+    if (admitted.expires > now) used += admitted.ask.Resolve(largest_mib);
+  }
+  return used;
+}
+
+GpuUsage QuotaLedger::Used(const std::string& ns) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = namespaces_.find(ns);
+  if (it == namespaces_.end()) return {};
+  return UsedLocked(it->second, LargestLocked(), now_());
+}
+
+std::vector<QuotaLimits> QuotaLedger::Limits(const std::string& ns) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<QuotaLimits> out;
+  auto it = namespaces_.find(ns);
+  if (it == namespaces_.end()) return out;
+  for (const auto& [name, limits] : it->second.quotas) out.push_back(limits);
+  return out;
+}
+
+std::string QuotaLedger::Admit(const std::string& ns, const std::string& uid, const PodAsk& ask,
+                               const std::string& what, bool record) {
+  if (ask.empty()) return "";
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = namespaces_.find(ns);
+  if (it == namespaces_.end() || it->second.quotas.empty()) return "";
+  Namespace& n = it->second;
+  const uint64_t largest = LargestLocked();
+  bool shares_memory = ask.app.memory_percent > 0 ||
+                       std::any_of(ask.init.begin(), ask.init.end(),
+                                   [](const GpuAsk& a) { return a.memory_percent > 0; });
+  const GpuUsage asked = ask.Resolve(largest);
+  const auto now = now_();
+  std::erase_if(n.admitted, [&](const auto& a) { return a.second.expires <= now; });
+  // An object admitted before under this UID (a retried review) counts once.
+  if (record) n.admitted.erase(uid);
+  const GpuUsage used = UsedLocked(n, largest, now);
+  for (const auto& [name, limits] : n.quotas) {
+    if (limits.memory_bytes && shares_memory && largest == 0) {
+      return "namespace " + ns + ": GPU memory quota " + BytesText(*limits.memory_bytes) +
+             " (ResourceQuota " + name + "): " + what +
+             " asks for a share of a whole GPU's memory, which cannot be counted before the "
+             "scheduler knows a GPU node; give the memory in bytes, or try again when GPU "
+             "nodes have registered";
+    }
+    if (std::string refused = QuotaDenial(ns, limits, used, asked, what); !refused.empty()) {
+      return refused;
+    }
+  }
+  if (record && n.objects.find(uid) == n.objects.end()) {
+    n.admitted[uid] = {ask, now + admitted_ttl_};
+  }
+  return "";
+}
+
+}  // namespace tessera::scheduler
