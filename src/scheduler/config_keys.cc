@@ -120,6 +120,12 @@ void AddSchedulerKeys(config::Schema& s) {
          .min = 1024,
          .max = 1 << 30});
 
+  s.Add({.path = "scheduler.ui.enabled",
+         .type = Type::kBool,
+         .default_value = "false",
+         .help = "serve the read-only web page of the cluster's GPUs under /ui/ on "
+                 "scheduler.listen; it shows /inspect, and whoever reaches the port may read both "
+                 "(docs/ui.md)"});
   s.Add({.path = "scheduler.shutdown-delay",
          .type = Type::kDuration,
          .default_value = "5s",

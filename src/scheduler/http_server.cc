@@ -11,7 +11,9 @@
 #include "common/strings.h"
 #include "http/guarded_server.h"
 #include "log/log.h"
+#include "scheduler/compressed_json.h"
 #include "scheduler/inspect.h"
+#include "ui/ui_routes.h"
 
 namespace tessera::scheduler {
 namespace {
@@ -121,9 +123,11 @@ void HttpServer::Routes() {
   post("/mutate", webhook, [this, dumped](const json& b) { return dumped(webhook_.Mutate(b)); });
   post("/validate", webhook,
        [this, dumped](const json& b) { return dumped(webhook_.Validate(b)); });
-  s.Get("/inspect", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(Dump(InspectJson(state_.Snapshot())), "application/json");
+  s.Get("/inspect", [this](const httplib::Request& req, httplib::Response& res) {
+    SetCompressedJson(req, res, Dump(InspectJson(state_.Snapshot())));
   });
+  // Served to whoever may read /inspect, which it shows: docs/ui.md.
+  if (options_.ui) ui::AddUiRoutes(s);
   s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
     std::string why = why_not_live_ ? why_not_live_() : std::string();
     res.status = why.empty() ? 200 : 503;

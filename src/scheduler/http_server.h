@@ -4,6 +4,7 @@
 //   POST /mutate /validate           admission webhook (webhook.h)
 //   GET  /inspect                    state as JSON (inspect.h)
 //   GET  /healthz /readyz /metrics   liveness, readiness, Prometheus text
+//   GET  /ui/...                     the web page (src/ui), only with ServerOptions::ui
 //
 // Handlers only translate. A malformed body (bad JSON, wrong shape, over the size limit) gets
 // HTTP 400 with {"error": "..."}, is logged and counted, and changes nothing. Idle, slow and
@@ -42,6 +43,8 @@ struct ServerOptions {
   std::vector<std::string> webhook_clients;
   uint64_t max_body = 4 << 20;
   http::ConnectionLimits limits;
+  // scheduler.ui.enabled: serve the web page under /ui/ (its own files only; it reads /inspect).
+  bool ui = false;
 };
 
 class HttpServer {

@@ -39,6 +39,7 @@ AppOptions AppOptions::FromConfig(const config::Config& cfg) {
   o.server.extender_clients = cfg.GetList("scheduler.tls.extender-clients");
   o.server.webhook_clients = cfg.GetList("scheduler.tls.webhook-clients");
   o.server.max_body = cfg.GetBytes("scheduler.max-body");
+  o.server.ui = cfg.GetBool("scheduler.ui.enabled");
   using std::chrono::duration_cast;
   using std::chrono::milliseconds;
   o.server.limits.request_timeout =
@@ -134,9 +135,9 @@ SchedulerApp::SchedulerApp(kube::Client& client, AppOptions options)
                                     : nullptr),
       extender_(engine_, state_, metrics_, preemptor_.get()),
       claim_templates_(client),
-      webhook_(state_, options.scheduler_name, options.trusted_users, options.gpu_node_selector,
       quota_ledger_(options.dialects),
       quota_source_(client, quota_ledger_),
+      webhook_(state_, options.scheduler_name, options.trusted_users, options.gpu_node_selector,
                {.mode = options.dra, .templates = &claim_templates_, .metrics = &metrics_},
                &quota_ledger_),
       server_(options.server, extender_, webhook_, state_, metrics_),
@@ -165,14 +166,18 @@ Status SchedulerApp::Start() {
     });
   }
   RETURN_IF_ERROR(server_.Start());
+  if (options_.server.ui) {
+    log::Info("serving the web page of the cluster's GPUs (scheduler.ui.enabled)",
+              {{"path", "/ui/"}, {"port", std::to_string(server_.port())}});
+  }
   nodes_->Start();
   pods_->Start();
+  quota_source_.Start();
   if (elector_) {
     log::Info("campaigning for leadership: only the leader binds and preempts",
               {{"lease", election.lease_namespace + "/" + election.lease_name},
                {"identity", election.identity}});
     elector_->Start();
-  quota_source_.Start();
   }
   return Status::Ok();
 }
@@ -226,15 +231,15 @@ bool SchedulerApp::WaitForSync(std::chrono::milliseconds timeout) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::steady_clock::now());
   if (!pods_->WaitForSync(std::max(left, std::chrono::milliseconds(0)))) return false;
+  left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                               std::chrono::steady_clock::now());
+  // Before the quotas are known the webhook would let anything in.
+  if (!quota_source_.WaitForSync(std::max(left, std::chrono::milliseconds(0)))) return false;
   server_.SetReady(true);
   return true;
 }
 
 void SchedulerApp::Drain() {
-  left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                               std::chrono::steady_clock::now());
-  // Before the quotas are known the webhook would let anything in.
-  if (!quota_source_.WaitForSync(std::max(left, std::chrono::milliseconds(0)))) return false;
   if (elector_) elector_->Stop();
   server_.SetDraining();
 }
@@ -245,7 +250,7 @@ void SchedulerApp::Stop() {
   server_.Stop();
   nodes_->Stop();
   pods_->Stop();
+  quota_source_.Stop();
 }
 
 }  // namespace tessera::scheduler
-  quota_source_.Stop();

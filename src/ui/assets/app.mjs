@@ -1,0 +1,163 @@
+// The page: polls the scheduler's /inspect (beside /ui/, so "../inspect"), keeps the filters,
+// sort and page, and renders one page of nodes at a time. Polling stops while the tab is hidden
+// or the user pauses it, and starts again with a fresh read when it comes back.
+import {
+  buildCluster, filterNodes, filterPending, formatCount, groupByModel, pageOf, sortNodes,
+} from './model.mjs';
+import { fillSelect, renderModels, renderNodes, renderPending } from './view.mjs';
+
+const PAGE_SIZE = 50;
+const INSPECT_URL = '../inspect';
+
+const $ = (id) => document.getElementById(id);
+const ui = {
+  status: $('status'), alert: $('alert'), form: $('filters'), node: $('f-node'),
+  model: $('f-model'), namespace: $('f-namespace'), pod: $('f-pod'), sort: $('f-sort'),
+  interval: $('f-interval'), pause: $('pause'), models: $('models').tBodies[0],
+  summary: $('map-summary'), prev: $('prev'), next: $('next'), pageLabel: $('page-label'),
+  nodes: $('nodes'), pending: $('pending').tBodies[0], pendingEmpty: $('pending-empty'),
+  mapHeading: $('map-heading'),
+};
+
+const state = {
+  cluster: null,    // buildCluster's answer, or null before the first read
+  lastText: '',     // the last answer's text: an unchanged answer is not rendered again
+  page: 0,
+  paused: false,
+  timer: 0,
+  inFlight: null,   // AbortController of the read under way
+  updatedAt: null,  // Date of the last answer read
+  error: '',
+};
+
+function filters() {
+  return { node: ui.node.value.trim(), model: ui.model.value, namespace: ui.namespace.value,
+           pod: ui.pod.value.trim() };
+}
+
+function intervalSeconds() {
+  return Number(ui.interval.value);
+}
+
+function render() {
+  const c = state.cluster;
+  if (!c) return;
+  const f = filters();
+  fillSelect(ui.model, c.models);
+  fillSelect(ui.namespace, c.namespaces);
+  const shown = sortNodes(filterNodes(c.nodes, f), ui.sort.value);
+  renderModels(ui.models, groupByModel(shown));
+  const page = pageOf(shown, state.page, PAGE_SIZE);
+  state.page = page.page;
+  renderNodes(ui.nodes, page.items);
+  ui.summary.textContent = shown.length === 0
+      ? `No node of ${formatCount(c.nodes.length)} passes the filters.`
+      : `Nodes ${formatCount(page.first)} to ${formatCount(page.last)} of ` +
+        `${formatCount(shown.length)}` +
+        (shown.length < c.nodes.length ? ` (filtered from ${formatCount(c.nodes.length)})` : '') +
+        '.';
+  ui.pageLabel.textContent = `Page ${page.page + 1} of ${page.pages}`;
+  ui.prev.disabled = page.page === 0;
+  ui.next.disabled = page.page >= page.pages - 1;
+  const pending = filterPending(c.pending, f);
+  renderPending(ui.pending, pending);
+  ui.pendingEmpty.hidden = pending.length > 0;
+}
+
+function showStatus() {
+  const when = state.updatedAt ? `Updated ${state.updatedAt.toLocaleTimeString()}` : 'Not read yet';
+  let how = `every ${intervalSeconds()} s`;
+  if (state.paused) how = 'updates paused';
+  else if (document.hidden) how = 'updates paused while the tab is hidden';
+  ui.status.textContent = `${when}; ${how}.`;
+  ui.alert.hidden = state.error === '';
+  ui.alert.textContent = state.error;
+}
+
+async function poll() {
+  state.timer = 0;
+  const controller = new AbortController();
+  state.inFlight = controller;
+  const timeout = setTimeout(() => controller.abort(), Math.max(2, intervalSeconds()) * 1000);
+  try {
+    const res = await fetch(INSPECT_URL, { cache: 'no-store', signal: controller.signal,
+                                           headers: { Accept: 'application/json' } });
+    if (!res.ok) throw new Error(`the scheduler answered HTTP ${res.status} for /inspect`);
+    const text = await res.text();
+    if (text !== state.lastText) {
+      state.cluster = buildCluster(JSON.parse(text));
+      state.lastText = text;
+      render();
+    }
+    state.updatedAt = new Date();
+    state.error = '';
+  } catch (e) {
+    if (controller.signal.aborted && state.inFlight !== controller) return;  // superseded
+    const why = controller.signal.aborted ? 'no answer in time' : e.message;
+    state.error = `Cannot read the scheduler's /inspect: ${why}. The page shows the last answer ` +
+                  'and tries again.';
+  } finally {
+    clearTimeout(timeout);
+    if (state.inFlight === controller) state.inFlight = null;
+  }
+  showStatus();
+  schedule();
+}
+
+// Starts the next read after the interval, unless one is due or under way, or polling is off.
+function schedule() {
+  if (state.timer || state.inFlight || state.paused || document.hidden) return;
+  state.timer = setTimeout(poll, intervalSeconds() * 1000);
+}
+
+function stop() {
+  clearTimeout(state.timer);
+  state.timer = 0;
+  if (state.inFlight) {
+    const c = state.inFlight;
+    state.inFlight = null;
+    c.abort();
+  }
+}
+
+function restartNow() {
+  stop();
+  showStatus();
+  if (!state.paused && !document.hidden) poll();
+}
+
+function onFiltersChanged() {
+  state.page = 0;
+  render();
+}
+
+ui.form.addEventListener('submit', (e) => e.preventDefault());
+for (const input of [ui.node, ui.pod]) input.addEventListener('input', onFiltersChanged);
+for (const select of [ui.model, ui.namespace, ui.sort]) {
+  select.addEventListener('change', onFiltersChanged);
+}
+ui.interval.addEventListener('change', () => {
+  stop();
+  showStatus();
+  schedule();
+});
+ui.pause.addEventListener('click', () => {
+  state.paused = !state.paused;
+  ui.pause.setAttribute('aria-pressed', String(state.paused));
+  ui.pause.textContent = state.paused ? 'Resume updates' : 'Pause updates';
+  restartNow();
+});
+function turnPage(delta) {
+  state.page += delta;
+  render();
+  ui.mapHeading.focus();  // keyboard and screen-reader users land on the new page's start
+}
+ui.prev.addEventListener('click', () => turnPage(-1));
+ui.next.addEventListener('click', () => turnPage(1));
+document.addEventListener('visibilitychange', () => {
+  if (!document.hidden) return restartNow();
+  stop();
+  showStatus();
+});
+
+restartNow();
