@@ -17,7 +17,6 @@
 // kernel named busy_0us, or it is skipped).
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,11 +31,15 @@
 #include <thread>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "abi/cuda_driver.h"
+#include "bench_children.h"
 
 namespace {
+
+using tessera::bench::BenchmarkTimes;
+using tessera::bench::Capture;
+using tessera::bench::KeepMin;
+using tessera::bench::Setting;
 
 constexpr size_t kAllocBytes = 2 << 20;
 constexpr size_t kWorkerBytes = 256 << 20;
@@ -161,53 +164,6 @@ int AllocWorker(int iterations, int start_fd) {
   return 0;
 }
 
-struct Setting {
-  std::string name;
-  std::vector<std::string> env;  // K=V added to the inherited environment
-};
-
-std::vector<char*> Pointers(std::vector<std::string>& v) {
-  std::vector<char*> out;
-  for (auto& s : v) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
-
-std::vector<std::string> Environment(const Setting& setting) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    if (std::strncmp(*e, "LD_PRELOAD=", 11) != 0) env.push_back(*e);
-  }
-  env.insert(env.end(), setting.env.begin(), setting.env.end());
-  return env;
-}
-
-// Runs argv with the setting's environment; returns stdout ("" on failure).
-std::string Capture(std::vector<std::string> argv, const Setting& setting, int stdin_fd = -1) {
-  int out[2];
-  if (pipe(out) != 0) return "";
-  std::vector<std::string> env = Environment(setting);
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], 1);
-    if (stdin_fd >= 0) dup2(stdin_fd, 0);
-    close(out[0]);
-    auto a = Pointers(argv);
-    auto e = Pointers(env);
-    execve(a[0], a.data(), e.data());
-    _exit(127);
-  }
-  close(out[1]);
-  std::string text;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(out[0], buf, sizeof(buf))) > 0) text.append(buf, n);
-  close(out[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? text : "";
-}
-
 // Allocation latency (ns) of 8 workers allocating at once: the median and the 99th percentile of
 // all their allocations. The median is the figure compared with the target: with 8 processes on
 // a machine of few cores, a worker preempted while it holds a lock (the driver's, or the region's)
@@ -266,26 +222,6 @@ double SixtyFourStartups(const std::string& compute_load, const Setting& setting
   return sum / kProcesses;
 }
 
-std::map<std::string, double> BenchmarkTimes(const std::string& self, const Setting& setting,
-                                             const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {self, "--child", "--benchmark_format=json",
-                                   "--benchmark_repetitions=3",
-                                   "--benchmark_report_aggregates_only=true"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  std::map<std::string, double> times;
-  std::string out = Capture(argv, setting);
-  if (out.empty()) return times;
-  nlohmann::json json = nlohmann::json::parse(out, nullptr, false);
-  if (json.is_discarded()) return times;
-  for (const auto& b : json["benchmarks"]) {
-    if (b.contains("error_occurred") && b["error_occurred"].get<bool>()) continue;
-    // The median of the repetitions, under the benchmark's own name.
-    if (!b.contains("aggregate_name") || b["aggregate_name"] != "median") continue;
-    times[b["run_name"].get<std::string>()] = b["real_time"].get<double>();
-  }
-  return times;
-}
-
 int Orchestrate(const std::vector<std::string>& extra) {
   std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   std::filesystem::path build = std::filesystem::path(self).parent_path().parent_path();
@@ -316,18 +252,12 @@ int Orchestrate(const std::vector<std::string>& extra) {
   std::map<std::string, double> plain_times, hooked_times, limited_times;
   Latency plain8, hooked8;
   double plain64 = 0, starting64 = 0;
-  auto keep_min = [](std::map<std::string, double>& into,
-                     const std::map<std::string, double>& from) {
-    for (const auto& [name, ns] : from) {
-      if (!into.count(name) || ns < into[name]) into[name] = ns;
-    }
-  };
   auto min_positive = [](double a, double b) { return a <= 0 ? b : b <= 0 ? a : std::min(a, b); };
   for (int round = 0; round < kRounds; ++round) {
-    keep_min(plain_times, BenchmarkTimes(self, plain, extra));
-    keep_min(hooked_times, BenchmarkTimes(self, hooked, extra));
-    keep_min(limited_times,
-             BenchmarkTimes(self, limited, {"--benchmark_filter=BM_cuLaunchKernelAmidHostWork"}));
+    KeepMin(plain_times, BenchmarkTimes(self, plain, extra));
+    KeepMin(hooked_times, BenchmarkTimes(self, hooked, extra));
+    KeepMin(limited_times,
+            BenchmarkTimes(self, limited, {"--benchmark_filter=BM_cuLaunchKernelAmidHostWork"}));
     auto lower_median = [](Latency a, Latency b) {
       return a.median <= 0 || (b.median > 0 && b.median < a.median) ? b : a;
     };

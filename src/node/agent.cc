@@ -25,7 +25,8 @@ Agent::Agent(AgentOptions options, GpuSource& gpus, PodSource& pods, ApiWriter& 
       pids_(pods, {.state_dir = options_.allocator.state_dir,
                    .cgroup_root = options_.cgroup_root,
                    .kubelet_cgroup_root = options_.kubelet_cgroup_root,
-                   .proc_root = options_.proc_root}) {}
+                   .proc_root = options_.proc_root}),
+      spill_notices_(writer, options_.allocator.state_dir) {}
 
 Agent::~Agent() {
   Stop();
@@ -176,12 +177,13 @@ void Agent::GuardMemory(ProcessMemoryReader read) {
   read_memory_ = std::move(read);
 }
 
-// One thread for all three, so a pids file is never written into a folder being removed, and the
-// memory guard sees the cgroups of the latest pids refresh.
+// One thread for all four, so a pids file or a spill notice is never written into a folder being
+// removed, and the memory guard sees the cgroups of the latest pids refresh.
 void Agent::Housekeep() {
   using Clock = std::chrono::steady_clock;
   Clock::time_point next_sweep = Clock::now(), next_pids = Clock::now();
   Clock::time_point next_guard = guard_ ? Clock::now() : Clock::time_point::max();
+  Clock::time_point next_spill = Clock::now();
   while (!stop_) {
     if (Clock::now() >= next_sweep) {
       housekeeper_.RunOnce();
@@ -197,9 +199,13 @@ void Agent::Housekeep() {
           read_memory_(board_.Get().gpus));
       next_guard = Clock::now() + options_.memory_guard_interval;
     }
+    if (Clock::now() >= next_spill) {
+      spill_notices_.Check(ReadAllocationFolders(options_.allocator.state_dir), board_.Get().gpus);
+      next_spill = Clock::now() + options_.spill_check_interval;
+    }
     // Wake for the next task, and at least every 100 ms to notice Stop.
-    Clock::time_point wake = std::min(
-        {next_sweep, next_pids, next_guard, Clock::now() + std::chrono::milliseconds(100)});
+    Clock::time_point wake = std::min({next_sweep, next_pids, next_guard, next_spill,
+                                       Clock::now() + std::chrono::milliseconds(100)});
     std::this_thread::sleep_until(wake);
   }
 }

@@ -1,9 +1,10 @@
 // Agent: the node agent put together. Discovers the GPUs, publishes the node's `tessera.io/gpus`
 // annotation (again whenever health changes it), serves and registers one device plugin per
 // enabled resource, keeps health current, keeps each running container's pids file current and
-// removes the files of containers that are gone. With mode kDra it serves the DRA parts given to
+// removes the files of containers that are gone, and records an Event on a pod when a container's
+// GPU memory first spills to host memory. With mode kDra it serves the DRA parts given to
 // UseDra instead of device plugins. Policy lives in the parts (Allocator, PluginManager,
-// HealthMonitor, Housekeeper, PidsRefresher); the Agent only wires and starts them.
+// HealthMonitor, Housekeeper, PidsRefresher, SpillNotices); the Agent only wires and starts them.
 // Start/Stop from one thread; the publisher and housekeeping run on their own threads.
 //
 //   Agent agent(options, gpus, pods, writer, checkpoint);
@@ -32,6 +33,7 @@
 #include "node/gpu/health_monitor.h"
 #include "node/kubelet/kubelet_checkpoint.h"
 #include "node/kubelet/plugin_manager.h"
+#include "node/metrics/spill_notices.h"
 #include "node/pods/pod_source.h"
 
 namespace tessera::node {
@@ -62,6 +64,8 @@ struct AgentOptions {
   bool memory_guard_on = true;
   GuardOptions memory_guard;
   std::chrono::milliseconds memory_guard_interval{2000};
+  // How often the containers' regions are read for a first spill (metrics/spill_notices.h).
+  std::chrono::milliseconds spill_check_interval{2000};
 };
 
 class Agent {
@@ -115,6 +119,7 @@ class Agent {
   std::unique_ptr<HealthMonitor> health_;
   std::unique_ptr<GuardActions> guard_actions_;
   std::unique_ptr<MemoryGuard> guard_;
+  SpillNotices spill_notices_;
   ProcessMemoryReader read_memory_;
   AgentPart* dra_plugin_ = nullptr;  // mode kDra
   AgentPart* dra_slices_ = nullptr;

@@ -16,8 +16,10 @@
 #include "annotations/names.h"
 #include "config/config.h"
 #include "config/loader.h"
+#include "node/allocation/allocation_files.h"
 #include "node/config_keys.h"
 #include "node/containers/fake_cgroup_tree.h"
+#include "node/metrics/test_region.h"
 #include "node/pods/memory_pod_store.h"
 #include "node/test_support.h"
 
@@ -334,6 +336,41 @@ TEST(AgentTest, KillsAContainersProcessThatHoldsMoreThanItsLimit) {
                         "GPU GPU-0, over its limit of 1024 MiB"));
   EXPECT_THAT(store.Events()[0], HasSubstr("killed host PIDs: " + std::to_string(hog)));
   EXPECT_EQ(agent.memory_guard()->kills(), 1u);
+  agent.Stop();
+}
+
+// Issue 33: the agent's housekeeping reads each container's region and records its first spill
+// on the pod once.
+TEST(AgentTest, RecordsAContainersFirstSpillOnItsPod) {
+  TempDir dir;
+  MemoryPodStore store("n");
+  FakeDeviceAssignments kubelet;
+  ListGpuSource gpus(TestGpus(1));
+  AgentOptions options = Options(dir, true);
+  options.cgroup_root = dir.path() + "/cgroup";
+  options.memory_guard_on = false;
+  options.spill_check_interval = std::chrono::milliseconds(20);
+  MakeCgroupRoot(options.cgroup_root, CgroupVersion::kV2);
+  Agent agent(options, gpus, store, store, kubelet);
+  ASSERT_TRUE(agent.Start().ok());
+  std::string id =
+      StartContainer(agent, store, kubelet, options.cgroup_root,
+                     MakePod("p", "n", "nvidia.com/gpu", 1, {{"GPU-0", 1024, 0}}), ::getpid());
+  ASSERT_FALSE(id.empty());
+  const std::string region_dir = RegionDirOf(options.allocator.state_dir, id);
+  ASSERT_TRUE(MakeDirs(region_dir).ok());
+  TestRegion region(region_dir + "/region", 1024ull << 20);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_TRUE(store.Events().empty()) << "nothing spilled yet";
+  region.Spill(0, 256ull << 20);
+  for (int i = 0; i < 100 && store.Events().empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // more checks: no second event
+  ASSERT_EQ(store.Events().size(), 1u);
+  EXPECT_THAT(store.Events()[0],
+              HasSubstr("default/p Warning GPUMemorySpilled: container main has GPU memory "
+                        "served from host memory, 256 MiB on GPU 0 (GPU-0)"));
   agent.Stop();
 }
 

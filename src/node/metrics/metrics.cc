@@ -1,13 +1,9 @@
 #include "node/metrics/metrics.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <map>
-#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -17,6 +13,7 @@
 #include "common/strings.h"
 #include "node/allocation/allocation_files.h"
 #include "node/allocation/allocation_folders.h"
+#include "node/metrics/region_figures.h"
 
 namespace tessera::node {
 
@@ -32,54 +29,6 @@ struct Row {
   int cores = 100;                // in force: 100 when the grant sets none
   std::optional<unsigned> share;  // compute share in percent, when known
 };
-
-// Whether taken slot `s` of the region open as `fd` belongs to a live process: its liveness lock
-// is held (abi/shared_region.h). A slot of an older library, without the lock, names its process by
-// a PID of the container's namespace, which means nothing here: it counts as alive.
-bool SlotAlive(int fd, const tessera_region_slot& slot, int s) {
-  if (!(slot.flags & TESSERA_SLOT_LIVENESS_LOCK)) return true;
-  struct flock fl;
-  tessera_slot_liveness_flock(&fl, s, F_WRLCK);
-  if (::fcntl(fd, F_OFD_GETLK, &fl) != 0) return true;
-  return fl.l_type != F_UNLCK;
-}
-
-// What the container's live processes hold on each device, and the part of it served from host
-// memory (the spill appendix, abi/shared_region.h), from the region file; both empty when the
-// region cannot be read, `spilled` all zero without an appendix (a library before issue 33). A
-// process that exits keeps its charge until another process of the container sweeps it (the
-// driver frees its memory only as it dies, docs/in-container-library.md): counting only live
-// slots makes a container whose processes are all gone read 0 at once.
-struct RegionFigures {
-  std::vector<uint64_t> used, spilled;
-};
-RegionFigures ReadRegion(const std::string& path) {
-  RegionFigures out;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
-  auto r = std::make_unique<tessera_region>();
-  ssize_t n = ::pread(fd, r.get(), sizeof(tessera_region), 0);
-  if (n == static_cast<ssize_t>(sizeof(tessera_region)) && r->magic == TESSERA_REGION_MAGIC &&
-      r->version == TESSERA_REGION_VERSION) {
-    auto spill = std::make_unique<tessera_region_spill>();
-    const bool has_spill = r->spill_offset == TESSERA_REGION_SPILL_OFFSET &&
-                           ::pread(fd, spill.get(), sizeof(tessera_region_spill),
-                                   static_cast<off_t>(TESSERA_REGION_SPILL_OFFSET)) ==
-                               static_cast<ssize_t>(sizeof(tessera_region_spill));
-    out.used.assign(TESSERA_REGION_MAX_DEVICES, 0);
-    out.spilled.assign(TESSERA_REGION_MAX_DEVICES, 0);
-    for (int s = 0; s < TESSERA_REGION_MAX_SLOTS; ++s) {
-      const tessera_region_slot& slot = r->slots[s];
-      if (slot.pid == 0 || !SlotAlive(fd, slot, s)) continue;
-      for (int i = 0; i < TESSERA_REGION_MAX_DEVICES; ++i) {
-        out.used[i] += slot.used_bytes[i];
-        if (has_spill) out.spilled[i] += spill->slot_bytes[s][i];
-      }
-    }
-  }
-  ::close(fd);
-  return out;
-}
 
 }  // namespace
 
@@ -101,7 +50,7 @@ std::string RenderMetrics(const std::string& node, const std::string& state_dir,
   for (const GpuInfo& g : gpus) by_uuid[g.uuid] = &g;
   std::vector<Row> rows;
   for (const AllocationFolder& f : ReadAllocationFolders(state_dir)) {
-    const RegionFigures region = ReadRegion(RegionDirOf(state_dir, f.id) + "/region");
+    const RegionFigures region = ReadRegionFigures(RegionDirOf(state_dir, f.id) + "/region");
     for (size_t i = 0; i < f.devices.size() && i < TESSERA_REGION_MAX_DEVICES; ++i) {
       const FolderDevice& d = f.devices[i];
       auto gpu = by_uuid.find(d.uuid);

@@ -1,8 +1,5 @@
 #include "node/metrics/metrics.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +11,7 @@
 #include "abi/shared_region.h"
 #include "common/metric_labels.h"
 #include "node/allocation/allocation_files.h"
+#include "node/metrics/test_region.h"
 #include "node/test_support.h"
 
 namespace tessera::node {
@@ -34,42 +32,7 @@ void WriteAllocation(const std::string& state, const std::string& id, const std:
   ASSERT_TRUE(WriteFileAtomic(alloc + "/limits", LimitsText(Grant{"hard", devices})).ok());
 }
 
-// A region file as the library leaves it: `used` bytes charged on device 0 by the process of slot
-// 0, which lives (holds the slot's liveness lock) while this object does. Write() writes `region`
-// again after a change.
-class TestRegion {
- public:
-  TestRegion(std::string path, uint64_t used) : path_(std::move(path)) {
-    std::memset(region.get(), 0, sizeof(tessera_region));
-    region->magic = TESSERA_REGION_MAGIC;
-    region->version = TESSERA_REGION_VERSION;
-    region->devices[0].used_bytes = used;
-    region->slots[0].pid = 1;
-    region->slots[0].flags = TESSERA_SLOT_LIVENESS_LOCK;
-    region->slots[0].used_bytes[0] = used;
-    Write();
-    fd_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
-    struct flock fl;
-    tessera_slot_liveness_flock(&fl, 0, F_WRLCK);
-    EXPECT_EQ(::fcntl(fd_, F_OFD_SETLK, &fl), 0);
-  }
-  ~TestRegion() { Die(); }
-  // The process of slot 0 dies: the kernel drops its lock.
-  void Die() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  void Write() {
-    std::ofstream(path_, std::ios::binary)
-        .write(reinterpret_cast<const char*>(region.get()), sizeof(tessera_region));
-  }
-
-  std::unique_ptr<tessera_region> region = std::make_unique<tessera_region>();
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
+using testing::TestRegion;
 
 constexpr char kNode[] = "node-a";
 
