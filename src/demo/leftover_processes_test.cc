@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace tessera::demo {
@@ -31,6 +32,12 @@ class LeftoverProcessesTest : public ::testing::Test {
     std::filesystem::remove_all(folder_);
   }
 
+  static bool RunsSleep(const std::string& comm_path) {
+    std::ifstream comm(comm_path);
+    std::string name;
+    return std::getline(comm, name) && name == "sleep";
+  }
+
   // Starts `sh -c script` with FOLDER_ENV=<env value>; returns once it runs `sleep`.
   void Start(const std::string& script, const std::string& env_value) {
     child_ = ::fork();
@@ -41,10 +48,12 @@ class LeftoverProcessesTest : public ::testing::Test {
       ::_exit(127);
     }
     // The exec'd shell replaces the forked copy, whose environment and files were the test's.
-    for (int i = 0; i < 100 && !std::filesystem::exists(folder_ + "/started"); ++i) {
-      ::usleep(20000);
-    }
+    // Until the shell has become `sleep`, its `touch` (which inherits the environment and fd 3)
+    // may still be alive and be found too.
+    const std::string comm = "/proc/" + std::to_string(child_) + "/comm";
+    for (int i = 0; i < 100 && !RunsSleep(comm); ++i) ::usleep(20000);
     ASSERT_TRUE(std::filesystem::exists(folder_ + "/started"));
+    ASSERT_TRUE(RunsSleep(comm));
   }
 
   void StopAndExpectGone() {
