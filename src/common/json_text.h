@@ -1,4 +1,4 @@
-// Reading a string field of a JSON object that comes from outside (the API server, kubelet, a
+// Reading a field of a JSON object that comes from outside (the API server, kubelet, a
 // user's spec), where an odd field must not end the process. Header-only; thread-safe.
 #pragma once
 
@@ -14,6 +14,14 @@ inline std::string TextOf(const nlohmann::json& object, const char* key) {
   if (!object.is_object()) return "";
   auto it = object.find(key);
   return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// The field `key` of `object`; nullptr when `object` is not an object, or the field is absent or
+// null.
+inline const nlohmann::json* Member(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  return it == object.end() || it->is_null() ? nullptr : &*it;
 }
 
 }  // namespace tessera

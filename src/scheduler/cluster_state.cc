@@ -3,19 +3,13 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "common/json_text.h"
 #include "log/log.h"
 
 namespace tessera::scheduler {
 namespace {
 
 using json = nlohmann::json;
-
-const json* Member(const json& object, const char* key) {
-  if (!object.is_object()) return nullptr;
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return nullptr;
-  return &*it;
-}
 
 std::string StringAt(const json& object, const char* a, const char* b) {
   const json* first = Member(object, a);

@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 
+#include "common/json_text.h"
 #include "common/quantity.h"
 #include "common/strings.h"
 
@@ -12,13 +13,6 @@ namespace {
 using json = nlohmann::json;
 
 constexpr int kMaxGpusPerContainer = 64;
-
-const json* Member(const json& object, const char* key) {
-  if (!object.is_object()) return nullptr;
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return nullptr;
-  return &*it;
-}
 
 std::string StringMember(const json& object, const char* key, const char* fallback) {
   const json* v = Member(object, key);

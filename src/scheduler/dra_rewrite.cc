@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "annotations/gpu_config.h"
+#include "common/json_text.h"
 #include "common/strings.h"
 #include "scheduler/json_pointer.h"
 
@@ -14,13 +15,6 @@ using json = nlohmann::json;
 
 constexpr size_t kMaxDnsLabel = 63;
 constexpr char kClaimSuffix[] = "-gpu";
-
-const json* Member(const json& object, const char* key) {
-  if (!object.is_object()) return nullptr;
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return nullptr;
-  return &*it;
-}
 
 std::string ContainerWord(const ContainerRequest& c) {
   return std::string(c.init ? "init container \"" : "container \"") + c.name + "\"";

@@ -9,12 +9,6 @@ using nlohmann::json;
 
 namespace {
 
-const json* Member(const json& object, const char* key) {
-  if (!object.is_object()) return nullptr;
-  auto it = object.find(key);
-  return it == object.end() || it->is_null() ? nullptr : &*it;
-}
-
 std::string Quantity(const json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }

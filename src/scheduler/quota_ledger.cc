@@ -13,12 +13,6 @@ using nlohmann::json;
 
 namespace {
 
-const json* Member(const json& object, const char* key) {
-  if (!object.is_object()) return nullptr;
-  auto it = object.find(key);
-  return it == object.end() || it->is_null() ? nullptr : &*it;
-}
-
 std::string MetaText(const json& object, const char* key) {
   const json* metadata = Member(object, "metadata");
   return metadata ? TextOf(*metadata, key) : "";
