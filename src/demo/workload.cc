@@ -20,7 +20,9 @@
 // `--share export|import DIR`, step 1, then memory shared between two containers of a pod through
 // DIR (workload_share.h) -> share.*. With `--nccl`, step 1, then NCCL's set-up over cuMem on GPUs 0
 // and 1 and the per-GPU limits checked on both (workload_nccl.h) -> mem.*, nvml.gpu*, nccl.*,
-// limit.*. Exits 0 when every call it needed worked (an out-of-memory answer is the expected end of
+// limit.*. With `--fill MIB [--create] [--wait FILE]`, step 1, then a job over MIB MiB of virtual
+// device memory, part of it possibly served from host memory (workload_spill.h) -> mem.*, fill.*.
+// Exits 0 when every call it needed worked (an out-of-memory answer is the expected end of
 // step 2), 1 otherwise. Single-threaded.
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +42,7 @@
 #include "abi/nvml.h"
 #include "workload_nccl.h"
 #include "workload_share.h"
+#include "workload_spill.h"
 
 namespace {
 
@@ -310,6 +313,8 @@ int main(int argc, char** argv) {
     return tessera::workload::Share(argv[2], argv[3]);
   }
   if (argc > 1 && std::strcmp(argv[1], "--nccl") == 0) return tessera::workload::Nccl();
+  if (argc > 1 && std::strcmp(argv[1], "--fill") == 0)
+    return tessera::workload::Fill(argc - 2, argv + 2);
   bool ok = FillMemory() && MeasureCompute() && ShowProcesses();
   std::fflush(stdout);
   return ok ? 0 : 1;
