@@ -140,6 +140,21 @@ check "the agent's tessera_container_memory_spilled_bytes of the second is its s
   test "${metric:-0}" = $((${spilled:-1} * 1048576))
 first_metric=$(spilled_metric vm-first || true)
 check "and of the first, which the device held, nothing (${first_metric:-no series})" test "${first_metric:-0}" = 0
+# spill_events POD: the GPUMemorySpilled Events on the pod (the agent checks every 2 s).
+spill_events() {
+  k get events --field-selector "involvedObject.name=$1,reason=GPUMemorySpilled" \
+    -o jsonpath='{range .items[*]}{.type} {.count} {.message}{"\n"}{end}'
+}
+events=
+for _ in $(seq 20); do
+  events=$(spill_events vm-second || true)
+  [[ -n $events ]] && break
+  sleep 0.5
+done
+echo "${events:-no GPUMemorySpilled event}" | sed 's/^/  vm-second event | /'
+check "the second pod got one Warning Event GPUMemorySpilled" \
+  test "$(grep -c '^Warning 1 ' <<<"$events")" = 1
+check "and the first, which did not spill, none" test -z "$(spill_events vm-first || true)"
 for pod in vm-first vm-second; do
   k exec "$pod" -- sh -c ": > $release" || fail "kubectl exec could not release $pod"
 done
