@@ -7,6 +7,8 @@
 #include "annotations/inventory.h"
 #include "inspect/dra_claims.h"
 #include "kube/objects.h"
+#include "scheduler/quota_ledger.h"
+#include "scheduler/quota_source.h"
 
 namespace tessera::inspect {
 namespace {
@@ -68,6 +70,25 @@ std::string InternalIp(const Json& node) {
   return "";
 }
 
+// The quotas of `quotas` with what their namespaces use, counted by a QuotaLedger fed with the
+// listed objects: the scheduler's count, less what its webhook admitted a moment ago.
+std::vector<QuotaView> CountQuotas(const std::vector<Json>& quotas, const std::vector<Json>& nodes,
+                                   const std::vector<Json>& pods, const std::vector<Json>& claims,
+                                   const scheduler::DialectConfig& dialects) {
+  std::vector<QuotaView> out;
+  if (quotas.empty()) return out;
+  scheduler::QuotaLedger ledger(dialects);
+  // Nodes first: claims of allocationMode All count the most GPUs one node has.
+  for (const Json& n : nodes) ledger.OnNode(scheduler::EventType::kAdded, n);
+  for (const Json& q : quotas) ledger.OnQuota(scheduler::EventType::kAdded, q);
+  for (const Json& p : pods) ledger.OnPod(scheduler::EventType::kAdded, p);
+  for (const Json& c : claims) ledger.OnClaim(scheduler::EventType::kAdded, c);
+  for (const scheduler::NamespaceQuotas& ns : ledger.Quotas()) {
+    for (const scheduler::QuotaLimits& limits : ns.limits) out.push_back({ns.ns, limits, ns.used});
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<ApiSnapshot> ReadFromApiServer(kube::Client& client, const ApiSourceOptions& options) {
@@ -97,6 +118,16 @@ Result<ApiSnapshot> ReadFromApiServer(kube::Client& client, const ApiSourceOptio
   }
 
   ASSIGN_OR_RETURN(kube::ObjectList pods, client.List(kube::kPods, {.ns = options.ns}));
+
+  Result<kube::ObjectList> quotas = client.List(scheduler::kResourceQuotas, {.ns = options.ns});
+  if (quotas.ok()) {
+    snap.view.quotas =
+        CountQuotas(quotas->items, nodes.items, pods.items,
+                    claims.ok() ? claims->items : std::vector<Json>{}, options.dialects);
+  } else {
+    snap.view.warnings.push_back("GPU quotas not shown: cannot list resourcequotas: " +
+                                 quotas.status().message());
+  }
   std::vector<const Json*> waiting;
   for (const Json& pod : pods.items) {
     std::string phase = kube::PhaseOf(pod);

@@ -141,6 +141,11 @@ void ClusterView::Finish() {
   }
   std::sort(pending.begin(), pending.end(),
             [](const PendingPod& a, const PendingPod& b) { return a.pod < b.pod; });
+  if (quotas) {
+    std::sort(quotas->begin(), quotas->end(), [](const QuotaView& a, const QuotaView& b) {
+      return a.ns != b.ns ? a.ns < b.ns : a.limits.name < b.limits.name;
+    });
+  }
 }
 
 Totals ClusterView::ComputeTotals() const {
@@ -204,18 +209,33 @@ nlohmann::json ClusterView::ToJson() const {
   for (const PendingPod& p : pending)
     pending_pods.push_back({{"pod", p.pod}, {"reason", p.reason}});
   Totals t = ComputeTotals();
-  return {{"nodes", out_nodes},
-          {"pending", pending_pods},
-          {"warnings", warnings},
-          {"totals",
-           {{"nodes", t.nodes},
-            {"gpus", t.gpus},
-            {"pods", t.pods},
-            {"memoryMiB", t.memory_mib},
-            {"virtualMemoryMiB", t.virtual_memory_mib},
-            {"usedMiB", t.used_mib},
-            {"cores", t.cores},
-            {"usedCores", t.used_cores}}}};
+  json out = {{"nodes", out_nodes},
+              {"pending", pending_pods},
+              {"warnings", warnings},
+              {"totals",
+               {{"nodes", t.nodes},
+                {"gpus", t.gpus},
+                {"pods", t.pods},
+                {"memoryMiB", t.memory_mib},
+                {"virtualMemoryMiB", t.virtual_memory_mib},
+                {"usedMiB", t.used_mib},
+                {"cores", t.cores},
+                {"usedCores", t.used_cores}}}};
+  if (quotas) {
+    // As the scheduler's /inspect gives them (src/scheduler/inspect.h).
+    json list = json::array();
+    for (const QuotaView& q : *quotas) {
+      json limits = json::object();
+      if (q.limits.memory_bytes) limits["memoryBytes"] = *q.limits.memory_bytes;
+      if (q.limits.cores) limits["cores"] = *q.limits.cores;
+      list.push_back({{"namespace", q.ns},
+                      {"name", q.limits.name},
+                      {"limits", limits},
+                      {"used", {{"memoryBytes", q.used.memory_bytes}, {"cores", q.used.cores}}}});
+    }
+    out["quotas"] = std::move(list);
+  }
+  return out;
 }
 
 }  // namespace tessera::inspect

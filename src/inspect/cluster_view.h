@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 
 #include "common/status.h"
 #include "scheduler/protocol.h"
+#include "scheduler/quota.h"
 
 namespace tessera::inspect {
 
@@ -66,6 +68,14 @@ struct PendingPod {
   std::string reason;  // what the scheduler (or kube-scheduler) said, or what the pod asks for
 };
 
+// One namespace GPU quota (a ResourceQuota on Tessera's names, docs/quotas.md) and what its
+// namespace uses against it, as the scheduler's quota ledger counts it.
+struct QuotaView {
+  std::string ns;
+  scheduler::QuotaLimits limits;  // limits.name: the ResourceQuota's name
+  scheduler::GpuUsage used;       // the namespace's, the same for each of its quotas
+};
+
 struct Totals {
   size_t nodes = 0, gpus = 0, pods = 0;
   uint64_t memory_mib = 0, virtual_memory_mib = 0, used_mib = 0;
@@ -77,6 +87,9 @@ struct ClusterView {
   std::vector<PendingPod> pending;
   // Objects that could not be read (a malformed annotation): shown, never silently dropped.
   std::vector<std::string> warnings;
+  // The namespaces' GPU quotas; nullopt when the source does not count them (the API server, or
+  // a scheduler from before issue 36).
+  std::optional<std::vector<QuotaView>> quotas;
 
   NodeView& AddNode(const std::string& name, const std::vector<scheduler::GpuInfo>& inventory);
   // Charges `allocation` to the GPUs of its node (allocation.node); a node or GPU not in the view
@@ -91,7 +104,8 @@ struct ClusterView {
   // Keeps only node `name`. NotFound when it is not among `all_nodes` (every node the source
   // knows, GPU or not), with a suggestion; FailedPrecondition when it exists but has no GPUs here.
   Status KeepOnlyNode(const std::string& name, const std::vector<std::string>& all_nodes);
-  // Sorts nodes by name, GPUs by index, pods and pending pods by name.
+  // Sorts nodes by name, GPUs by index, pods and pending pods by name, quotas by namespace and
+  // name.
   void Finish();
   Totals ComputeTotals() const;
   // The view as JSON (`-o json`); the format is in docs/inspect.md.

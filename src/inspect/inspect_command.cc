@@ -38,7 +38,7 @@ Result<Source> ReadApiServer(const config::Config& config, const kube::Environme
   if (!client.ok()) return client.status();
   ApiSourceOptions options;
   options.scheduler_name = config.GetString("inspect.scheduler-name");
-  options.resources = scheduler::DialectConfig{}.ResourceNames();
+  options.resources = options.dialects.ResourceNames();
   options.ns = config.GetString("inspect.namespace");
   Result<ApiSnapshot> snap = ReadFromApiServer(**client, options);
   if (!snap.ok()) {

@@ -20,6 +20,7 @@
 #include "inspect/inspect_test_support.h"
 #include "kube/client.h"
 #include "kube/config_keys.h"
+#include "scheduler/quota_source.h"
 
 namespace tessera::inspect {
 namespace {
@@ -248,6 +249,44 @@ TEST_F(InspectGoldenTest, NamespaceShowsOnlyItsPods) {
   EXPECT_EQ(empty.out, "0 []");
 }
 
+// Issue 36: read from the API server, the namespaces' GPU quotas are counted from the pods (any
+// dialect, not finished, bound or not) as the scheduler counts them.
+TEST_F(InspectGoldenTest, QuotasAreCountedFromTheApiServersPods) {
+  auto created = client_->Create(scheduler::kResourceQuotas, "ml",
+                                 {{"apiVersion", "v1"},
+                                  {"kind", "ResourceQuota"},
+                                  {"metadata", {{"name", "gpu-quota"}, {"namespace", "ml"}}},
+                                  {"spec",
+                                   {{"hard",
+                                     {{"requests.tessera.io/gpu-memory", "10Gi"},
+                                      {"requests.tessera.io/gpu-cores", "200"}}}}}});
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Json vgpu = PodObject("ml", "vgpu");
+  vgpu["spec"]["containers"][0]["resources"] = {
+      {"limits", {{"nvidia.com/gpumem", "2048"}, {"nvidia.com/gpucores", "30"}}}};
+  Create(vgpu);
+  Json vcuda = PodObject("ml", "vcuda");
+  vcuda["spec"]["containers"][0]["resources"] = {
+      {"limits", {{"tencent.com/vcuda-memory", "16"}, {"tencent.com/vcuda-core", "20"}}}};
+  Create(vcuda);
+  Json done = PodObject("ml", "done");
+  done["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpumem", "4096"}}}};
+  done["status"] = {{"phase", "Succeeded"}};
+  Create(done);
+  Json elsewhere = PodObject("default", "elsewhere");
+  elsewhere["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpumem", "4096"}}}};
+  Create(elsewhere);
+
+  InspectRun run = InspectApi({"-n", "ml"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  ExpectGolden("api_quotas_ml", run.out);
+  InspectRun all = InspectApi({"-o", "jsonpath={.quotas}"});
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_EQ(Json::parse(all.out), Json::parse(R"([{"namespace":"ml","name":"gpu-quota",
+      "limits":{"memoryBytes":10737418240,"cores":200},
+      "used":{"memoryBytes":6442450944,"cores":50}}])"));
+}
+
 TEST_F(InspectGoldenTest, BadOutputFormatsAreRefused) {
   InspectRun run = InspectApi({"-o", "table"});
   EXPECT_EQ(run.code, 2);
@@ -385,6 +424,62 @@ TEST(InspectScheduler, NamespaceFiltersTheSchedulersPods) {
   InspectRun ml = Inspect({"--scheduler", scheduler.url(), "-n", "ml", "-o", totals});
   ASSERT_EQ(ml.code, 0) << ml.err;
   EXPECT_EQ(ml.out, "1 144384 ");
+}
+
+// Issue 36: a scheduler that counts namespace GPU quotas gives them in /inspect; the text views
+// list them after the totals, json and yaml carry them as the scheduler gives them, -n keeps the
+// namespace's. A scheduler without the field (the canned answer above) shows no Quotas section.
+TEST(InspectScheduler, ShowsTheNamespacesGpuQuotas) {
+  Json doc =
+      Json::parse(ReadFile(std::string(TESSERA_INSPECT_TESTDATA) + "/scheduler_inspect.json"));
+  const Json quotas = Json::parse(R"([
+      {"namespace":"ml","name":"gpu-quota","limits":{"memoryBytes":10737418240},
+       "used":{"memoryBytes":6442450944,"cores":130}},
+      {"namespace":"ml","name":"compute","limits":{"cores":200},
+       "used":{"memoryBytes":6442450944,"cores":130}},
+      {"namespace":"default","name":"team","limits":{"memoryBytes":42949672960,"cores":400},
+       "used":{"memoryBytes":0,"cores":0}}])");
+  doc["quotas"] = quotas;
+  CannedScheduler scheduler(doc.dump());
+  InspectRun run = Inspect({"--scheduler", scheduler.url()});
+  ASSERT_EQ(run.code, 0) << run.err;
+  ExpectGolden("scheduler_quotas", run.out);
+  InspectRun gib = Inspect({"--scheduler", scheduler.url(), "-o", "gib"});
+  ASSERT_EQ(gib.code, 0) << gib.err;
+  EXPECT_NE(gib.out.find("\nQuotas:\n  default (ResourceQuota team): memory 0 GiB of 40 GiB (0%), "
+                         "compute 0% of 400% of a GPU (0%)\n"),
+            std::string::npos)
+      << gib.out;
+
+  InspectRun json = Inspect({"--scheduler", scheduler.url(), "-o", "json"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  // Sorted by namespace and name, otherwise as the scheduler gave them.
+  EXPECT_EQ(Json::parse(json.out)["quotas"], Json({quotas[2], quotas[1], quotas[0]}));
+  InspectRun yaml = Inspect({"--scheduler", scheduler.url(), "-n", "ml", "-o", "yaml"});
+  ASSERT_EQ(yaml.code, 0) << yaml.err;
+  ExpectGolden("scheduler_quotas_ml_yaml", yaml.out);
+  InspectRun ml = Inspect({"--scheduler", scheduler.url(), "-n", "ml", "-o",
+                           "jsonpath={range .quotas[*]}{.name}={.used.cores} {end}"});
+  ASSERT_EQ(ml.code, 0) << ml.err;
+  EXPECT_EQ(ml.out, "compute=130 gpu-quota=130 ");
+
+  CannedScheduler before_issue_36(
+      ReadFile(std::string(TESSERA_INSPECT_TESTDATA) + "/scheduler_inspect.json"));
+  InspectRun old = Inspect({"--scheduler", before_issue_36.url()});
+  ASSERT_EQ(old.code, 0) << old.err;
+  EXPECT_EQ(old.out.find("Quotas"), std::string::npos) << old.out;
+}
+
+TEST(InspectScheduler, MalformedQuotasAreReported) {
+  Json doc =
+      Json::parse(ReadFile(std::string(TESSERA_INSPECT_TESTDATA) + "/scheduler_inspect.json"));
+  doc["quotas"] = Json::parse(R"([{"namespace":"ml","name":"q","limits":{"memoryBytes":"10Gi"}}])");
+  CannedScheduler scheduler(doc.dump());
+  InspectRun run = Inspect({"--scheduler", scheduler.url()});
+  EXPECT_EQ(run.code, 1);
+  EXPECT_EQ(run.err,
+            "tessera inspect: the scheduler's /inspect answer is not in the expected format: "
+            "quota ml/q: \"memoryBytes\" is not an integer\n");
 }
 
 TEST(InspectScheduler, MalformedAnswerIsReported) {

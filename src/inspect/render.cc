@@ -86,9 +86,35 @@ std::string ShareName(const PodShare& p) {
          ")";
 }
 
-// The pending pods and the warnings, after either table.
+// "ml (ResourceQuota gpu-quota): memory 4 GiB of 10 GiB (40%), compute 30% of 200% (15%)": each
+// limit the quota sets, with what the namespace uses against it.
+std::string QuotaLine(const QuotaView& q) {
+  auto percent = [](int64_t used, int64_t limit) {
+    return Percent(static_cast<uint64_t>(std::max<int64_t>(used, 0)),
+                   static_cast<uint64_t>(std::max<int64_t>(limit, 0)));
+  };
+  std::vector<std::string> parts;
+  if (q.limits.memory_bytes) {
+    parts.push_back("memory " + scheduler::BytesText(q.used.memory_bytes) + " of " +
+                    scheduler::BytesText(*q.limits.memory_bytes) + " (" +
+                    percent(q.used.memory_bytes, *q.limits.memory_bytes) + ")");
+  }
+  if (q.limits.cores) {
+    parts.push_back("compute " + std::to_string(q.used.cores) + "% of " +
+                    std::to_string(*q.limits.cores) + "% of a GPU (" +
+                    percent(q.used.cores, *q.limits.cores) + ")");
+  }
+  return q.ns + " (ResourceQuota " + q.limits.name + "): " + Join(parts, ", ");
+}
+
+// The namespaces' GPU quotas (where the source counts them and there are any), the pending pods
+// and the warnings, after either table.
 std::string RenderFooter(const ClusterView& view) {
   std::string out;
+  if (view.quotas && !view.quotas->empty()) {
+    out += "Quotas:\n";
+    for (const QuotaView& q : *view.quotas) out += "  " + QuotaLine(q) + "\n";
+  }
   if (view.pending.empty()) {
     out += "Pending pods: none\n";
   } else {

@@ -26,6 +26,48 @@ std::string Requests(const json& containers) {
   return out;
 }
 
+// An integer field of `object` that may be absent; WrongShape when present and not an integer.
+Result<std::optional<int64_t>> OptionalInteger(const json& object, const char* key,
+                                               const std::string& where) {
+  auto it = object.find(key);
+  if (it == object.end()) return std::optional<int64_t>();
+  if (!it->is_number_integer()) {
+    return WrongShape(where + ": \"" + key + "\" is not an integer");
+  }
+  return std::optional<int64_t>(it->get<int64_t>());
+}
+
+// The "quotas" list (absent from schedulers before issue 36: the view then has none).
+Status ParseQuotas(const json& doc, const std::string& ns, ClusterView& view) {
+  auto list = doc.find("quotas");
+  if (list == doc.end()) return Status::Ok();
+  if (!list->is_array()) return WrongShape("\"quotas\" is not a list");
+  view.quotas.emplace();
+  for (const json& q : *list) {
+    if (!q.is_object() || !q.contains("namespace") || !q["namespace"].is_string() ||
+        !q.contains("name") || !q["name"].is_string()) {
+      return WrongShape("a quota without a \"namespace\" or \"name\"");
+    }
+    QuotaView quota;
+    quota.ns = q["namespace"];
+    quota.limits.name = q["name"];
+    const std::string where = "quota " + quota.ns + "/" + quota.limits.name;
+    const json limits = q.value("limits", json::object());
+    const json used = q.value("used", json::object());
+    if (!limits.is_object() || !used.is_object()) {
+      return WrongShape(where + ": \"limits\" or \"used\" is not an object");
+    }
+    ASSIGN_OR_RETURN(quota.limits.memory_bytes, OptionalInteger(limits, "memoryBytes", where));
+    ASSIGN_OR_RETURN(quota.limits.cores, OptionalInteger(limits, "cores", where));
+    ASSIGN_OR_RETURN(std::optional<int64_t> used_memory,
+                     OptionalInteger(used, "memoryBytes", where));
+    ASSIGN_OR_RETURN(std::optional<int64_t> used_cores, OptionalInteger(used, "cores", where));
+    quota.used = {used_memory.value_or(0), used_cores.value_or(0)};
+    if (ns.empty() || quota.ns == ns) view.quotas->push_back(std::move(quota));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<SchedulerSnapshot> ParseSchedulerInspect(const json& doc, const std::string& ns) {
@@ -93,6 +135,7 @@ Result<SchedulerSnapshot> ParseSchedulerInspect(const json& doc, const std::stri
         {p.value("pod", std::string()),
          "waiting for a GPU; requests " + Requests(p.value("containers", json::array()))});
   }
+  RETURN_IF_ERROR(ParseQuotas(doc, ns, snap.view));
   return snap;
 }
 

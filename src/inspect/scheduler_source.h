@@ -18,7 +18,8 @@ struct SchedulerSnapshot {
   std::vector<std::string> all_nodes;  // the nodes the scheduler knows
 };
 
-// Turns an /inspect document into a view; with `ns`, only the pods of that namespace.
+// Turns an /inspect document into a view (its quotas too, when it has them); with `ns`, only the
+// pods and quotas of that namespace.
 // InvalidArgument naming the field when it has the wrong shape.
 Result<SchedulerSnapshot> ParseSchedulerInspect(const nlohmann::json& doc,
                                                 const std::string& ns = "");

@@ -47,12 +47,13 @@ std::string Refusal(const httplib::Request& req, const Clients& clients) {
 }  // namespace
 
 HttpServer::HttpServer(ServerOptions options, Extender& extender, Webhook& webhook,
-                       const ClusterState& state, Metrics& metrics)
+                       const ClusterState& state, Metrics& metrics, const QuotaLedger* quotas)
     : options_(std::move(options)),
       extender_(extender),
       webhook_(webhook),
       state_(state),
-      metrics_(metrics) {}
+      metrics_(metrics),
+      quotas_(quotas) {}
 
 HttpServer::~HttpServer() {
   Stop();
@@ -124,7 +125,10 @@ void HttpServer::Routes() {
   post("/validate", webhook,
        [this, dumped](const json& b) { return dumped(webhook_.Validate(b)); });
   s.Get("/inspect", [this](const httplib::Request& req, httplib::Response& res) {
-    SetCompressedJson(req, res, Dump(InspectJson(state_.Snapshot())));
+    SetCompressedJson(
+        req, res,
+        Dump(InspectJson(state_.Snapshot(),
+                         quotas_ ? quotas_->Quotas() : std::vector<NamespaceQuotas>{})));
   });
   // Served to whoever may read /inspect, which it shows: docs/ui.md.
   if (options_.ui) ui::AddUiRoutes(s);
@@ -144,7 +148,9 @@ void HttpServer::Routes() {
     res.set_content(ready ? "ok\n" : "state not synced yet\n", "text/plain");
   });
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics_.Render(state_.Snapshot()), "text/plain; version=0.0.4");
+    res.set_content(metrics_.Render(state_.Snapshot(),
+                                    quotas_ ? quotas_->Quotas() : std::vector<NamespaceQuotas>{}),
+                    "text/plain; version=0.0.4");
   });
   s.set_error_handler([this, bad](const httplib::Request& req, httplib::Response& res) {
     if (res.status == 413) {

@@ -27,6 +27,7 @@
 #include "scheduler/extender.h"
 #include "scheduler/listen_address.h"
 #include "scheduler/metrics.h"
+#include "scheduler/quota_ledger.h"
 #include "scheduler/webhook.h"
 
 namespace tessera::scheduler {
@@ -49,8 +50,9 @@ struct ServerOptions {
 
 class HttpServer {
  public:
+  // With `quotas`, /inspect and /metrics show the namespaces' GPU quotas and usage.
   HttpServer(ServerOptions options, Extender& extender, Webhook& webhook, const ClusterState& state,
-             Metrics& metrics);
+             Metrics& metrics, const QuotaLedger* quotas = nullptr);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -80,6 +82,7 @@ class HttpServer {
   Webhook& webhook_;
   const ClusterState& state_;
   Metrics& metrics_;
+  const QuotaLedger* const quotas_;  // may be null
   std::unique_ptr<http::GuardedServer> server_;
   std::thread thread_;
   std::atomic<bool> ready_{false};

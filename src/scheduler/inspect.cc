@@ -22,9 +22,25 @@ json GpuJson(const GpuSlot& g) {
           {"exclusive", g.exclusive_pods > 0}};
 }
 
+json QuotasJson(const std::vector<NamespaceQuotas>& quotas) {
+  json out = json::array();
+  for (const NamespaceQuotas& q : quotas) {
+    for (const QuotaLimits& l : q.limits) {
+      json limits = json::object();
+      if (l.memory_bytes) limits["memoryBytes"] = *l.memory_bytes;
+      if (l.cores) limits["cores"] = *l.cores;
+      out.push_back({{"namespace", q.ns},
+                     {"name", l.name},
+                     {"limits", limits},
+                     {"used", {{"memoryBytes", q.used.memory_bytes}, {"cores", q.used.cores}}}});
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-json InspectJson(const StateSnapshot& state) {
+json InspectJson(const StateSnapshot& state, const std::vector<NamespaceQuotas>& quotas) {
   json nodes = json::array();
   for (const auto& [name, n] : state.nodes) {
     json gpus = json::array();
@@ -56,7 +72,10 @@ json InspectJson(const StateSnapshot& state) {
       pending.push_back({{"pod", key}, {"uid", p.uid}, {"containers", containers}});
     }
   }
-  return {{"nodes", nodes}, {"allocations", allocations}, {"pending", pending}};
+  return {{"nodes", nodes},
+          {"allocations", allocations},
+          {"pending", pending},
+          {"quotas", QuotasJson(quotas)}};
 }
 
 }  // namespace tessera::scheduler

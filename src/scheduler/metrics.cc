@@ -1,6 +1,7 @@
 #include "scheduler/metrics.h"
 
 #include <cstdio>
+#include <optional>
 #include <utility>
 
 #include "common/metric_labels.h"
@@ -28,6 +29,52 @@ int DraDialectIndex(const std::string& dialect) {
     if (dialect == kDraDialects[i].first) return static_cast<int>(i);
   }
   return -1;
+}
+
+// Each namespace's GPU quotas (one series per ResourceQuota that sets the name) and what the
+// namespace uses against them. Only namespaces with a quota, so the series stay as few as the
+// ResourceQuotas on Tessera's names.
+void RenderQuotas(std::string& out, const std::vector<NamespaceQuotas>& quotas) {
+  auto ns_label = [](const NamespaceQuotas& q) {
+    return "namespace=\"" + PrometheusLabelValue(q.ns) + "\"";
+  };
+  struct Limit {
+    const char* name;
+    const char* help;
+    const std::optional<int64_t> QuotaLimits::*value;
+  };
+  const Limit limits[] = {
+      {"tessera_namespace_gpu_memory_quota_bytes",
+       "GPU memory a ResourceQuota allows the namespace (requests.tessera.io/gpu-memory), in bytes",
+       &QuotaLimits::memory_bytes},
+      {"tessera_namespace_gpu_cores_quota_percent",
+       "GPU compute a ResourceQuota allows the namespace (requests.tessera.io/gpu-cores), in "
+       "percent of one GPU",
+       &QuotaLimits::cores},
+  };
+  for (const Limit& limit : limits) {
+    Header(out, limit.name, "gauge", limit.help);
+    for (const NamespaceQuotas& q : quotas) {
+      for (const QuotaLimits& l : q.limits) {
+        if (!(l.*limit.value)) continue;
+        out += std::string(limit.name) + "{" + ns_label(q) + ",resourcequota=\"" +
+               PrometheusLabelValue(l.name) + "\"} " + std::to_string(*(l.*limit.value)) + "\n";
+      }
+    }
+  }
+  Header(out, "tessera_namespace_gpu_memory_used_bytes", "gauge",
+         "GPU memory the namespace's pods and claims count against its quotas, in bytes");
+  for (const NamespaceQuotas& q : quotas) {
+    out += "tessera_namespace_gpu_memory_used_bytes{" + ns_label(q) + "} " +
+           std::to_string(q.used.memory_bytes) + "\n";
+  }
+  Header(out, "tessera_namespace_gpu_cores_used_percent", "gauge",
+         "GPU compute the namespace's pods and claims count against its quotas, in percent of "
+         "one GPU");
+  for (const NamespaceQuotas& q : quotas) {
+    out += "tessera_namespace_gpu_cores_used_percent{" + ns_label(q) + "} " +
+           std::to_string(q.used.cores) + "\n";
+  }
 }
 
 }  // namespace
@@ -81,7 +128,8 @@ uint64_t Metrics::DraRewrites(const std::string& dialect) const {
   return i >= 0 ? dra_rewrites_[static_cast<size_t>(i)].load() : 0;
 }
 
-std::string Metrics::Render(const StateSnapshot& state) const {
+std::string Metrics::Render(const StateSnapshot& state,
+                            const std::vector<NamespaceQuotas>& quotas) const {
   std::string out;
   RenderBuildInfo(out, "scheduler");
   struct Gauge {
@@ -118,6 +166,7 @@ std::string Metrics::Render(const StateSnapshot& state) const {
       }
     }
   }
+  RenderQuotas(out, quotas);
   filter_latency.Render(out, "tessera_scheduler_filter_seconds",
                         "time to answer one extender filter call");
   prioritize_latency.Render(out, "tessera_scheduler_prioritize_seconds",

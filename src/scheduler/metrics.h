@@ -1,5 +1,6 @@
 // Scheduler metrics: latency histograms and decision counters, rendered by hand as Prometheus
-// text together with per-GPU gauges taken from a StateSnapshot.
+// text together with per-GPU gauges taken from a StateSnapshot and per-namespace GPU quota gauges
+// taken from the quota ledger (quota_ledger.h).
 //
 // Thread-safe: observations are relaxed atomic increments; Render may run concurrently.
 #pragma once
@@ -9,9 +10,11 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "annotations/signing.h"
 #include "scheduler/cluster_state.h"
+#include "scheduler/quota.h"
 
 namespace tessera::scheduler {
 
@@ -59,9 +62,11 @@ class Metrics {
   void CountDraRewrite(const std::string& dialect);
   uint64_t DraRewrites(const std::string& dialect) const;
 
-  // The whole exposition: per-GPU memory and cores (allocated and total) from `state`, the
-  // histograms and the counters.
-  std::string Render(const StateSnapshot& state) const;
+  // The whole exposition: per-GPU memory and cores (allocated and total) from `state`, each
+  // namespace's GPU quotas and usage from `quotas` (QuotaLedger::Quotas: only namespaces with a
+  // quota), the histograms and the counters.
+  std::string Render(const StateSnapshot& state,
+                     const std::vector<NamespaceQuotas>& quotas = {}) const;
 
  private:
   std::array<std::atomic<uint64_t>, static_cast<int>(Outcome::kCount)> decisions_{};

@@ -76,6 +76,14 @@ struct QuotaLimits {
   bool operator==(const QuotaLimits&) const = default;
 };
 
+// One namespace's quotas and what counts against them, as /inspect and /metrics show them.
+struct NamespaceQuotas {
+  std::string ns;
+  std::vector<QuotaLimits> limits;  // by quota name
+  GpuUsage used;
+  bool operator==(const NamespaceQuotas&) const = default;
+};
+
 // The ask of one GPU request, all its GPUs together.
 GpuAsk AskOfGpu(const GpuRequest& gpu);
 // The ask of a pod's request (request.h).

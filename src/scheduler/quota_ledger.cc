@@ -181,6 +181,20 @@ std::vector<QuotaLimits> QuotaLedger::Limits(const std::string& ns) const {
   return out;
 }
 
+std::vector<NamespaceQuotas> QuotaLedger::Quotas() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<NamespaceQuotas> out;
+  const uint64_t largest = LargestLocked();
+  const auto now = now_();
+  for (const auto& [name, n] : namespaces_) {
+    if (n.quotas.empty()) continue;
+    NamespaceQuotas q{name, {}, UsedLocked(n, largest, now)};
+    for (const auto& [quota, limits] : n.quotas) q.limits.push_back(limits);
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
 std::string QuotaLedger::Admit(const std::string& ns, const std::string& uid, const PodAsk& ask,
                                const std::string& what, bool record) {
   if (ask.empty()) return "";

@@ -59,6 +59,8 @@ class QuotaLedger {
   GpuUsage Used(const std::string& ns) const;
   // The limits of `ns`, one per ResourceQuota that sets Tessera's names, by quota name.
   std::vector<QuotaLimits> Limits(const std::string& ns) const;
+  // Every namespace with at least one quota, by name: its limits and what it uses (as Used).
+  std::vector<NamespaceQuotas> Quotas() const;
   // The most GPU memory (virtual MiB) and the most GPUs of one node, from the inventories.
   uint64_t LargestGpuMiB() const;
   int MaxGpusPerNode() const;

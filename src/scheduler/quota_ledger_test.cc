@@ -141,6 +141,32 @@ TEST_F(QuotaLedgerTest, EveryQuotaOfTheNamespaceApplies) {
   EXPECT_EQ(ledger.Admit("ml", "uid-d", Memory(100 * kGiB, 100), "d"), "");
 }
 
+// What /inspect and /metrics show: each namespace with a quota, its quotas by name and its usage
+// (what was admitted and not watched yet included); namespaces without a quota are left out.
+TEST_F(QuotaLedgerTest, QuotasListsOnlyNamespacesWithAQuotaAndWhatTheyUse) {
+  ledger.OnQuota(EventType::kAdded,
+                 Quota("ml", "compute", {{"requests.tessera.io/gpu-cores", "150"}}));
+  ledger.OnQuota(EventType::kAdded, Quota("batch", "gpu",
+                                          {{"requests.tessera.io/gpu-memory", "1Ti"},
+                                           {"requests.tessera.io/gpu-cores", "800"}}));
+  ledger.OnPod(EventType::kAdded, PodIn("ml", "a", {{"nvidia.com/gpumem", "2048"}}));
+  ledger.OnPod(EventType::kAdded, PodIn("free", "big", {{"nvidia.com/gpumem", "40960"}}));
+  ASSERT_EQ(ledger.Admit("ml", "uid-b", Memory(1 * kGiB, 30), "b"), "");
+  std::vector<NamespaceQuotas> quotas = ledger.Quotas();
+  ASSERT_EQ(quotas.size(), 2u);
+  EXPECT_EQ(quotas[0],
+            (NamespaceQuotas{"batch", {{"gpu", int64_t{1} << 40, int64_t{800}}}, GpuUsage{0, 0}}));
+  EXPECT_EQ(quotas[1], (NamespaceQuotas{"ml",
+                                        {{"compute", std::nullopt, int64_t{150}},
+                                         {"gpu-quota", 10 * kGiB, std::nullopt}},
+                                        GpuUsage{3 * kGiB, 130}}));
+  // A namespace whose last quota goes is no longer listed, though its pods still run.
+  ledger.OnQuota(EventType::kDeleted, Quota("batch", "gpu", json::object()));
+  quotas = ledger.Quotas();
+  ASSERT_EQ(quotas.size(), 1u);
+  EXPECT_EQ(quotas[0].ns, "ml");
+}
+
 TEST_F(QuotaLedgerTest, WholeGpusCountAtTheLargestGpu) {
   ledger.OnNode(EventType::kAdded, MakeUniformNode("n2", 2, "H200", 143360));
   EXPECT_EQ(ledger.LargestGpuMiB(), 143360u);

@@ -140,7 +140,7 @@ SchedulerApp::SchedulerApp(kube::Client& client, AppOptions options)
       webhook_(state_, options.scheduler_name, options.trusted_users, options.gpu_node_selector,
                {.mode = options.dra, .templates = &claim_templates_, .metrics = &metrics_},
                &quota_ledger_),
-      server_(options.server, extender_, webhook_, state_, metrics_),
+      server_(options.server, extender_, webhook_, state_, metrics_, &quota_ledger_),
       nodes_(std::make_unique<kube::Informer>(client, kube::kNodes,
                                               kube::InformerOptions{.name = "nodes"},
                                               Feed(state_, quota_ledger_, true))),

@@ -400,6 +400,27 @@ TEST_F(SchedulerE2E, GpuQuotaAdmitsSixGiBOfVgpuAndRefusesSixGiBOfVcuda) {
             std::string::npos)
       << details.message;
 
+  // The namespace's quota and usage in /inspect and /metrics: the vGPU pod's 6 GiB, and 100% of a
+  // GPU's compute, since it sets no compute limit; the refused pod counts nothing.
+  httplib::Client scheduler("127.0.0.1", app_->port());
+  httplib::Result inspect = scheduler.Get("/inspect");
+  ASSERT_TRUE(inspect && inspect->status == 200);
+  EXPECT_EQ(json::parse(inspect->body)["quotas"], json::parse(R"([{"namespace":"default",
+      "name":"gpu-quota","limits":{"memoryBytes":10737418240},
+      "used":{"memoryBytes":6442450944,"cores":100}}])"));
+  httplib::Result metrics = scheduler.Get("/metrics");
+  ASSERT_TRUE(metrics && metrics->status == 200);
+  for (const char* line :
+       {"\ntessera_namespace_gpu_memory_quota_bytes{namespace=\"default\","
+        "resourcequota=\"gpu-quota\"} 10737418240\n",
+        "\ntessera_namespace_gpu_memory_used_bytes{namespace=\"default\"} 6442450944\n",
+        "\ntessera_namespace_gpu_cores_used_percent{namespace=\"default\"} 100\n"}) {
+    EXPECT_NE(metrics->body.find(line), std::string::npos) << line << " is not in\n"
+                                                           << metrics->body;
+  }
+  EXPECT_EQ(metrics->body.find("tessera_namespace_gpu_cores_quota_percent{"), std::string::npos)
+      << "a quota without a compute limit gives no compute series";
+
   DeletePod("vgpu");
   EXPECT_TRUE(WaitFor([&] {
     json pod = vcuda;

@@ -4,6 +4,8 @@
 // quota and dry runs change nothing.
 #include <gtest/gtest.h>
 
+#include "scheduler/inspect.h"
+#include "scheduler/metrics.h"
 #include "scheduler/test_objects.h"
 #include "scheduler/webhook.h"
 
@@ -153,6 +155,45 @@ TEST(WebhookQuota, DraModeRefusesBeforeTheRewrite) {
   EXPECT_TRUE((*r)["response"]["allowed"]);
   EXPECT_EQ(w.ledger.Used("ml").memory_bytes, int64_t{8} << 30)
       << "/mutate records nothing: the claims count when they are created";
+}
+
+// Issue 36: the quotas and usage the webhook checks against, as /metrics and /inspect show them.
+TEST(WebhookQuota, UsageIsInTheMetricsAndTheInspectAnswer) {
+  QuotaWebhook w;
+  w.ledger.OnQuota(EventType::kAdded,
+                   {{"apiVersion", "v1"},
+                    {"kind", "ResourceQuota"},
+                    {"metadata", {{"name", "compute"}, {"namespace", "ml"}}},
+                    {"spec", {{"hard", {{"requests.tessera.io/gpu-cores", "200"}}}}}});
+  w.ledger.OnPod(EventType::kAdded,
+                 PodIn("ml", "a", {{"nvidia.com/gpumem", "4096"}, {"nvidia.com/gpucores", "30"}}));
+  w.ledger.OnPod(EventType::kAdded, PodIn("other", "b", {{"nvidia.com/gpumem", "4096"}}));
+  const std::vector<NamespaceQuotas> quotas = w.ledger.Quotas();
+
+  std::string text = Metrics{}.Render(StateSnapshot{}, quotas);
+  for (const char* line : {
+           "# TYPE tessera_namespace_gpu_memory_quota_bytes gauge\n"
+           "tessera_namespace_gpu_memory_quota_bytes{namespace=\"ml\",resourcequota=\"gpu-quota\"} "
+           "10737418240\n",
+           "# TYPE tessera_namespace_gpu_cores_quota_percent gauge\n"
+           "tessera_namespace_gpu_cores_quota_percent{namespace=\"ml\",resourcequota=\"compute\"} "
+           "200\n",
+           "# TYPE tessera_namespace_gpu_memory_used_bytes gauge\n"
+           "tessera_namespace_gpu_memory_used_bytes{namespace=\"ml\"} 4294967296\n",
+           "# TYPE tessera_namespace_gpu_cores_used_percent gauge\n"
+           "tessera_namespace_gpu_cores_used_percent{namespace=\"ml\"} 30\n",
+       }) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << " is not in\n" << text;
+  }
+  EXPECT_EQ(text.find("namespace=\"other\""), std::string::npos)
+      << "a namespace without a quota has no series";
+
+  EXPECT_EQ(InspectJson(StateSnapshot{}, quotas)["quotas"], json::parse(R"([
+      {"namespace":"ml","name":"compute","limits":{"cores":200},
+       "used":{"memoryBytes":4294967296,"cores":30}},
+      {"namespace":"ml","name":"gpu-quota","limits":{"memoryBytes":10737418240},
+       "used":{"memoryBytes":4294967296,"cores":30}}])"));
+  EXPECT_EQ(InspectJson(StateSnapshot{})["quotas"], json::array());
 }
 
 }  // namespace
