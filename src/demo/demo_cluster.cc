@@ -109,4 +109,26 @@ Result<json> DemoCluster::GetJson(const std::vector<std::string>& args) {
   return j;
 }
 
+Result<DemoCluster::HttpAnswer> DemoCluster::GetFromScheduler(const std::string& path) {
+  // curl is one of the dev cluster's own requirements (its script waits on the scheduler's
+  // /readyz with it). It prints the body, then a last line with the status and type.
+  const std::string url = scheduler_url() + path;
+  CommandResult r = runner_.Run({"/usr/bin/env", "curl", "-sS", "--max-time", "10", "--cacert",
+                                 scheduler_ca_file(), "-w", "\n%{http_code} %{content_type}", url},
+                                {.timeout = std::chrono::seconds(20)});
+  if (r.rc != 0) {
+    return Unavailable("curl " + url + " failed (exit " + std::to_string(r.rc) +
+                       "): " + Trimmed(r.output));
+  }
+  size_t last = r.output.rfind('\n');
+  if (last == std::string::npos) return Internal("curl printed no status line: " + r.output);
+  HttpAnswer answer;
+  answer.body = r.output.substr(0, last);
+  std::string line = r.output.substr(last + 1);
+  size_t space = line.find(' ');
+  answer.status = std::atoi(line.substr(0, space).c_str());
+  answer.content_type = space == std::string::npos ? "" : line.substr(space + 1);
+  return answer;
+}
+
 }  // namespace tessera::demo

@@ -60,6 +60,16 @@ class DemoCluster {
   // `kubectl get ARGS -o json`, parsed; an error holds kubectl's message.
   Result<nlohmann::json> GetJson(const std::vector<std::string>& args);
 
+  // An answer of the scheduler's HTTPS port.
+  struct HttpAnswer {
+    int status = 0;            // the HTTP status
+    std::string content_type;  // its Content-Type
+    std::string body;
+  };
+  // GET scheduler_url() + `path` with curl, the certificate checked against scheduler_ca_file();
+  // Unavailable with curl's message when it gets no answer.
+  Result<HttpAnswer> GetFromScheduler(const std::string& path);
+
   const std::string& dir() const { return dir_; }
   int net() const { return net_; }
   std::string kubeconfig() const { return dir_ + "/kubeconfig/admin.kubeconfig"; }

@@ -521,7 +521,36 @@ class Story {
              "exit " + std::to_string(scheduler.rc));
   }
 
+  // The web page of the cluster's GPUs (docs/ui.md), which the dev cluster's scheduler serves
+  // under /ui/ (scheduler.ui.enabled): fetched once, as a browser would.
+  void WebPage() {
+    n_.Say(
+        "The scheduler also serves a read-only web page of the cluster's GPUs (docs/ui.md): the "
+        "nodes, their GPUs and the shares on each as bars of memory and cores, and the pending "
+        "pods, read from its GET /inspect every few seconds. It is off by default "
+        "(scheduler.ui.enabled); the dev cluster turns it on.");
+    n_.Say("$ curl --cacert " + cluster_.scheduler_ca_file() + " " + cluster_.scheduler_url() +
+           "/ui/");
+    Result<DemoCluster::HttpAnswer> page = cluster_.GetFromScheduler("/ui/");
+    std::string detail;
+    if (!page.ok()) {
+      detail = page.status().message();
+    } else {
+      detail = "HTTP " + std::to_string(page->status) + ", " + page->content_type;
+      n_.Quote(detail + ", " + std::to_string(page->body.size()) + " bytes");
+    }
+    n_.Check(
+        page.ok() && page->status == 200 && page->content_type.rfind("text/html", 0) == 0 &&
+            page->body.find("<title>" + std::string(kPageTitle) + "</title>") != std::string::npos,
+        "the scheduler serves the web page at " + cluster_.scheduler_url() +
+            "/ui/ (HTTP 200, text/html, titled \"" + kPageTitle + "\")",
+        detail);
+  }
+
  private:
+  // The title of src/ui/assets/index.html.
+  static constexpr char kPageTitle[] = "Tessera: GPUs of the cluster";
+
   DemoCluster& cluster_;
   Narrator& n_;
   const std::string pods_dir_;
@@ -537,7 +566,7 @@ std::string Command(const std::vector<std::string>& argv) {
   return line;
 }
 
-// Steps 1 to 8; returns false when the cluster did not come up (the story stops there).
+// Steps 1 to 9; returns false when the cluster did not come up (the story stops there).
 bool Run(DemoCluster& cluster, Narrator& n, const std::string& pods_dir) {
   const std::string net = std::to_string(cluster.net());
   n.Step("Starting a real Kubernetes cluster on this machine");
@@ -593,6 +622,8 @@ bool Run(DemoCluster& cluster, Narrator& n, const std::string& pods_dir) {
   story.Pods({&kVgpuPod, &kVcudaPod, &kGpusharePod});
   n.Step("What kubectl tessera inspect shows");
   story.Inspect({&kVgpuPod, &kVcudaPod, &kGpusharePod});
+  n.Step("The web page of the cluster's GPUs");
+  story.WebPage();
   return true;
 }
 
@@ -609,6 +640,28 @@ bool CheckDown(Narrator& n, const CommandResult& down, bool final) {
   }
   n.Quote(down.output);
   return n.Check(clean, what, "exit " + std::to_string(down.rc));
+}
+
+// The demo's last words: where the web page was, and how to open it on a cluster that stays up
+// (the demo's own is down by now).
+void PrintWebPageAddress(Narrator& n, const DemoCluster& cluster) {
+  const std::string harness = cluster.paths().harness;
+  n.Print("\nThe web page of the cluster's GPUs was at " + cluster.scheduler_url() +
+          "/ui/ while the demo's cluster ran. To open it in a browser, start a dev cluster that "
+          "stays up (docs/dev-cluster.md) and create pods in it:\n"
+          "  sudo " +
+          harness +
+          " up\n"
+          "  then open https://10.250.0.1:8443/ui/ on this machine (the scheduler's address with "
+          "up's default --net 250; its certificate is signed by the cluster's CA, "
+          "/tmp/tessera-dev-cluster/tessera-certs/ca.crt with up's default --dir: import it into "
+          "the browser, or accept the warning)\n"
+          "  sudo " +
+          harness +
+          " down\n"
+          "On a cluster installed with the chart (--set scheduler.ui.enabled=true):\n"
+          "  kubectl -n tessera-system port-forward deploy/tessera-scheduler 8443\n"
+          "  then open https://localhost:8443/ui/ (docs/ui.md)");
 }
 
 }  // namespace
@@ -683,6 +736,7 @@ int RunDemo(std::ostream& out) {
           "the demo ran in " + Seconds(seconds) + " s, under its limit of 2 minutes");
   if (n.failures() == 0) {
     n.Print("\nEvery step happened as told.");
+    PrintWebPageAddress(n, cluster);
     fs::remove_all(workdir);
     return 0;
   }

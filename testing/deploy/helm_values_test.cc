@@ -3,7 +3,8 @@
 // a Secret of the operator's), through drains (PodDisruptionBudgets that let one replica go), on
 // k0s and microk8s (kubelet's folder moved), under Pod Security admission, with cert-manager, and
 // with the values users of NVIDIA's and HAMi's charts expect, each reaching its object; the
-// values schema refuses what no template reads; kube-scheduler follows the cluster's version.
+// values schema refuses what no template reads; kube-scheduler follows the cluster's version; the
+// scheduler's web page stays off unless its value turns it on (issue 35).
 // Skipped (with a message) only where the built helm or kubectl (1.21+) is missing.
 #include <gtest/gtest.h>
 
@@ -238,11 +239,29 @@ TEST_F(DeployHelmValuesTest, DeviceMemoryScalingReachesTheAgent) {
                   "node.device-memory-scaling", scaling);
   }
   for (const char* bad : {"11", "0.5"}) {
-    Rendered chart = RenderChart("tessera-system",
-                                 {"--set", std::string("node.deviceMemoryScaling=") + bad},
-                                 kDeployKubeVersion);
+    Rendered chart =
+        RenderChart("tessera-system", {"--set", std::string("node.deviceMemoryScaling=") + bad},
+                    kDeployKubeVersion);
     EXPECT_NE(chart.error.find("schema"), std::string::npos) << bad << ": " << chart.error;
   }
+}
+
+// The web page (issue 35, docs/ui.md): off by default (no flag, the render of deploy/), and
+// scheduler.ui.enabled=true reaches the scheduler as its key.
+TEST_F(DeployHelmValuesTest, TheWebPageReachesTheSchedulerOnlyWhenTurnedOn) {
+  const YAML::Node plain = Pod(Chart({}), "Deployment", "tessera-scheduler")["containers"][0];
+  for (const std::string& a : Strings(plain["args"])) {
+    EXPECT_EQ(a.find("scheduler.ui"), std::string::npos) << a;
+  }
+  ExpectSetting(Config(plain), "scheduler.ui.enabled", "false");
+  ExpectSetting(Config(Pod(Chart({"--set", "scheduler.ui.enabled=false"}), "Deployment",
+                           "tessera-scheduler")["containers"][0]),
+                "scheduler.ui.enabled", "false");
+  const YAML::Node on = Pod(Chart({"--set", "scheduler.ui.enabled=true"}), "Deployment",
+                            "tessera-scheduler")["containers"][0];
+  std::vector<std::string> args = Strings(on["args"]);
+  EXPECT_EQ(std::count(args.begin(), args.end(), "--scheduler.ui.enabled=true"), 1);
+  ExpectSetting(Config(on), "scheduler.ui.enabled", "true");
 }
 
 TEST_F(DeployHelmValuesTest, TheSchedulersPodsGetTheirValues) {
@@ -381,6 +400,8 @@ TEST_F(DeployHelmValuesTest, TheSchemaRefusesWhatNoTemplateReads) {
         {"--set", "node.deviceSplitCount=many"},
         {"--set", "node.kubeletDir=/var/lib/k0s/kubelet"},
         {"--set", "scheduler.replicas=-1"},
+        {"--set", "scheduler.ui.enabled=yes"},
+        {"--set", "scheduler.ui.port=8080"},
         {"--set", "webhook.failurePolicy=Fial"},
         {"--set", "annotationKey.create=false"},
         {"--set", "image.tag=1"}}) {
