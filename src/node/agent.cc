@@ -199,7 +199,8 @@ void Agent::Housekeep() {
           read_memory_(board_.Get().gpus));
       next_guard = Clock::now() + options_.memory_guard_interval;
     }
-    if (Clock::now() >= next_spill) {
+    // Only a scaled node writes spill.<i> into limits files: elsewhere nothing can spill.
+    if (options_.memory_scaling > 1 && Clock::now() >= next_spill) {
       spill_notices_.Check(ReadAllocationFolders(options_.allocator.state_dir), board_.Get().gpus);
       next_spill = Clock::now() + options_.spill_check_interval;
     }

@@ -350,6 +350,7 @@ TEST(AgentTest, RecordsAContainersFirstSpillOnItsPod) {
   options.cgroup_root = dir.path() + "/cgroup";
   options.memory_guard_on = false;
   options.spill_check_interval = std::chrono::milliseconds(20);
+  options.memory_scaling = 2;  // only a scaled node's containers can spill
   MakeCgroupRoot(options.cgroup_root, CgroupVersion::kV2);
   Agent agent(options, gpus, store, store, kubelet);
   ASSERT_TRUE(agent.Start().ok());
