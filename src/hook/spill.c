@@ -75,6 +75,15 @@ static void spilled(struct charge* c, const char* how) {
   c->index += TESSERA_MAX_DEVICES;
 }
 
+/* A spill the driver could not serve: its reservation given back, out of memory. */
+static CUresult refuse(struct charge* c, const char* why, CUresult rc) {
+  region_spill_uncharge(c->index, c->bytes);
+  HOOK_LOG(HOOK_LOG_INFO,
+           "refused %llu bytes on device %d: the device is full and %s (CUDA error %d)",
+           (unsigned long long)c->bytes, c->index, why, (int)rc);
+  return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 CUresult spill_mem_alloc(struct charge* c, size_t bytes, CUdeviceptr* dptr) {
   if (reserve(c) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
   void* host = NULL;
@@ -92,14 +101,7 @@ CUresult spill_mem_alloc(struct charge* c, size_t bytes, CUdeviceptr* dptr) {
     if (rc == CUDA_SUCCESS && device != (CUdeviceptr)(uintptr_t)host) rc = CUDA_ERROR_NOT_SUPPORTED;
     if (rc != CUDA_SUCCESS) REAL(cuMemFreeHost)(host);
   }
-  if (rc != CUDA_SUCCESS) {
-    region_spill_uncharge(c->index, c->bytes);
-    HOOK_LOG(HOOK_LOG_INFO,
-             "refused %llu bytes on device %d: the device is full and mapped host memory could "
-             "not be had (CUDA error %d)",
-             (unsigned long long)c->bytes, c->index, (int)rc);
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  }
+  if (rc != CUDA_SUCCESS) return refuse(c, "mapped host memory could not be had", rc);
   *dptr = device;
   spilled(c, "mapped pinned memory");
   return CUDA_SUCCESS;
@@ -155,14 +157,7 @@ CUresult spill_mem_create(void* create, CUmemGenericAllocationHandle* handle, si
     host.location.id = 0;
     rc = fn(handle, bytes, &host, flags);
   }
-  if (rc != CUDA_SUCCESS) {
-    region_spill_uncharge(c->index, c->bytes);
-    HOOK_LOG(HOOK_LOG_INFO,
-             "refused %llu bytes on device %d: the device is full and the driver could not "
-             "create them on the host (CUDA error %d)",
-             (unsigned long long)c->bytes, c->index, (int)rc);
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  }
+  if (rc != CUDA_SUCCESS) return refuse(c, "the driver could not create them on the host", rc);
   int numa_node = host.location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA;
   spilled(c, numa_node ? "cuMemCreate on the host's NUMA node" : "cuMemCreate on the host");
   return CUDA_SUCCESS;
