@@ -33,29 +33,18 @@
 
 #include "abi/cuda_driver.h"
 #include "bench_children.h"
+#include "bench_device.h"
 
 namespace {
 
 using tessera::bench::BenchmarkTimes;
 using tessera::bench::Capture;
 using tessera::bench::KeepMin;
+using tessera::bench::OpenDevice;
 using tessera::bench::Setting;
 
-constexpr size_t kAllocBytes = 2 << 20;
 constexpr size_t kWorkerBytes = 256 << 20;
 constexpr int kRounds = 3;
-
-// Opens device 0's primary context once per process.
-bool OpenDevice() {
-  static bool ok = [] {
-    CUdevice dev;
-    CUcontext ctx;
-    return cuInit(0) == CUDA_SUCCESS && cuDeviceGet(&dev, 0) == CUDA_SUCCESS &&
-           cuDevicePrimaryCtxRetain(&ctx, dev) == CUDA_SUCCESS &&
-           cuCtxSetCurrent(ctx) == CUDA_SUCCESS;
-  }();
-  return ok;
-}
 
 CUfunction LoadKernel() {
   static CUfunction function = [] {
@@ -118,13 +107,7 @@ void BM_cuLaunchKernelAmidHostWork(benchmark::State& state) {
 BENCHMARK(BM_cuLaunchKernelAmidHostWork);
 
 void BM_cuMemAlloc_cuMemFree(benchmark::State& state) {
-  if (!OpenDevice()) return state.SkipWithError("no device");
-  for (auto _ : state) {
-    CUdeviceptr p = 0;
-    if (cuMemAlloc(&p, kAllocBytes) != CUDA_SUCCESS)
-      return state.SkipWithError("cuMemAlloc failed");
-    cuMemFree(p);
-  }
+  tessera::bench::AllocFreePairs(state);
 }
 BENCHMARK(BM_cuMemAlloc_cuMemFree);
 

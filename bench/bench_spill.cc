@@ -36,33 +36,23 @@
 
 #include "abi/cuda_driver.h"
 #include "bench_children.h"
+#include "bench_device.h"
 
 namespace {
 
 using tessera::bench::BenchmarkTimes;
 using tessera::bench::Capture;
+using tessera::bench::kAllocBytes;
 using tessera::bench::KeepMin;
+using tessera::bench::OpenDevice;
 using tessera::bench::Setting;
 
 // 774 MiB, of which a context takes 518 MiB: 256 MiB for the benchmark's allocations.
 constexpr char kDevice[] = "count=1,memory=774MiB,ctxmem=518MiB";
-constexpr size_t kAllocBytes = 2 << 20;
 constexpr size_t kBufferBytes = 32 << 20;
 constexpr char kKernel[] = "touch_10000ns";  // 10 us per MiB of device memory
 constexpr int kKernelRuns = 10;
 constexpr int kRounds = 3;
-
-// Opens device 0's primary context once per process.
-bool OpenDevice() {
-  static bool ok = [] {
-    CUdevice dev;
-    CUcontext ctx;
-    return cuInit(0) == CUDA_SUCCESS && cuDeviceGet(&dev, 0) == CUDA_SUCCESS &&
-           cuDevicePrimaryCtxRetain(&ctx, dev) == CUDA_SUCCESS &&
-           cuCtxSetCurrent(ctx) == CUDA_SUCCESS;
-  }();
-  return ok;
-}
 
 bool OnHost(CUdeviceptr p) {
   unsigned int type = 0;
@@ -84,13 +74,7 @@ CUdeviceptr FillUntilSpilled(size_t bytes, std::vector<CUdeviceptr>* device_bloc
 }
 
 void BM_cuMemAlloc_cuMemFree(benchmark::State& state) {
-  if (!OpenDevice()) return state.SkipWithError("no device");
-  for (auto _ : state) {
-    CUdeviceptr p = 0;
-    if (cuMemAlloc(&p, kAllocBytes) != CUDA_SUCCESS)
-      return state.SkipWithError("cuMemAlloc failed");
-    cuMemFree(p);
-  }
+  tessera::bench::AllocFreePairs(state);
 }
 BENCHMARK(BM_cuMemAlloc_cuMemFree);
 
