@@ -8,7 +8,6 @@
 #include "inspect/dra_claims.h"
 #include "kube/objects.h"
 #include "scheduler/quota_ledger.h"
-#include "scheduler/quota_source.h"
 
 namespace tessera::inspect {
 namespace {
@@ -119,7 +118,7 @@ Result<ApiSnapshot> ReadFromApiServer(kube::Client& client, const ApiSourceOptio
 
   ASSIGN_OR_RETURN(kube::ObjectList pods, client.List(kube::kPods, {.ns = options.ns}));
 
-  Result<kube::ObjectList> quotas = client.List(scheduler::kResourceQuotas, {.ns = options.ns});
+  Result<kube::ObjectList> quotas = client.List(kube::kResourceQuotas, {.ns = options.ns});
   if (quotas.ok()) {
     snap.view.quotas =
         CountQuotas(quotas->items, nodes.items, pods.items,

@@ -20,7 +20,6 @@
 #include "inspect/inspect_test_support.h"
 #include "kube/client.h"
 #include "kube/config_keys.h"
-#include "scheduler/quota_source.h"
 
 namespace tessera::inspect {
 namespace {
@@ -252,7 +251,7 @@ TEST_F(InspectGoldenTest, NamespaceShowsOnlyItsPods) {
 // Issue 36: read from the API server, the namespaces' GPU quotas are counted from the pods (any
 // dialect, not finished, bound or not) as the scheduler counts them.
 TEST_F(InspectGoldenTest, QuotasAreCountedFromTheApiServersPods) {
-  auto created = client_->Create(scheduler::kResourceQuotas, "ml",
+  auto created = client_->Create(kube::kResourceQuotas, "ml",
                                  {{"apiVersion", "v1"},
                                   {"kind", "ResourceQuota"},
                                   {"metadata", {{"name", "gpu-quota"}, {"namespace", "ml"}}},

@@ -28,6 +28,7 @@ inline constexpr Resource kNodes{"/api/v1", "nodes", "Node", "v1", false};
 inline constexpr Resource kNamespaces{"/api/v1", "namespaces", "Namespace", "v1", false};
 inline constexpr Resource kEvents{"/api/v1", "events", "Event", "v1", true};
 inline constexpr Resource kSecrets{"/api/v1", "secrets", "Secret", "v1", true};
+inline constexpr Resource kResourceQuotas{"/api/v1", "resourcequotas", "ResourceQuota", "v1", true};
 inline constexpr Resource kMutatingWebhookConfigurations{
     "/apis/admissionregistration.k8s.io/v1", "mutatingwebhookconfigurations",
     "MutatingWebhookConfiguration", "admissionregistration.k8s.io/v1", false};

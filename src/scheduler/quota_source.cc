@@ -14,7 +14,7 @@ kube::InformerHandlers LedgerHandlers(std::function<void(EventType, const kube::
 QuotaSource::QuotaSource(kube::Client& client, QuotaLedger& ledger)
     : ledger_(ledger),
       quotas_(std::make_unique<kube::Informer>(
-          client, kResourceQuotas, kube::InformerOptions{.name = "resource quotas"},
+          client, kube::kResourceQuotas, kube::InformerOptions{.name = "resource quotas"},
           LedgerHandlers([&ledger](EventType t, const kube::Json& o) { ledger.OnQuota(t, o); }))),
       claims_(std::make_unique<kube::Informer>(
           client, kube::kResourceClaims, kube::InformerOptions{.name = "resource claims"},

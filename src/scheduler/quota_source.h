@@ -17,10 +17,6 @@
 
 namespace tessera::scheduler {
 
-// ResourceQuotas (core v1).
-inline constexpr kube::Resource kResourceQuotas{"/api/v1", "resourcequotas", "ResourceQuota", "v1",
-                                                true};
-
 // Informer handlers that hand each event to `apply(type, object)`.
 kube::InformerHandlers LedgerHandlers(std::function<void(EventType, const kube::Json&)> apply);
 

@@ -379,10 +379,11 @@ TEST_F(SchedulerE2E, GpuQuotaAdmitsSixGiBOfVgpuAndRefusesSixGiBOfVcuda) {
   ASSERT_GT(port, 0);
   StartServer({.admission_webhook = "http://127.0.0.1:" + std::to_string(port)});
   Create(kube::kNodes, MakeUniformNode("n", 4, "Tesla T4", 15360));
-  Create(kResourceQuotas, {{"apiVersion", "v1"},
-                           {"kind", "ResourceQuota"},
-                           {"metadata", {{"name", "gpu-quota"}, {"namespace", "default"}}},
-                           {"spec", {{"hard", {{"requests.tessera.io/gpu-memory", "10Gi"}}}}}});
+  Create(kube::kResourceQuotas,
+         {{"apiVersion", "v1"},
+          {"kind", "ResourceQuota"},
+          {"metadata", {{"name", "gpu-quota"}, {"namespace", "default"}}},
+          {"spec", {{"hard", {{"requests.tessera.io/gpu-memory", "10Gi"}}}}}});
   StartApp("127.0.0.1:" + std::to_string(port));
 
   CreatePod(MakePod("vgpu", {{"nvidia.com/gpumem", 6144}}));
