@@ -25,6 +25,16 @@ image_of_library() { grep -aoE 'tessera\.local/tessera:[a-z0-9.-]+' "$1" | sed -
 
 # alive PID: the process still runs (and is the one the test started).
 alive() { [[ $(cat "/proc/$1/comm" 2>/dev/null) == tessera-hostil* ]]; }
+# started PID: the container's shell has become the workload and the loader has mapped the library.
+# Ready comes when the container starts, a moment before either, so this waits up to 10 s.
+started() {
+  local i
+  for ((i = 0; i < 100; i++)); do
+    alive "$1" && grep -q 'libtessera-cuda.so' "/proc/$1/maps" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
 # host_pid POD: the host PID of the pod's first container's main process (from its cgroup).
 host_pid() {
   local cid
@@ -59,6 +69,7 @@ for node in "${nodes[@]}"; do
   pod=${running_pod[$node]}
   check "$pod runs on $node" k wait --for=condition=Ready "pod/$pod" --timeout=120s
   running_pid[$node]=$(host_pid "$pod")
+  check "$pod's process (host PID ${running_pid[$node]}) is the workload, its library loaded" started "${running_pid[$node]}"
   check "$pod's process (host PID ${running_pid[$node]}) has the installed library mapped" \
     test "$(mapped_library "${running_pid[$node]}")" = "${old_library[$node]}"
 done
