@@ -7,6 +7,7 @@
 #include "common/strings.h"
 #include "mig/layout.h"
 #include "mig/policy.h"
+#include "timeline.h"
 
 namespace simgpu {
 namespace {
@@ -239,6 +240,8 @@ tessera::Result<int> CreateComputeInstance(StateFile& file, const SharedState::L
   gi.cis[free_id] =
       MigComputeInstance{1, static_cast<uint32_t>(ci_profile), static_cast<uint32_t>(start),
                          static_cast<uint32_t>(cp->slices)};
+  // The new MIG device's SMs run its kernels on a timeline of their own, from nothing.
+  ResetTimeline(d, MigSlotValue(gi_id, free_id));
   return free_id;
 }
 

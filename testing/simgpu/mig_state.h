@@ -60,7 +60,8 @@ tessera::Result<int> CreateGpuInstance(StateFile& file, const SharedState::Lock&
 // it has compute instances.
 tessera::Status DestroyGpuInstance(StateFile& file, const SharedState::Lock& lock, int dev, int gi);
 
-// Creates a compute instance of `slices` compute slices in GPU instance `gi`; returns its id.
+// Creates a compute instance of `slices` compute slices in GPU instance `gi`, its timeline started
+// afresh (ResetTimeline); returns its id.
 // NotFound when the GPU instance does not exist or has no such compute profile,
 // ResourceExhausted when the profile's count or the free compute slices do not allow it.
 tessera::Result<int> CreateComputeInstance(StateFile& file, const SharedState::Lock& lock, int dev,
@@ -89,7 +90,8 @@ int MigCapMinor(int gpu_minor, int gi, int ci);
 // The mig-minors table of a machine of `gpus` GPUs, one "<name> <minor>" line each.
 std::string MigMinorsTable(int gpus);
 
-// ProcessSlot::mig_instance's value for a MIG device, and back.
+// ProcessSlot::mig_instance's value for a MIG device (also the index of its timeline,
+// timeline.h), and back.
 inline uint32_t MigSlotValue(int gi, int ci) {
   return 1 + static_cast<uint32_t>(gi * kMaxComputeInstances + ci);
 }

@@ -323,11 +323,12 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t* me
   return NVML_SUCCESS;
 }
 
+// Not in MIG mode (NvmlResolveOutsideMig), as on a real driver.
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization) {
   if (utilization == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   SharedState* s;
   int i;
-  if (nvmlReturn_t r = NvmlResolve(device, &s, &i); r != NVML_SUCCESS) return r;
+  if (nvmlReturn_t r = NvmlResolveOutsideMig(device, &s, &i); r != NVML_SUCCESS) return r;
   SharedState::Lock lock(*s);
   uint64_t now = NowNs();
   DeviceState& d = s->file().devices[i];

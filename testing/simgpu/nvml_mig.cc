@@ -231,6 +231,28 @@ nvmlReturn_t NvmlResolveMig(nvmlDevice_t device, SharedState** state, int* index
   return NVML_SUCCESS;
 }
 
+nvmlReturn_t NvmlResolveOutsideMig(nvmlDevice_t device, SharedState** state, int* index) {
+  if (IsNvmlMigHandle(device)) {
+    int gi, ci;
+    nvmlReturn_t r = NvmlResolveMig(device, state, index, &gi, &ci);
+    return r == NVML_SUCCESS ? NVML_ERROR_NOT_SUPPORTED : r;
+  }
+  if (nvmlReturn_t r = NvmlResolve(device, state, index); r != NVML_SUCCESS) return r;
+  SharedState::Lock lock(**state);
+  return (*state)->file().devices[*index].mig_mode != 0 ? NVML_ERROR_NOT_SUPPORTED : NVML_SUCCESS;
+}
+
+nvmlReturn_t NvmlResolveAny(nvmlDevice_t device, SharedState** state, int* index, uint32_t* mig) {
+  if (!IsNvmlMigHandle(device)) {
+    *mig = 0;
+    return NvmlResolve(device, state, index);
+  }
+  int gi, ci;
+  if (nvmlReturn_t r = NvmlResolveMig(device, state, index, &gi, &ci); r != NVML_SUCCESS) return r;
+  *mig = MigSlotValue(gi, ci);
+  return NVML_SUCCESS;
+}
+
 void MigDeviceMemory(const StateFile& file, int dev, int gi, nvmlMemory_t* memory) {
   uint64_t total = GpuInstanceTotal(file.devices[dev], gi);
   memory->total = total;

@@ -24,6 +24,17 @@ bool IsNvmlMigHandle(nvmlDevice_t device);
 // NVML_ERROR_GPU_IS_LOST, or NVML_SUCCESS with the ids set.
 nvmlReturn_t NvmlResolveMig(nvmlDevice_t device, SharedState** state, int* index, int* gi, int* ci);
 
+// NvmlResolve for the queries a real driver does not answer in MIG mode, device and process
+// utilisation (NVML's reference: "On MIG-enabled GPUs, querying device utilization rates is not
+// currently supported", and the same of process utilization): NVML_ERROR_NOT_SUPPORTED for a GPU
+// whose MIG mode is on and for a MIG device handle (after NvmlResolveMig's checks), else
+// NvmlResolve's answer.
+nvmlReturn_t NvmlResolveOutsideMig(nvmlDevice_t device, SharedState** state, int* index);
+
+// The device a handle names, a GPU's or a MIG device's: as NvmlResolve or NvmlResolveMig, with
+// *mig set to the MIG device's ProcessSlot::mig_instance value (0 for a GPU handle).
+nvmlReturn_t NvmlResolveAny(nvmlDevice_t device, SharedState** state, int* index, uint32_t* mig);
+
 // A MIG device's memory and attributes (the MIG-aware parts of nvml_device.cc's queries); the
 // state's lock held, the device resolved.
 void MigDeviceMemory(const StateFile& file, int dev, int gi, nvmlMemory_t* memory);

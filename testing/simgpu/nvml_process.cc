@@ -1,5 +1,8 @@
 // NVML: running compute processes (v1/v2/v3 layouts; simgpu's contexts are all compute, so the
-// graphics and MPS lists are empty), process names, and per-process utilisation samples.
+// graphics and MPS lists are empty), process names, and per-process utilisation samples. In MIG
+// mode, as NVML's reference describes: a GPU handle lists the processes of all its MIG devices
+// (the aggregate a privileged caller gets), a MIG device handle those of that MIG device, and
+// process utilisation is not supported.
 #include <algorithm>
 #include <fstream>
 #include <string>
@@ -10,6 +13,7 @@
 #include "mig_state.h"
 #include "mix.h"
 #include "nvml_handles.h"
+#include "nvml_mig.h"
 #include "timeline.h"
 
 using namespace simgpu;
@@ -24,14 +28,17 @@ struct ProcessUse {
   uint32_t mig;  // ProcessSlot::mig_instance: the MIG device it uses, or 0
 };
 
-// Processes with a context or memory on the device, after freeing those that died.
+// Processes with a context or memory on the device (a MIG device handle: on that MIG device),
+// after freeing those that died.
 nvmlReturn_t Processes(nvmlDevice_t device, std::vector<ProcessUse>* out) {
   SharedState* s;
   int i;
-  if (nvmlReturn_t r = NvmlResolve(device, &s, &i); r != NVML_SUCCESS) return r;
+  uint32_t mig;
+  if (nvmlReturn_t r = NvmlResolveAny(device, &s, &i, &mig); r != NVML_SUCCESS) return r;
   SharedState::Lock lock(*s);
   s->Sweep(lock, SharedState::SweepMode::kFull);
   for (const ProcessSlot& p : s->file().processes) {
+    if (mig != 0 && p.mig_instance[i] != mig) continue;
     if (p.pid != 0 && (p.contexts[i] > 0 || p.used_bytes[i] > 0)) {
       out->push_back({static_cast<unsigned>(p.pid), p.used_bytes[i], p.mig_instance[i]});
     }
@@ -102,7 +109,8 @@ nvmlReturn_t NoProcesses(nvmlDevice_t device, unsigned* count) {
   if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   SharedState* s;
   int i;
-  if (nvmlReturn_t r = NvmlResolve(device, &s, &i); r != NVML_SUCCESS) return r;
+  uint32_t mig;
+  if (nvmlReturn_t r = NvmlResolveAny(device, &s, &i, &mig); r != NVML_SUCCESS) return r;
   *count = 0;
   return NVML_SUCCESS;
 }
@@ -164,6 +172,7 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
 //   lastSeenTimeStamp are returned, oldest first.
 // - aligned: as own, with every process's periods ending at the same instants.
 // Stamps are the period's end (CLOCK_REALTIME us, through the state file's one offset).
+// Not in MIG mode (NvmlResolveOutsideMig), as on a real driver.
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
                                              nvmlProcessUtilizationSample_t* utilization,
                                              unsigned int* processSamplesCount,
@@ -171,7 +180,7 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
   if (processSamplesCount == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   SharedState* s;
   int i;
-  if (nvmlReturn_t r = NvmlResolve(device, &s, &i); r != NVML_SUCCESS) return r;
+  if (nvmlReturn_t r = NvmlResolveOutsideMig(device, &s, &i); r != NVML_SUCCESS) return r;
   std::vector<nvmlProcessUtilizationSample_t> samples;
   {
     SharedState::Lock lock(*s);

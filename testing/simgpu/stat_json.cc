@@ -11,7 +11,8 @@ namespace simgpu {
 namespace {
 
 // A MIG-capable GPU's mode and instances: {"mode":0|1,"pending":0|1,"gpu_instances":[{"id",
-// "profile","start","size","used_bytes","compute_instances":[{"id","slices","start","uuid"}]}]}.
+// "profile","start","size","used_bytes","compute_instances":[{"id","slices","start","uuid",
+// "busy_ns"}]}]}: a compute instance's busy_ns is the device time given on its own timeline.
 nlohmann::json MigJson(const StateFile& file, int i) {
   const DeviceState& d = file.devices[i];
   nlohmann::json gis = nlohmann::json::array();
@@ -24,7 +25,8 @@ nlohmann::json MigJson(const StateFile& file, int i) {
       cis.push_back({{"id", c},
                      {"slices", gi.cis[c].size},
                      {"start", gi.cis[c].start},
-                     {"uuid", MigDeviceUuid(d, g, c)}});
+                     {"uuid", MigDeviceUuid(d, g, c)},
+                     {"busy_ns", TimelineBusyNs(d, MigSlotValue(g, c))}});
     }
     gis.push_back({{"id", g},
                    {"profile", GiProfile(d, gi).name},

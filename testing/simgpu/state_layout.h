@@ -15,7 +15,7 @@
 namespace simgpu {
 
 inline constexpr uint64_t kStateMagic = 0x31305550474d4953ull;  // "SIMGPU01"
-inline constexpr uint32_t kLayoutVersion = 9;
+inline constexpr uint32_t kLayoutVersion = 10;
 
 inline constexpr int kMaxDevices = 16;
 inline constexpr int kMaxProcesses = 1024;     // processes with a context or memory at once
@@ -38,6 +38,9 @@ inline constexpr uint64_t kGranule = 2ull << 20;  // allocation granularity
 // instance ids inside a GPU instance are 0-7.
 inline constexpr int kMaxGpuInstances = 15;
 inline constexpr int kMaxComputeInstances = 8;
+// A device's timelines (timeline.h): 0 the whole GPU's, 1 + gi * kMaxComputeInstances + ci a MIG
+// device's (ProcessSlot::mig_instance's value).
+inline constexpr int kMaxTimelines = 1 + kMaxGpuInstances * kMaxComputeInstances;
 
 // Busy time that fell into one time bucket; `epoch` is the bucket's number (time / width).
 struct Bucket {
@@ -65,6 +68,18 @@ struct Segment {
   uint32_t done;  // finished (a hole until the ring's head passes it)
   uint32_t lane;  // 0: a barrier of its context (the legacy stream, or every kernel when serial)
   uint32_t join;  // a join point (no device time): ends as soon as its context's earlier kernels
+  uint32_t timeline;  // the timeline it runs on: 0 the whole GPU, else a MIG device (kMaxTimelines)
+  uint32_t reserved;
+};
+
+// Where one timeline's schedule stands (timeline.h): the whole GPU's, or a MIG device's, whose
+// compute instance has SMs of its own and runs beside the others.
+struct TimelineSchedule {
+  uint32_t slice_ctx;       // the context holding the timeline (0: none)
+  uint32_t slice_yielded;   // slice_ctx's slice ended because its work ran out or waited
+  uint64_t slice_end_ns;    // when slice_ctx's slice ends
+  uint64_t slice_start_ns;  // when its kernels may run (after the context switch's cost)
+  uint64_t busy_ns;  // device time given to kernels on this timeline (since its instance was made)
 };
 
 // When kernel `seq` of a device ended (a ring indexed by seq % kEndCapacity).
@@ -121,17 +136,15 @@ struct DeviceState {
   MigGpuInstance gpu_instances[kMaxGpuInstances];
   uint64_t used_bytes;
   uint64_t peak_used_bytes;
-  uint64_t settled_busy_ns;  // device time given to kernels so far (up to sched_now_ns)
+  // Device time given to kernels so far (up to sched_now_ns), on all of its timelines together.
+  uint64_t settled_busy_ns;
   // The schedule, advanced lazily (timeline.h). Mode and slice are constant after creation.
   SchedMode sched_mode;
-  uint32_t slice_ctx;  // the context holding the device (0: none)
+  uint32_t reserved_sched;
   uint64_t timeslice_ns;
-  uint64_t sched_now_ns;    // the schedule has been worked out up to here
-  uint64_t slice_end_ns;    // when slice_ctx's slice ends
-  uint64_t slice_start_ns;  // when its kernels may run (after the context switch's cost)
-  uint32_t slice_yielded;   // slice_ctx's slice ended because its work ran out or waited
-  uint32_t reserved_slice;
-  uint64_t switched_ns;  // device time spent switching contexts so far (up to sched_now_ns)
+  uint64_t sched_now_ns;  // every timeline's schedule has been worked out up to here
+  uint64_t switched_ns;   // device time spent switching contexts so far, all timelines
+  TimelineSchedule timelines[kMaxTimelines];
   // A real GPU's imperfections (device_spec.h, Imperfections): constant after creation.
   uint32_t jitter_percent;
   uint32_t drift_percent;

@@ -16,6 +16,15 @@ KernelRef StreamLast(const Stream& s) {
 
 namespace {
 
+// The timeline the process's kernels on physical device `device` run on (timeline.h): its MIG
+// device's when it uses one there, else the whole GPU's.
+uint32_t TimelineOn(const Driver& d, int device) {
+  if (d.mig_ordinal >= 0 && d.visible[static_cast<size_t>(d.mig_ordinal)] == device) {
+    return MigSlotValue(d.mig_gi, d.mig_ci);
+  }
+  return 0;
+}
+
 // The point after which the work of every stream in `streams` has ended: the one stream with
 // unfinished work's last kernel, or, when several have some and the device runs a context's
 // streams together, a join point of the context (which waits for all of its earlier kernels,
@@ -37,7 +46,7 @@ KernelRef JoinOf(Driver& d, const Context& ctx, const std::vector<const Stream*>
   uint64_t end = 0;
   std::erase_if(seqs, [&](uint64_t seq) { return KernelEnded(dev, seq, &end); });
   if (seqs.size() <= 1) return KernelRef{ctx.device, seqs.empty() ? latest : seqs.front()};
-  uint64_t join = EnqueueJoin(dev, ctx.id, now);
+  uint64_t join = EnqueueJoin(dev, ctx.id, now, TimelineOn(d, ctx.device));
   // A full ring: the latest kernel, which may end before the others (a short wait, not a hang).
   return KernelRef{ctx.device, join != 0 ? join : latest};
 }
@@ -98,7 +107,7 @@ void ReleaseWaits(Driver& d, const SharedState::Lock& lock, uint64_t signal, Ker
     DeviceState& dev = d.state->file().devices[device];
     AdvanceDevice(d.state->file(), device, now);
     uint64_t seq = Enqueue(dev, s->ctx->id, PidStatOf(d, lock, dev, device), by, kDefaultKernelNs,
-                           now, s->lane);
+                           now, s->lane, TimelineOn(d, device));
     // A full ring leaves the waiting kernel's own 10 us out: the stream is done with the signal.
     KernelRef done = seq != 0 ? KernelRef{device, seq} : by;
     s->last_seq = done.device == device ? done.seq : 0;
@@ -132,7 +141,7 @@ KernelRef StampPoint(Driver& d, Stream& s) {
   if (!dev.events_on_device || (work.seq != 0 && !Ended(file, work, &end))) return work;
   // Nothing unfinished on the stream: the stamp is written when the device processes the
   // context's work, which a time-sliced device does only in the context's slice.
-  uint64_t marker = Enqueue(dev, s.ctx->id, -1, KernelRef{}, 0, now, s.lane);
+  uint64_t marker = Enqueue(dev, s.ctx->id, -1, KernelRef{}, 0, now, s.lane, TimelineOn(d, device));
   return marker != 0 ? KernelRef{device, marker} : KernelRef{};
 }
 
@@ -235,8 +244,8 @@ CUresult QueueKernel(Driver& d, Stream* s, Function* f, const LaunchShape& shape
       nominal,
       Variation{dev.jitter_percent, dev.drift_percent, dev.drift_period_ns, DeviceSeed(dev.uuid)},
       dev.next_seq, now);
-  uint64_t seq =
-      Enqueue(dev, s->ctx->id, PidStatOf(d, lock, dev, device), after, duration, now, s->lane);
+  uint64_t seq = Enqueue(dev, s->ctx->id, PidStatOf(d, lock, dev, device), after, duration, now,
+                         s->lane, TimelineOn(d, device));
   if (seq == 0) {
     *retry_at = EarliestRoom(dev, now);
     return CUDA_SUCCESS;

@@ -88,8 +88,10 @@ void SettleBusy(DeviceState& dev, int pid_stat, uint64_t from, uint64_t to) {
   AddToBuckets(p.buckets, kPidBuckets, dev.nvml_period_ns, from + shift, to + shift);
 }
 
-void SettleDevice(DeviceState& dev, uint64_t from, uint64_t to) {
+// Settles device time [from, to) as busy on timeline `timeline` and for the device.
+void SettleDevice(DeviceState& dev, uint32_t timeline, uint64_t from, uint64_t to) {
   dev.settled_busy_ns += to - from;
+  dev.timelines[timeline].busy_ns += to - from;
   AddToBuckets(dev.buckets, kDeviceBuckets, kDeviceBucketNs, from, to);
 }
 
@@ -104,10 +106,10 @@ void Finish(DeviceState& dev, Segment& s, uint64_t at) {
   }
 }
 
-// Gives kernel `s` the device alone over [from, to) and settles that time; ends it when it needs
-// no more. Returns whether it ended.
+// Gives kernel `s` its timeline alone over [from, to) and settles that time; ends it when it
+// needs no more. Returns whether it ended.
 bool Run(DeviceState& dev, Segment& s, uint64_t from, uint64_t to) {
-  SettleDevice(dev, from, to);
+  SettleDevice(dev, s.timeline, from, to);
   SettleBusy(dev, s.pid_stat, from, to);
   s.remaining_ns -= to - from;
   if (s.remaining_ns > 0) return false;
@@ -115,11 +117,11 @@ bool Run(DeviceState& dev, Segment& s, uint64_t from, uint64_t to) {
   return true;
 }
 
-// Calls fn(position, segment) for every unfinished kernel, oldest first, that no earlier
-// unfinished kernel of its own context holds back: one of its lane or of lane 0 holds it, and any
-// one holds a kernel of lane 0. One pass over the ring.
+// Calls fn(position, segment) for every unfinished kernel of timeline `timeline`, oldest first,
+// that no earlier unfinished kernel of its own context holds back: one of its lane or of lane 0
+// holds it, and any one holds a kernel of lane 0. One pass over the ring.
 template <typename Fn>
-void ForEachUnheld(DeviceState& dev, Fn fn) {
+void ForEachUnheld(DeviceState& dev, uint32_t timeline, Fn fn) {
   struct Seen {
     uint32_t ctx;
     bool barrier;                 // an unfinished kernel of lane 0
@@ -128,7 +130,7 @@ void ForEachUnheld(DeviceState& dev, Fn fn) {
   std::vector<Seen> seen;
   for (uint32_t k = 0; k < dev.segment_count; ++k) {
     Segment& s = At(dev, k);
-    if (s.done) continue;
+    if (s.done || s.timeline != timeline) continue;
     auto it =
         std::find_if(seen.begin(), seen.end(), [&](const Seen& e) { return e.ctx == s.ctx_id; });
     bool held = false;
@@ -150,11 +152,12 @@ void ForEachUnheld(DeviceState& dev, Fn fn) {
   }
 }
 
-// Ends, at `at`, every join point whose context has no earlier unfinished kernel.
-void EndJoins(DeviceState& dev, uint64_t at) {
+// Ends, at `at`, every join point of timeline `timeline` whose context has no earlier unfinished
+// kernel.
+void EndJoins(DeviceState& dev, uint32_t timeline, uint64_t at) {
   while (true) {
     uint64_t seq = 0;
-    ForEachUnheld(dev, [&](uint32_t, Segment& s) {
+    ForEachUnheld(dev, timeline, [&](uint32_t, Segment& s) {
       if (s.join && seq == 0) seq = s.seq;
     });
     if (seq == 0) return;
@@ -162,12 +165,17 @@ void EndJoins(DeviceState& dev, uint64_t at) {
   }
 }
 
-// The schedule of one device over one Advance() call.
+// The schedule of one timeline of a device over one Advance() call.
 class Scheduler {
  public:
-  Scheduler(DeviceState& dev, int device, const EndOnOtherDevice& other)
-      : dev_(dev), device_(device), other_(other) {}
+  Scheduler(DeviceState& dev, int device, const EndOnOtherDevice& other, uint32_t timeline)
+      : dev_(dev),
+        device_(device),
+        other_(other),
+        timeline_(timeline),
+        sched_(dev.timelines[timeline]) {}
 
+  // Runs the timeline from where the device's schedule was left (sched_now_ns) up to `now`.
   void RunUntil(uint64_t now) {
     uint64_t t = dev_.sched_now_ns;
     while (t < now && dev_.segment_count > 0) {
@@ -175,12 +183,12 @@ class Scheduler {
       if (next == kNever) break;
       t = next;
     }
-    dev_.sched_now_ns = now;
   }
 
  private:
   // When `s` may start: 0 when it waits for nothing that has not ended, kNever while the kernel
-  // it waits for runs.
+  // it waits for runs (one of another timeline of this device has been run to `now` first:
+  // Advance).
   uint64_t ReadyAt(const Segment& s) const {
     if (s.after_seq == 0) return 0;
     if (s.after_device == device_) {
@@ -190,10 +198,13 @@ class Scheduler {
     return other_ ? other_(s.after_device, s.after_seq) : 0;
   }
 
-  // Runs the oldest kernel from t. Returns the time reached, or kNever when nothing runs
-  // before `now`.
+  // Runs the timeline's oldest kernel from t. Returns the time reached, or kNever when nothing
+  // runs before `now`.
   uint64_t StepFifo(uint64_t t, uint64_t now) {
-    Segment& s = At(dev_, 0);
+    uint32_t k = 0;
+    while (k < dev_.segment_count && (At(dev_, k).done || At(dev_, k).timeline != timeline_)) ++k;
+    if (k == dev_.segment_count) return kNever;
+    Segment& s = At(dev_, k);
     if (s.join) {
       Finish(dev_, s, t);
       return t;
@@ -201,7 +212,7 @@ class Scheduler {
     uint64_t ready = ReadyAt(s);
     if (ready > t) return ready < now ? ready : kNever;
     uint64_t to = std::min(now, t + s.remaining_ns);
-    if (Run(dev_, s, t, to)) EndJoins(dev_, to);
+    if (Run(dev_, s, t, to)) EndJoins(dev_, timeline_, to);
     return to;
   }
 
@@ -209,7 +220,7 @@ class Scheduler {
   // their context (lanes) and not waiting for another kernel.
   std::vector<uint32_t> Runnable(uint32_t ctx, uint64_t t) const {
     std::vector<uint32_t> out;
-    ForEachUnheld(dev_, [&](uint32_t k, const Segment& s) {
+    ForEachUnheld(dev_, timeline_, [&](uint32_t k, const Segment& s) {
       if (!s.join && s.ctx_id == ctx && ReadyAt(s) <= t) out.push_back(k);
     });
     return out;
@@ -225,8 +236,8 @@ class Scheduler {
     uint32_t after_ctx = 0, lowest_ctx = 0;
     *wake = kNever;
     bool holder_has_work = false;
-    ForEachUnheld(dev_, [&](uint32_t, const Segment& s) {
-      if (s.ctx_id == dev_.slice_ctx && !s.join) holder_has_work = true;
+    ForEachUnheld(dev_, timeline_, [&](uint32_t, const Segment& s) {
+      if (s.ctx_id == sched_.slice_ctx && !s.join) holder_has_work = true;
       if (s.join || std::find(seen.begin(), seen.end(), s.ctx_id) != seen.end()) return;
       uint64_t ready = ReadyAt(s);
       if (ready > t) {
@@ -234,7 +245,7 @@ class Scheduler {
         return;
       }
       seen.push_back(s.ctx_id);
-      if (s.ctx_id > dev_.slice_ctx && (!found_after || s.ctx_id < after_ctx)) {
+      if (s.ctx_id > sched_.slice_ctx && (!found_after || s.ctx_id < after_ctx)) {
         found_after = true;
         after_ctx = s.ctx_id;
       }
@@ -245,44 +256,44 @@ class Scheduler {
     });
     if (!found_any) return false;
     uint32_t pick = found_after ? after_ctx : lowest_ctx;
-    uint64_t cost = dev_.slice_ctx != 0 && pick != dev_.slice_ctx
-                        ? SwitchCost(dev_, dev_.slice_yielded != 0 || !holder_has_work)
+    uint64_t cost = sched_.slice_ctx != 0 && pick != sched_.slice_ctx
+                        ? SwitchCost(dev_, sched_.slice_yielded != 0 || !holder_has_work)
                         : 0;
-    dev_.slice_yielded = 0;
-    dev_.slice_ctx = pick;
-    dev_.slice_start_ns = t + cost;
-    dev_.slice_end_ns = t + cost + dev_.timeslice_ns;
+    sched_.slice_yielded = 0;
+    sched_.slice_ctx = pick;
+    sched_.slice_start_ns = t + cost;
+    sched_.slice_end_ns = t + cost + dev_.timeslice_ns;
     return true;
   }
 
   // Runs the slice holder's runnable kernels together from t (each gets an equal part of the
-  // device: they share its SMs) until its slice ends, its work runs out or waits, or now.
+  // timeline: they share its SMs) until its slice ends, its work runs out or waits, or now.
   uint64_t StepSliced(uint64_t t, uint64_t now) {
-    bool holding = dev_.slice_ctx != 0 && t < dev_.slice_end_ns;
+    bool holding = sched_.slice_ctx != 0 && t < sched_.slice_end_ns;
     std::vector<uint32_t> run;
     if (holding) {
-      run = Runnable(dev_.slice_ctx, std::max(t, dev_.slice_start_ns));
+      run = Runnable(sched_.slice_ctx, std::max(t, sched_.slice_start_ns));
       if (run.empty()) {  // its work ran out or waits: the slice is over
-        dev_.slice_end_ns = t;
-        dev_.slice_yielded = 1;
+        sched_.slice_end_ns = t;
+        sched_.slice_yielded = 1;
       }
     }
     if (run.empty()) {
       uint64_t wake = kNever;
       if (!NextSlice(t, &wake)) return wake < now ? wake : kNever;
-      run = Runnable(dev_.slice_ctx, dev_.slice_start_ns);
+      run = Runnable(sched_.slice_ctx, sched_.slice_start_ns);
     }
-    if (t < dev_.slice_start_ns) {  // switching
-      uint64_t to = std::min(now, dev_.slice_start_ns);
+    if (t < sched_.slice_start_ns) {  // switching
+      uint64_t to = std::min(now, sched_.slice_start_ns);
       dev_.switched_ns += to - t;
       return to;
     }
     uint64_t n = run.size();
     uint64_t first_end = kNever;
     for (uint32_t k : run) first_end = std::min(first_end, At(dev_, k).remaining_ns * n);
-    uint64_t to = std::min({now, dev_.slice_end_ns, t + first_end});
+    uint64_t to = std::min({now, sched_.slice_end_ns, t + first_end});
     uint64_t share = (to - t) / n;
-    SettleDevice(dev_, t, to);
+    SettleDevice(dev_, timeline_, t, to);
     std::vector<int> pids;
     std::vector<uint64_t> seqs;
     for (uint32_t k : run) {
@@ -301,14 +312,34 @@ class Scheduler {
         Finish(dev_, At(dev_, k), to);
       }
     }
-    if (!seqs.empty()) EndJoins(dev_, to);
+    if (!seqs.empty()) EndJoins(dev_, timeline_, to);
     return to;
   }
 
   DeviceState& dev_;
   const int device_;
   const EndOnOtherDevice& other_;
+  const uint32_t timeline_;
+  TimelineSchedule& sched_;
 };
+
+// The timelines of kernels of this device that timeline `timeline`'s unfinished kernels wait
+// for and that are unfinished too.
+std::vector<uint32_t> TimelinesWaitedFor(const DeviceState& dev, int device, uint32_t timeline) {
+  std::vector<uint32_t> out;
+  for (uint32_t k = 0; k < dev.segment_count; ++k) {
+    const Segment& s = At(dev, k);
+    if (s.done || s.timeline != timeline || s.after_seq == 0 || s.after_device != device) continue;
+    uint32_t j = LowerBound(dev, s.after_seq);
+    if (j == dev.segment_count) continue;
+    const Segment& awaited = At(dev, j);
+    if (awaited.seq == s.after_seq && !awaited.done && awaited.timeline != timeline &&
+        std::find(out.begin(), out.end(), awaited.timeline) == out.end()) {
+      out.push_back(awaited.timeline);
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -321,7 +352,29 @@ void InitTimeline(DeviceState& dev, SchedMode mode, uint64_t timeslice_ns) {
 
 void Advance(DeviceState& dev, int device, uint64_t now, const EndOnOtherDevice& other) {
   if (now <= dev.sched_now_ns) return;
-  Scheduler(dev, device, other).RunUntil(now);
+  // Each timeline with work runs on its own, after the timelines its kernels wait for (a cycle
+  // of waits answers as it stands, as between devices).
+  enum : uint8_t { kToRun, kRunning, kRan };
+  std::vector<uint8_t> state(kMaxTimelines, kToRun);
+  std::function<void(uint32_t)> run = [&](uint32_t timeline) {
+    state[timeline] = kRunning;
+    for (uint32_t first : TimelinesWaitedFor(dev, device, timeline)) {
+      if (state[first] == kToRun) run(first);
+    }
+    Scheduler(dev, device, other, timeline).RunUntil(now);
+    state[timeline] = kRan;
+  };
+  std::vector<uint32_t> busy;
+  for (uint32_t k = 0; k < dev.segment_count; ++k) {
+    const Segment& s = At(dev, k);
+    if (!s.done && std::find(busy.begin(), busy.end(), s.timeline) == busy.end()) {
+      busy.push_back(s.timeline);
+    }
+  }
+  for (uint32_t timeline : busy) {
+    if (state[timeline] == kToRun) run(timeline);
+  }
+  dev.sched_now_ns = now;
 }
 
 namespace {
@@ -345,8 +398,20 @@ void AdvanceDevice(StateFile& file, int device, uint64_t now) {
   AdvanceGuarded(file, device, now, &advancing);
 }
 
+namespace {
+
+// Whether timeline `timeline` has an unfinished kernel.
+bool HasWork(const DeviceState& dev, uint32_t timeline) {
+  for (uint32_t k = 0; k < dev.segment_count; ++k) {
+    if (!At(dev, k).done && At(dev, k).timeline == timeline) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 uint64_t Enqueue(DeviceState& dev, uint32_t ctx_id, int pid_stat, KernelRef after,
-                 uint64_t duration_ns, uint64_t now, uint32_t lane) {
+                 uint64_t duration_ns, uint64_t now, uint32_t lane, uint32_t timeline) {
   if (dev.segment_count == kSegmentCapacity) return 0;
   uint64_t seq = dev.next_seq++;
   Segment s{};
@@ -357,7 +422,8 @@ uint64_t Enqueue(DeviceState& dev, uint32_t ctx_id, int pid_stat, KernelRef afte
   s.ctx_id = ctx_id;
   s.pid_stat = pid_stat;
   s.lane = dev.streams_concurrent ? lane : 0;
-  if (duration_ns == 0 && after.seq == 0 && dev.segment_count == 0) {
+  s.timeline = timeline;
+  if (duration_ns == 0 && after.seq == 0 && !HasWork(dev, timeline)) {
     // Takes no device time and waits for nothing: it has ended already.
     s.done = 1;
     dev.ends[seq % kEndCapacity] = KernelEnd{seq, std::max(now, dev.sched_now_ns)};
@@ -369,7 +435,7 @@ uint64_t Enqueue(DeviceState& dev, uint32_t ctx_id, int pid_stat, KernelRef afte
   return seq;
 }
 
-uint64_t EnqueueJoin(DeviceState& dev, uint32_t ctx_id, uint64_t now) {
+uint64_t EnqueueJoin(DeviceState& dev, uint32_t ctx_id, uint64_t now, uint32_t timeline) {
   if (dev.segment_count == kSegmentCapacity) return 0;
   uint64_t seq = dev.next_seq++;
   Segment s{};
@@ -377,10 +443,15 @@ uint64_t EnqueueJoin(DeviceState& dev, uint32_t ctx_id, uint64_t now) {
   s.ctx_id = ctx_id;
   s.pid_stat = -1;
   s.join = 1;
+  s.timeline = timeline;
   At(dev, dev.segment_count) = s;
   ++dev.segment_count;
-  EndJoins(dev, std::max(now, dev.sched_now_ns));
+  EndJoins(dev, timeline, std::max(now, dev.sched_now_ns));
   return seq;
+}
+
+void ResetTimeline(DeviceState& dev, uint32_t timeline) {
+  dev.timelines[timeline] = TimelineSchedule{};
 }
 
 bool KernelEnded(const DeviceState& dev, uint64_t seq, uint64_t* end_ns) {
@@ -397,21 +468,23 @@ uint64_t EarliestEnd(const DeviceState& dev, uint64_t seq) {
   if (KernelEnded(dev, seq, &end)) return end;
   uint64_t t = dev.sched_now_ns;
   uint32_t last = LowerBound(dev, seq);
+  // Only the kernels of its own timeline come before it.
+  const Segment& goal = At(dev, last);
   if (dev.sched_mode == SchedMode::kFifo) {
     for (uint32_t k = 0; k <= last; ++k) {
-      if (!At(dev, k).done) t += At(dev, k).remaining_ns;
+      if (!At(dev, k).done && At(dev, k).timeline == goal.timeline) t += At(dev, k).remaining_ns;
     }
     return t;
   }
   // Time-sliced: the round robin played forward over each context's queued work as it stands
   // (the target's up to it: of its lane and lane 0 only, a lower bound when its context's streams
   // overlap), ignoring waits for other kernels.
-  const Segment& goal = At(dev, last);
+  const TimelineSchedule& sched = dev.timelines[goal.timeline];
   uint32_t target = goal.ctx_id;
   std::map<uint32_t, uint64_t> work;
   for (uint32_t k = 0; k < dev.segment_count; ++k) {
     const Segment& s = At(dev, k);
-    if (s.done) continue;
+    if (s.done || s.timeline != goal.timeline) continue;
     if (s.ctx_id != target) {
       work[s.ctx_id] += s.remaining_ns;
     } else if (k <= last && (goal.lane == 0 || s.lane == 0 || s.lane == goal.lane)) {
@@ -419,9 +492,9 @@ uint64_t EarliestEnd(const DeviceState& dev, uint64_t seq) {
     }
   }
   if (work[target] == 0) return t;  // takes no device time: it ends when its turn comes
-  uint32_t holder = dev.slice_ctx;
-  if (dev.slice_start_ns > t && dev.slice_end_ns > t) t = dev.slice_start_ns;
-  uint64_t slice_left = dev.slice_end_ns > t ? dev.slice_end_ns - t : 0;
+  uint32_t holder = sched.slice_ctx;
+  if (sched.slice_start_ns > t && sched.slice_end_ns > t) t = sched.slice_start_ns;
+  uint64_t slice_left = sched.slice_end_ns > t ? sched.slice_end_ns - t : 0;
   while (true) {
     auto it = work.find(holder);
     if (it != work.end() && it->second > 0 && slice_left > 0) {
@@ -453,6 +526,10 @@ uint64_t EarliestRoom(const DeviceState& dev, uint64_t now) {
 
 uint64_t BusyNs(const DeviceState& dev) {
   return dev.settled_busy_ns;
+}
+
+uint64_t TimelineBusyNs(const DeviceState& dev, uint32_t timeline) {
+  return dev.timelines[timeline].busy_ns;
 }
 
 uint64_t SwitchedNs(const DeviceState& dev) {

@@ -20,6 +20,13 @@
 // A kernel may wait for another one (cuStreamWaitEvent, `wait_<K>` kernels): it does not start
 // before that one has ended; a context's later kernels wait behind it.
 //
+// A device has one timeline (the whole GPU) unless it is in MIG mode; then each MIG device (a
+// compute instance, with SMs of its own) has a timeline of its own, and its kernels run beside
+// those of the other MIG devices, neither slowing the other, as on a real GPU whose instances
+// are isolated in hardware. Each timeline is scheduled as above on its own (slices, switches,
+// its contexts' lanes); kernels of all timelines share the device's ring of queued kernels and
+// its numbering (seq), and a kernel may wait for one of another timeline.
+//
 // Since later launches of other contexts change when a queued kernel ends, kernels are known by
 // seq (per device, from 1), not by end time: KernelEnded() says whether one has ended and when,
 // EarliestEnd() when it ends if nothing else is launched (only later launches delay it).
@@ -49,8 +56,9 @@ using EndOnOtherDevice = std::function<uint64_t(int device, uint64_t seq)>;
 // the imperfections' fields after.
 void InitTimeline(DeviceState& dev, SchedMode mode, uint64_t timeslice_ns);
 
-// Runs the schedule up to `now` (a `now` already passed changes nothing): kernels run, are
-// preempted and end as the mode says; their device time is settled into the totals and buckets.
+// Runs the schedule of every timeline up to `now` (a `now` already passed changes nothing):
+// kernels run, are preempted and end as the mode says; their device time is settled into the
+// totals and buckets.
 // `device` is this device's index (a kernel waiting for one of the same device is resolved here);
 // `other` answers for kernels of other devices (empty: they count as ended).
 void Advance(DeviceState& dev, int device, uint64_t now, const EndOnOtherDevice& other = {});
@@ -60,16 +68,23 @@ void Advance(DeviceState& dev, int device, uint64_t now, const EndOnOtherDevice&
 void AdvanceDevice(StateFile& file, int device, uint64_t now);
 
 // Queues a kernel of `duration_ns` for context `ctx_id`, lane `lane` (its stream; 0: a barrier
-// of the context) and PID table entry `pid_stat` (-1: none), to start no earlier than kernel
-// `after` has ended (seq 0: nothing). Call Advance(now) first. Returns its seq, or 0 (changing
-// nothing) when the ring is full: the caller waits until EarliestRoom() and retries.
+// of the context) and PID table entry `pid_stat` (-1: none), on timeline `timeline` (0: the
+// whole GPU; a MIG device's: its MigSlotValue, mig_state.h), to start no earlier than kernel
+// `after` has ended (seq 0: nothing). A context's kernels all go on one timeline. Call
+// Advance(now) first. Returns its seq, or 0 (changing nothing) when the ring is full: the caller
+// waits until EarliestRoom() and retries.
 uint64_t Enqueue(DeviceState& dev, uint32_t ctx_id, int pid_stat, KernelRef after,
-                 uint64_t duration_ns, uint64_t now, uint32_t lane = 0);
+                 uint64_t duration_ns, uint64_t now, uint32_t lane = 0, uint32_t timeline = 0);
 
-// Queues a join point of context `ctx_id`: a seq that ends when every kernel the context queued
-// before it has ended (at once when none is unfinished), taking no device time and holding back
-// no later kernel. Call Advance(now) first. Returns 0 when the ring is full.
-uint64_t EnqueueJoin(DeviceState& dev, uint32_t ctx_id, uint64_t now);
+// Queues a join point of context `ctx_id` (on its timeline `timeline`): a seq that ends when every
+// kernel the context queued before it has ended (at once when none is unfinished), taking no
+// device time and holding back no later kernel. Call Advance(now) first. Returns 0 when the ring
+// is full.
+uint64_t EnqueueJoin(DeviceState& dev, uint32_t ctx_id, uint64_t now, uint32_t timeline = 0);
+
+// Starts timeline `timeline` afresh (no holder, no busy time), for a MIG device just made. Its
+// device time stays in the device's totals.
+void ResetTimeline(DeviceState& dev, uint32_t timeline);
 
 // Whether kernel `seq` has ended by the schedule's time (Advance first). When it has, *end_ns is
 // its end, or 0 when it ended more than kEndCapacity kernels ago and its end is forgotten.
@@ -84,14 +99,17 @@ uint64_t EarliestEnd(const DeviceState& dev, uint64_t seq);
 // When the ring has room for another kernel at the soonest (`now` when it has room).
 uint64_t EarliestRoom(const DeviceState& dev, uint64_t now);
 
-// Device time given so far, all PIDs / one PID table entry. Call Advance(now) first.
+// Device time given so far, all PIDs (on every timeline together) / one timeline since
+// ResetTimeline / one PID table entry. Call Advance(now) first.
 uint64_t BusyNs(const DeviceState& dev);
+uint64_t TimelineBusyNs(const DeviceState& dev, uint32_t timeline);
 // Device time spent switching between contexts so far (idle for everybody). Advance first.
 uint64_t SwitchedNs(const DeviceState& dev);
 uint64_t PidBusyNs(const DeviceState& dev, int pid_stat);
 
-// Device time given within (now - window_ns, now], all PIDs / one PID table entry. The window is
-// resolved to 10 ms (device) or the PID's sample periods. Call Advance(now) first.
+// Device time given within (now - window_ns, now], all PIDs (every timeline) / one PID table
+// entry. The window is resolved to 10 ms (device) or the PID's sample periods. Call Advance(now)
+// first.
 uint64_t BusyInWindow(const DeviceState& dev, uint64_t now, uint64_t window_ns);
 uint64_t PidBusyInWindow(const DeviceState& dev, int pid_stat, uint64_t now, uint64_t window_ns);
 

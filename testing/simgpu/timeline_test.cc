@@ -334,5 +334,67 @@ TEST_F(SimgpuTimelineUnit, EachPidIsSampledOnItsOwnPhase) {
   EXPECT_EQ(PidPeriodAt(dev(), p, PidPeriodEnd(dev(), p, epoch) - 1), epoch);
 }
 
+// MIG: timelines 1 and 2 are two MIG devices of one GPU (state_layout.h, kMaxTimelines).
+TEST_F(SimgpuTimelineUnit, KernelsOfTwoMigDevicesRunSideBySide) {
+  Init(SchedMode::kTimeSlice);
+  dev().switch_ns = 100'000;
+  Advance(dev(), 0, kT0);
+  // Contexts 1 and 3 share MIG device 1 and take turns; context 2 has MIG device 2 to itself.
+  uint64_t a = Enqueue(dev(), 1, 0, {}, 10 * kMs, kT0, 0, 1);
+  uint64_t b = Enqueue(dev(), 2, 1, {}, 10 * kMs, kT0, 0, 2);
+  uint64_t c = Enqueue(dev(), 3, 2, {}, 10 * kMs, kT0, 0, 1);
+  EXPECT_EQ(EndOf(b), kT0 + 10 * kMs);  // as if alone
+  // Device 1: 2 ms slices, a preemption (the whole switch) at every hand-over while a runs, a
+  // tenth once its work is done.
+  EXPECT_EQ(EndOf(a), kT0 + 18 * kMs + 8 * 100'000);
+  EXPECT_EQ(EndOf(c), kT0 + 20 * kMs + 8 * 100'000 + 10'000);
+  EXPECT_EQ(TimelineBusyNs(dev(), 1), 20 * kMs);
+  EXPECT_EQ(TimelineBusyNs(dev(), 2), 10 * kMs);
+  EXPECT_EQ(BusyNs(dev()), 30 * kMs);
+  EXPECT_EQ(PidBusyNs(dev(), 1), 10 * kMs);
+  EXPECT_EQ(SwitchedNs(dev()), 8 * 100'000u + 10'000u);
+}
+
+TEST_F(SimgpuTimelineUnit, FifoRunsEachMigDeviceInItsOwnOrder) {
+  Init(SchedMode::kFifo);
+  Advance(dev(), 0, kT0);
+  uint64_t a = Enqueue(dev(), 1, 0, {}, 4 * kMs, kT0, 0, 1);
+  uint64_t b = Enqueue(dev(), 2, 1, {}, 3 * kMs, kT0, 0, 2);
+  uint64_t c = Enqueue(dev(), 1, 0, {}, 1 * kMs, kT0, 0, 1);
+  EXPECT_EQ(EarliestEnd(dev(), c), kT0 + 5 * kMs);  // behind a alone
+  EXPECT_EQ(EndOf(b), kT0 + 3 * kMs);
+  EXPECT_EQ(EndOf(a), kT0 + 4 * kMs);
+  EXPECT_EQ(EndOf(c), kT0 + 5 * kMs);
+}
+
+TEST_F(SimgpuTimelineUnit, AKernelWaitsForAKernelOfAnotherMigDevice) {
+  Init(SchedMode::kTimeSlice);
+  Advance(dev(), 0, kT0);
+  // x on MIG device 1 comes first in the ring; y on it waits for w on MIG device 2, which one
+  // Advance() runs first.
+  uint64_t x = Enqueue(dev(), 1, 0, {}, 5 * kMs, kT0, 0, 1);
+  uint64_t w = Enqueue(dev(), 2, 1, {}, 10 * kMs, kT0, 0, 2);
+  uint64_t y = Enqueue(dev(), 1, 0, KernelRef{0, w}, 1 * kMs, kT0, 0, 1);
+  Advance(dev(), 0, kT0 + 100 * kMs);
+  uint64_t end = 0;
+  ASSERT_TRUE(KernelEnded(dev(), x, &end));
+  EXPECT_EQ(end, kT0 + 5 * kMs);
+  ASSERT_TRUE(KernelEnded(dev(), w, &end));
+  EXPECT_EQ(end, kT0 + 10 * kMs);
+  ASSERT_TRUE(KernelEnded(dev(), y, &end));
+  EXPECT_EQ(end, kT0 + 11 * kMs);
+}
+
+TEST_F(SimgpuTimelineUnit, AMigDeviceMadeAgainStartsAfresh) {
+  Init(SchedMode::kTimeSlice);
+  Advance(dev(), 0, kT0);
+  uint64_t a = Enqueue(dev(), 1, 0, {}, 3 * kMs, kT0, 0, 1);
+  EXPECT_EQ(EndOf(a), kT0 + 3 * kMs);
+  ResetTimeline(dev(), 1);
+  EXPECT_EQ(TimelineBusyNs(dev(), 1), 0u);
+  EXPECT_EQ(dev().timelines[1].slice_ctx, 0u);
+  EXPECT_EQ(BusyNs(dev()), 3 * kMs);  // the device's total keeps it
+}
+
 }  // namespace
 }  // namespace simgpu

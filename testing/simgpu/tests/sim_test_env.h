@@ -12,6 +12,7 @@
 #include <functional>
 #include <string>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "abi/cuda_driver.h"
@@ -102,6 +103,34 @@ class ChildGuard {
 
  private:
   pid_t pid_;
+};
+
+// A pipe a child writes one byte to when it is ready and reads one byte from to go on.
+struct Handshake {
+  int ready[2];
+  int go[2];
+  Handshake() {
+    EXPECT_EQ(pipe(ready), 0);
+    EXPECT_EQ(pipe(go), 0);
+  }
+  ~Handshake() {
+    for (int fd : {ready[0], ready[1], go[0], go[1]}) close(fd);
+  }
+  // In the child.
+  void SignalAndWait() {
+    char c = 1;
+    (void)!write(ready[1], &c, 1);
+    (void)!read(go[0], &c, 1);
+  }
+  // In the parent.
+  bool AwaitReady() {
+    char c = 0;
+    return read(ready[0], &c, 1) == 1 && c == 1;
+  }
+  void Release() {
+    char c = 1;
+    (void)!write(go[1], &c, 1);
+  }
 };
 
 // Waits for `pid`; its exit status, or 128 + signal.
