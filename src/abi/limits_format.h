@@ -15,7 +15,12 @@
  *   end=<bytes>              required last line, newline included: the bytes before it
  * Unknown keys are an error. Writers write the whole file under a temporary name in the same
  * folder and rename it into place. Every rule, and why: docs/in-container-library.md,
- * "The limits file (version 2)". */
+ * "The limits file (version 2)".
+ * Resizing a running container (issue 36): the writer replaces the file that way with new
+ * memory.<i>, spill.<i>, cores.<i> and ceiling.<i>, keeping version, mode, devices, uuid.<i> and
+ * region; every process of the container applies it within a second, and refuses (keeping the
+ * limits in force, with one error line) a version that changes anything else or does not parse:
+ * docs/in-container-library.md, "Changing the limits of a running container". */
 #ifndef TESSERA_ABI_LIMITS_FORMAT_H_
 #define TESSERA_ABI_LIMITS_FORMAT_H_
 

@@ -38,7 +38,7 @@ static inline CUresult reserve(CUdevice dev, uint64_t bytes, int round, struct c
   int index = hook_device_index(dev);
   if (index < 0) return CUDA_ERROR_OUT_OF_MEMORY;
   uint64_t charged = round ? hook_round_up(bytes, hook_granularity(dev)) : bytes;
-  uint64_t limit = hook_limits()->memory[index];
+  uint64_t limit = hook_limit_memory(index);
   if (region_charge(index, charged, limit) != 0 && !fits_after_refresh(index, charged, limit)) {
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
@@ -91,7 +91,7 @@ void charge_release_context(uint64_t context) {
 
 CUresult charge_grow(struct charge* c, uint64_t extra) {
   if (!c->active || extra == 0) return CUDA_SUCCESS;
-  if (region_charge(c->index, extra, hook_limits()->memory[c->index]) != 0) {
+  if (region_charge(c->index, extra, hook_limit_memory(c->index)) != 0) {
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   c->bytes += extra;

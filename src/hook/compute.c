@@ -30,16 +30,23 @@
 
 enum { STATE_UNKNOWN = 0, STATE_OFF = 1, STATE_ON = 2, STATE_FAILED = 3 };
 static int g_state;
-/* Set once before g_state becomes STATE_ON (the limits and the region's mapping never change in a
- * process), so that a launch reads them without a call: per container device the limit and the
- * charge factor 100/P in 32.32 fixed point (rounded up: a charge is never too small), the mode, and
- * the region's per-device records. */
+/* Set before g_state becomes STATE_ON, so that a launch reads them without a call: per container
+ * device the limit and the charge factor 100/P in 32.32 fixed point (rounded up: a charge is never
+ * too small), the mode, and the region's per-device records. The mode and the region's mapping
+ * never change in a process; the limits and factors change when the limits file does
+ * (compute_limits_changed), by atomic stores under g_limits_mutex, and launches read them with
+ * atomic loads (plain loads' cost). */
+static pthread_mutex_t g_limits_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int g_percent[TESSERA_MAX_DEVICES];
 static uint64_t g_scale[TESSERA_MAX_DEVICES];
 static uint64_t
     g_scale_alone[TESSERA_MAX_DEVICES]; /* elastic, uncontended: 100/ceiling, 0 = free */
 static int g_elastic;
 static struct tessera_region_device* g_devices;
+
+static inline int percent_of(int index) {
+  return __atomic_load_n(&g_percent[index], __ATOMIC_RELAXED);
+}
 /* When the process sees exactly one CUDA device (the usual container), every launch is on it:
  * its container index, found once, spares the launch path a context lookup. INDEX_UNKNOWN until
  * the first governed launch, INDEX_MANY with several devices. */
@@ -111,6 +118,7 @@ static int launch_index(void) {
 static void compute_reset_in_child(void) {
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_sampler.mutex = fresh;
+  g_limits_mutex = fresh;
   g_sampler.context = NULL; /* the parent's events are not the child's */
   __atomic_store_n(&g_sampler.pending, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&g_captures, 0, __ATOMIC_RELAXED); /* the child has a driver of its own */
@@ -124,32 +132,71 @@ static uint64_t scale_of(int percent) {
 
 static void poll_round(void);
 
+/* Takes the limits' cores.<i> and ceiling.<i> into the statics a launch reads (g_limits_mutex
+ * held). A launch that races a change pays the old factor or the new one. Sets bit i of *changed
+ * for each device whose percent changed. Returns whether any device is limited. */
+static int take_limits(const struct hook_limits* limits, uint32_t* changed) {
+  int limited = 0;
+  for (int i = 0; i < TESSERA_MAX_DEVICES; ++i) {
+    int percent = __atomic_load_n(&limits->cores[i], __ATOMIC_RELAXED); /* 0 (none) to 99 */
+    int ceiling = __atomic_load_n(&limits->ceiling[i], __ATOMIC_RELAXED);
+    __atomic_store_n(&g_scale_alone[i], ceiling > 0 ? scale_of(ceiling) : 0, __ATOMIC_RELAXED);
+    if (percent > 0) limited = 1;
+    if (percent == percent_of(i)) continue;
+    *changed |= 1u << i;
+    if (percent > 0) __atomic_store_n(&g_scale[i], scale_of(percent), __ATOMIC_RELAXED);
+    __atomic_store_n(&g_percent[i], percent, __ATOMIC_RELEASE);
+  }
+  return limited;
+}
+
+/* The limiter turns on: a slot names this process among the container's for the loop's NVML
+ * samples, and starts the reaper thread that polls them. Called without g_limits_mutex: taking a
+ * slot looks at the limits file (limits_watch.h), which may call compute_limits_changed. */
+static void turn_on(void) {
+  region_each_round(poll_round);
+  region_slot();
+}
+
 /* Runs once, on the first governed call. */
 static void decide_state(void) {
+  pthread_mutex_lock(&g_limits_mutex);
   int mode = hook_state_init();
   int s = mode == HOOK_FAILED ? STATE_FAILED : STATE_OFF;
   struct tessera_region* region = region_get(); /* mapped when the mode is HOOK_ACTIVE */
   if (mode == HOOK_ACTIVE && region != NULL) {
     const struct hook_limits* limits = hook_limits();
-    for (int i = 0; i < TESSERA_MAX_DEVICES; ++i) {
-      int percent = limits->cores[i]; /* 0 (no limit) to 99 */
-      if (percent <= 0) continue;
-      g_percent[i] = percent;
-      g_scale[i] = scale_of(percent);
-      if (limits->ceiling[i] > 0) g_scale_alone[i] = scale_of(limits->ceiling[i]);
-      s = STATE_ON;
-    }
     g_elastic = limits->mode == HOOK_CORE_ELASTIC;
     g_devices = region->devices;
     fast_clock_init();
-    if (s == STATE_ON) {
-      /* A slot names this process among the container's for the loop's NVML samples, and
-       * starts the reaper thread that polls them. */
-      region_each_round(poll_round);
-      region_slot();
-    }
+    uint32_t changed = 0;
+    if (take_limits(limits, &changed)) s = STATE_ON;
   }
   __atomic_store_n(&g_state, s, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&g_limits_mutex);
+  if (s == STATE_ON) turn_on();
+}
+
+void compute_limits_changed(void) {
+  pthread_mutex_lock(&g_limits_mutex);
+  int s = __atomic_load_n(&g_state, __ATOMIC_ACQUIRE);
+  if (s != STATE_ON && s != STATE_OFF) {
+    /* Not decided yet (decide_state reads the limits as they are now) or failed. */
+    pthread_mutex_unlock(&g_limits_mutex);
+    return;
+  }
+  uint32_t changed = 0;
+  int limited = take_limits(hook_limits(), &changed);
+  /* A limiter once on stays on (a launch on a device without a limit then costs a call and two
+   * loads more than with the limiter off): turning it off under launches in flight is not worth
+   * those nanoseconds. It turns on only where decide_state found the region. */
+  int start = limited && s == STATE_OFF && g_devices != NULL;
+  if (start) __atomic_store_n(&g_state, STATE_ON, __ATOMIC_RELEASE);
+  for (int i = 0; i < TESSERA_MAX_DEVICES; ++i) {
+    if ((changed & (1u << i)) && percent_of(i) > 0) loop_limit_changed(i);
+  }
+  pthread_mutex_unlock(&g_limits_mutex);
+  if (start) turn_on();
 }
 
 static __attribute__((noinline)) int first_state(void) {
@@ -175,9 +222,12 @@ static int contended(int index, uint64_t now) {
  * (compute_loop.h); for an elastic container, that only while its device is contended, and
  * 100/ceiling (0: nothing) while it is alone. */
 static inline uint64_t scale_now(int index, uint64_t now) {
-  if (g_elastic && !contended(index, now)) return g_scale_alone[index];
+  if (g_elastic && !contended(index, now)) {
+    return __atomic_load_n(&g_scale_alone[index], __ATOMIC_RELAXED);
+  }
   uint32_t gain = __atomic_load_n(&g_devices[index].compute_gain, __ATOMIC_RELAXED);
-  return gain == 0 ? g_scale[index] : (g_scale[index] * gain) >> 16;
+  uint64_t scale = __atomic_load_n(&g_scale[index], __ATOMIC_RELAXED);
+  return gain == 0 ? scale : (scale * gain) >> 16;
 }
 
 /* The virtual clock is further ahead than any share can put it (a region whose boot was not
@@ -251,9 +301,10 @@ static void hold_contended(int index, uint64_t now) {
  * reading that itself shows contention (the spans' evidence can be a kernel's own outliers, and
  * held to its percent on it the loop would raise the charges of a container alone); 0: none. */
 static int held_on_reading(int index, int nvml_contended) {
-  if (state() != STATE_ON || g_percent[index] == 0) return 0;
+  int percent = state() == STATE_ON ? percent_of(index) : 0;
+  if (percent == 0) return 0;
   if (nvml_contended) hold_contended(index, fast_now_ns());
-  return !g_elastic || nvml_contended ? g_percent[index] : 0;
+  return !g_elastic || nvml_contended ? percent : 0;
 }
 
 static void poll_round(void) {
@@ -462,7 +513,7 @@ static __attribute__((noinline)) void begin_unknown(uintptr_t key, CUstream stre
 static __attribute__((noinline)) CUresult begin_governed(uintptr_t key, CUstream stream, int ptsz,
                                                          struct compute_launch* l) {
   int index = launch_index();
-  if (index < 0 || g_percent[index] == 0) return CUDA_SUCCESS;
+  if (index < 0 || percent_of(index) == 0) return CUDA_SUCCESS;
 
   uint64_t now = fast_now_ns();
   struct estimate* e = estimate_lookup(key);

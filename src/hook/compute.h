@@ -63,6 +63,12 @@ void compute_context_ending(CUcontext context, CUdevice device, int whole_device
 void compute_capture_begun(void);
 void compute_capture_ended(void);
 
+/* The limits' cores.<i> or ceiling.<i> changed (limits_watch.c, after hook_limits_update): every
+ * launch from the next one on is charged at the new limits, a process without a limit before
+ * turns the limiter on, and each device whose percent changed has its loop's measure start again
+ * from now (compute_loop.h, loop_limit_changed). */
+void compute_limits_changed(void);
+
 /* For tests and the benchmark: the cost the limiter expects for `key`, in ns (0 = unknown). */
 uint64_t compute_expected_ns(uintptr_t key);
 

@@ -68,8 +68,10 @@ static void weigh(struct weighed* w, const struct loop_history* h, double share,
 }
 
 int loop_measure(const nvmlProcessUtilizationSample_t* samples, unsigned count, uint64_t now_us,
-                 uint64_t start_us, const pid_t* ours, int n, const struct loop_history* h,
-                 struct loop_reading* r) {
+                 uint64_t start_us, uint64_t switch_us, const pid_t* ours, int n,
+                 const struct loop_history* h, struct loop_reading* r) {
+  /* A period that began before the start or the switch is not read. */
+  const uint64_t from_us = switch_us > start_us ? switch_us : start_us;
   struct process_samples* table = malloc(MAX_PIDS * sizeof(*table)); /* off the reaper's stack */
   if (table == NULL) return 0;
   int distinct = 0;
@@ -93,7 +95,7 @@ int loop_measure(const nvmlProcessUtilizationSample_t* samples, unsigned count, 
     if (s->timeStamp + WINDOW_US < now_us) continue;
     struct process_samples* e = entry_of(table, &distinct, s->pid);
     if (e == NULL || e->count < 2) continue;
-    if (listed(ours, n, s->pid) && s->timeStamp < start_us + (e->newest - e->second)) {
+    if (listed(ours, n, s->pid) && s->timeStamp < from_us + (e->newest - e->second)) {
       e->early = 1;
       continue;
     }
@@ -125,6 +127,8 @@ int loop_measure(const nvmlProcessUtilizationSample_t* samples, unsigned count, 
       if (mine) {
         const uint64_t after = e->newest > start_us ? e->newest - start_us : 0;
         if (after < SAMPLE_SPAN_US / 4) readable = 0;
+        /* Time before a switch ran at the old share: no part of it may be read as this one. */
+        if (switch_us != 0 && e->newest < switch_us + SAMPLE_SPAN_US) readable = 0;
         if (after > 0 && after < SAMPLE_SPAN_US) share = share * SAMPLE_SPAN_US / after;
         if (share > 100) share = 100;
         seen = 1;

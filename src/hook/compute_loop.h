@@ -69,11 +69,14 @@ double loop_history_mean(const struct loop_history* h, uint64_t from_us, uint64_
  * last second: that sample is its share. The container's samples that cover time before
  * `start_us` (its first launch) would read its start-up as idle: a period that began before it is
  * not read, and a second's share is taken over the part after it (none under a quarter second).
+ * `switch_us` (0: none) is when the container's percent last changed (loop_limit_changed): the
+ * container's samples that cover time before it measured the old share, not idleness, and are not
+ * read at all (a period that began before it, a second's share that reaches back before it).
  * Returns whether there is a reading (the container ran, and every one of its processes NVML
  * showed can be read so). */
 int loop_measure(const nvmlProcessUtilizationSample_t* samples, unsigned count, uint64_t now_us,
-                 uint64_t start_us, const pid_t* ours, int n, const struct loop_history* h,
-                 struct loop_reading* r);
+                 uint64_t start_us, uint64_t switch_us, const pid_t* ours, int n,
+                 const struct loop_history* h, struct loop_reading* r);
 
 /* The loop's state (the region's compute_gain, compute_gain_recent and compute_gain_streak); the
  * gains in 1/LOOP_GAIN_ONE, 0 meaning 1.0. */
@@ -113,5 +116,13 @@ void loop_note_device(int index, CUdevice dev);
 /* Polls NVML for every device noted whose poll is due (the reaper calls it every 200 ms) and
  * moves the devices' gains. */
 void loop_poll(loop_held_fn held);
+
+/* The container's percent on device `index` changed (the limits file was replaced, issue 36).
+ * The gain stays: it corrects the estimates of the container's kernels, which the percent does not
+ * change. What was measured under the old percent goes: this process reads no sample that covers
+ * time before now (loop_measure's switch_us), the next reading only starts the steps' clock (the
+ * region's compute_gain_us) and no steps one way go on (compute_gain_streak). Every process of the
+ * container calls it when it applies the change. Why: docs/compute-limit.md, "Resizing". */
+void loop_limit_changed(int index);
 
 #endif /* TESSERA_HOOK_COMPUTE_LOOP_H_ */

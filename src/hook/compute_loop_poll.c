@@ -22,6 +22,9 @@ static nvmlDevice_t g_nvml[TESSERA_REGION_MAX_DEVICES];
 /* The gains this process saw at each round, whichever process polled. Only the reaper thread
  * touches them. */
 static struct loop_history g_history[TESSERA_REGION_MAX_DEVICES];
+/* When this process applied the last change of each device's percent (0: none;
+ * loop_limit_changed), CLOCK_REALTIME us. */
+static uint64_t g_switched_us[TESSERA_REGION_MAX_DEVICES];
 
 /* The samples of `device` stamped after `since_us`, in a malloc'ed array (to be freed); NULL
  * when there are none or NVML cannot say. */
@@ -77,8 +80,9 @@ static void poll_device(struct tessera_region* r, int index, nvmlDevice_t device
   int n = container_host_pids(r, hosts);
   struct loop_reading reading = {.held = waited != waited_before};
   uint64_t start = __atomic_load_n(&d->compute_start_us, __ATOMIC_RELAXED);
-  int seen =
-      n > 0 && loop_measure(samples, count, now, start, hosts, n, &g_history[index], &reading);
+  int seen = n > 0 && loop_measure(samples, count, now, start,
+                                   __atomic_load_n(&g_switched_us[index], __ATOMIC_RELAXED), hosts,
+                                   n, &g_history[index], &reading);
   free(samples);
   if (!seen) {
     /* The container did not run, some of its processes have no host PID yet or samples that
@@ -160,4 +164,12 @@ void loop_poll(loop_held_fn held) {
                       __atomic_load_n(&r->devices[i].compute_gain, __ATOMIC_RELAXED));
     poll_device(r, i, g_nvml[i], held);
   }
+}
+
+void loop_limit_changed(int index) {
+  __atomic_store_n(&g_switched_us[index], os_realtime_us(), __ATOMIC_RELAXED);
+  struct tessera_region* r = region_get();
+  if (r == NULL) return;
+  __atomic_store_n(&r->devices[index].compute_gain_us, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&r->devices[index].compute_gain_streak, 0, __ATOMIC_RELAXED);
 }

@@ -138,7 +138,7 @@ CUresult graph_launch(CUgraphExec exec, CUresult (*launch)(CUgraphExec, CUstream
     settle(dev, reserved);
     uint64_t unused = reserved > used ? reserved - used : 0;
     uint64_t growth = e.bytes[dev] > unused ? e.bytes[dev] - unused : 0;
-    uint64_t limit = hook_limits()->memory[index];
+    uint64_t limit = hook_limit_memory(index);
     if (growth > 0 && region_charge(index, growth, limit) != 0) {
       HOOK_LOG(HOOK_LOG_INFO, "refused a graph launch needing %llu more bytes on device %d",
                (unsigned long long)growth, index);

@@ -9,6 +9,7 @@
 
 #include "charge.h"
 #include "hooks.h"
+#include "limits_watch.h"
 #include "real.h"
 #include "region.h"
 #include "state.h"
@@ -24,7 +25,7 @@ static uint64_t min_u64(uint64_t a, uint64_t b) {
 
 /* The limit of container device `index` (0 = none). */
 static uint64_t limit_of(int index) {
-  return index >= 0 ? hook_limits()->memory[index] : 0;
+  return index >= 0 ? hook_limit_memory(index) : 0;
 }
 
 static uint64_t add_clamped(uint64_t a, uint64_t b) {
@@ -34,12 +35,12 @@ static uint64_t add_clamped(uint64_t a, uint64_t b) {
 /* The memory the container can have on device `index` (a mapped index): the limit, up to the
  * device's `device_total` plus what may be served from host memory. */
 static uint64_t total_of(int index, uint64_t limit, uint64_t device_total) {
-  return min_u64(limit, add_clamped(device_total, hook_limits()->spill[index]));
+  return min_u64(limit, add_clamped(device_total, hook_limit_spill(index)));
 }
 
 /* What may still be served from host memory on device `index`. */
 static uint64_t spill_left(int index) {
-  uint64_t cap = hook_limits()->spill[index];
+  uint64_t cap = hook_limit_spill(index);
   if (cap == 0) return 0;
   uint64_t spilled = region_spilled(index);
   return cap > spilled ? cap - spilled : 0;
@@ -54,6 +55,7 @@ CUresult hook_mem_get_info(void* real, size_t* free_bytes, size_t* total_bytes) 
   if (mode == HOOK_FAILED) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(free_bytes, total_bytes);
   if (rc != CUDA_SUCCESS || mode != HOOK_ACTIVE) return rc;
+  limits_watch_if_due(); /* a process without a reaper reports a changed limit too */
   charge_refresh_held();
   CUdevice dev;
   if (hook_current_device(&dev) != 0) return rc;
@@ -78,6 +80,7 @@ CUresult hook_device_total_mem(void* real, size_t* bytes, CUdevice dev) {
   if (mode == HOOK_FAILED) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult rc = fn(bytes, dev);
   if (rc != CUDA_SUCCESS || mode != HOOK_ACTIVE || bytes == NULL) return rc;
+  limits_watch_if_due();
   int index = hook_device_index(dev);
   uint64_t limit = limit_of(index);
   if (limit != 0) *bytes = (size_t)total_of(index, limit, *bytes);
@@ -87,6 +90,7 @@ CUresult hook_device_total_mem(void* real, size_t* bytes, CUdevice dev) {
 /* Rewrites total/used/free for the container; `reserved` may be NULL (v1 struct). */
 static void rewrite_nvml(nvmlDevice_t device, unsigned long long* total, unsigned long long* used,
                          unsigned long long* free_bytes, unsigned long long* reserved) {
+  limits_watch_if_due();
   charge_refresh_held();
   int index = hook_nvml_device_index(device);
   uint64_t limit = limit_of(index);

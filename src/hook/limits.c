@@ -341,6 +341,7 @@ static void load_error(struct hook_limits* out, const char* path, const char* wh
   reset(out);
   out->error = 1;
   snprintf(out->message, sizeof(out->message), "cannot read limits file %s: %s", path, what);
+  snprintf(out->source, sizeof(out->source), "limits file %s", path);
 }
 
 static const char* type_name(unsigned int type) {
@@ -358,26 +359,28 @@ static const char* type_name(unsigned int type) {
   return "not a plain file";
 }
 
-static void load_file(const char* path, struct hook_limits* out) {
-  static char text[65536];
+int hook_limits_read_file(const char* path, char* buffer, size_t size, struct hook_limits* out) {
   unsigned int type = 0;
+  struct os_file_id id = {0};
   if (os_file_type(path, &type) != 0) {
     load_error(out, path, strerror(errno));
-    return;
-  }
-  if (type != S_IFREG) {
+  } else if (type != S_IFREG) {
     char what[64];
     snprintf(what, sizeof(what), "not a regular file (%s)", type_name(type));
     load_error(out, path, what);
-    return;
-  }
-  if (os_read_small_file(path, text, sizeof(text)) != 0) {
+  } else if (os_read_small_file_id(path, buffer, size, &id) != 0) {
     load_error(out, path, errno == EFBIG ? "larger than 64 KiB" : strerror(errno));
-    return;
-  }
-  if (hook_limits_parse_file(text, path, out) == 0 && out->region_path[0] == '\0') {
+  } else if (hook_limits_parse_file(buffer, path, out) == 0 && out->region_path[0] == '\0') {
     snprintf(out->region_path, sizeof(out->region_path), "%s", TESSERA_REGION_DEFAULT_PATH);
   }
+  snprintf(out->path, sizeof(out->path), "%s", path);
+  out->file_id = id;
+  return out->error ? -1 : 0;
+}
+
+static void load_file(const char* path, struct hook_limits* out) {
+  static char text[65536];
+  hook_limits_read_file(path, text, sizeof(text), out);
 }
 
 /* Applies one CUDA_DEVICE_*_LIMIT[_<i>] variable. `index` is -1 for the all-devices form. */

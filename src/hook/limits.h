@@ -1,4 +1,4 @@
-/* The limits of this container, read once per process: from the read-only limits file
+/* The limits of this container, read at a process's first CUDA call: from the read-only limits file
  * (/var/run/tessera/limits, format in abi/limits_format.h) when it exists, then the environment
  * cannot change them; else from the file named by TESSERA_LIMITS_FILE; else from the
  * HAMi-compatible environment (CUDA_DEVICE_MEMORY_LIMIT[_<i>], CUDA_DEVICE_SM_LIMIT[_<i>],
@@ -7,13 +7,19 @@
  * A malformed value never means "no limit": hook_limits.error is set with a message that names the
  * source, the value and what is allowed, and the library then fails every CUDA call.
  *
- * Thread-safety: plain functions over caller-owned structs; no global state. */
+ * A running process follows later versions of the file (limits_watch.h); the environment is read
+ * once.
+ *
+ * Thread-safety: plain functions over caller-owned structs; hook_limits_load uses one static
+ * buffer for the file's text (its one caller runs once per process). */
 #ifndef TESSERA_HOOK_LIMITS_H_
 #define TESSERA_HOOK_LIMITS_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "abi/limits_format.h"
+#include "file_id.h"
 
 enum hook_core_mode { HOOK_CORE_HARD = 0, HOOK_CORE_ELASTIC = 1 };
 
@@ -23,7 +29,9 @@ struct hook_limits {
   char message[512];
   char source[300]; /* where the limits came from, for log lines */
   int from_file;
-  int from_fixed_path; /* read from the read-only file: the environment changes nothing */
+  int from_fixed_path;       /* read from the read-only file: the environment changes nothing */
+  char path[300];            /* the file's path when from_file */
+  struct os_file_id file_id; /* which version of it was read (0s: none could be) */
   uint64_t memory[TESSERA_MAX_DEVICES]; /* bytes; 0 = no limit */
   /* The most of memory[i] that may be served from host memory when the device is full (spill.<i>
    * of the file; bytes, at most memory[i]); 0 = none, the allocation fails at the device. */
@@ -44,6 +52,11 @@ int hook_parse_size(const char* text, uint64_t* out, const char** why);
 /* Parses the text of a limits file into *out (which it resets first). `name` is used in messages.
  * Returns 0, or -1 with out->error and out->message set. */
 int hook_limits_parse_file(const char* text, const char* name, struct hook_limits* out);
+
+/* Reads and parses the limits file at `path` into *out (as hook_limits_load does: path, file_id
+ * and the default region filled in), using `buffer` of `size` bytes for its text. Returns 0, or -1
+ * with out->error and out->message set. Thread-safe when callers' buffers differ. */
+int hook_limits_read_file(const char* path, char* buffer, size_t size, struct hook_limits* out);
 
 /* Reads the limits from the sources above, `fixed_path` being the read-only file's path
  * (TESSERA_LIMITS_PATH outside tests). Never fails: errors land in out->error / out->message. */

@@ -96,12 +96,26 @@ void os_write_stderr(const char* text, size_t len) {
   }
 }
 
-/* fstat by its system call: glibc's fstat and stat are GLIBC_2.33 symbols (__fxstat before). */
-static int fd_type(int fd, unsigned int* type) {
+/* fstat by its system call: glibc's fstat and stat are GLIBC_2.33 symbols (__fxstat before).
+ * Fills `id` when not NULL. */
+static int fd_stat(int fd, unsigned int* type, struct os_file_id* id) {
   struct stat st;
   if (syscall(SYS_fstat, fd, &st) != 0) return -1;
   *type = st.st_mode & S_IFMT;
+  if (id != NULL) {
+    *id = (struct os_file_id){.dev = (uint64_t)st.st_dev,
+                              .ino = (uint64_t)st.st_ino,
+                              .size = (uint64_t)st.st_size,
+                              .mtime_sec = (int64_t)st.st_mtim.tv_sec,
+                              .mtime_nsec = (int64_t)st.st_mtim.tv_nsec,
+                              .ctime_sec = (int64_t)st.st_ctim.tv_sec,
+                              .ctime_nsec = (int64_t)st.st_ctim.tv_nsec};
+  }
   return 0;
+}
+
+static int fd_type(int fd, unsigned int* type) {
+  return fd_stat(fd, type, NULL);
 }
 
 int os_file_type(const char* path, unsigned int* type) {
@@ -114,12 +128,27 @@ int os_file_type(const char* path, unsigned int* type) {
   return rc;
 }
 
+int os_file_id(const char* path, struct os_file_id* id) {
+  int fd = open(path, O_PATH | O_CLOEXEC);
+  if (fd < 0) return -1;
+  unsigned int type = 0;
+  int rc = fd_stat(fd, &type, id);
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return rc;
+}
+
 int os_read_small_file(const char* path, char* buffer, size_t size) {
+  return os_read_small_file_id(path, buffer, size, NULL);
+}
+
+int os_read_small_file_id(const char* path, char* buffer, size_t size, struct os_file_id* id) {
   /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below). */
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return -1;
   unsigned int type = 0;
-  if (fd_type(fd, &type) != 0 || type != S_IFREG) {
+  if (fd_stat(fd, &type, id) != 0 || type != S_IFREG) {
     close(fd);
     errno = EINVAL;
     return -1;

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "file_id.h"
+
 #if defined(__x86_64__)
 #define TESSERA_GLIBC_BASE "GLIBC_2.2.5"
 __asm__(".symver dlvsym,dlvsym@GLIBC_2.2.5");
@@ -97,6 +99,13 @@ int os_file_type(const char* path, unsigned int* type);
 /* Reads a whole small regular file into `buffer` (NUL-terminated); -1 with errno on failure
  * (EFBIG when it does not fit, EINVAL when it is not a regular file: a FIFO is never waited on). */
 int os_read_small_file(const char* path, char* buffer, size_t size);
+
+/* The identity of the file at `path`, following links; -1 with errno. */
+int os_file_id(const char* path, struct os_file_id* id);
+
+/* os_read_small_file, and in *id the identity of the very file read (from its descriptor, so that
+ * a replacement renamed into place between the two cannot be mistaken for it). */
+int os_read_small_file_id(const char* path, char* buffer, size_t size, struct os_file_id* id);
 
 /* Writes the whole buffer to stderr, ignoring errors. */
 void os_write_stderr(const char* text, size_t len);

@@ -155,7 +155,7 @@ CUresult pool_alloc(const struct pool_alloc_call* k, CUdevice dev) {
     return k->call(k); /* not a pool (the driver refuses it) */
   }
   settle(e, reserved);
-  uint64_t limit = hook_limits()->memory[e->index];
+  uint64_t limit = hook_limit_memory(e->index);
   uint64_t unused = reserved > used ? reserved - used : 0;
   uint64_t aligned = hook_round_up(k->bytes, POOL_ALIGNMENT);
   uint64_t growth = aligned > unused ? hook_round_up(aligned - unused, hook_granularity(dev)) : 0;

@@ -33,6 +33,7 @@ static int g_slot = -1;
 static int g_slot_pid;
 static uint64_t g_slot_start;
 static int g_reaper_started;
+static int g_reaper_running; /* the reaper thread was created (atomic) */
 static pthread_mutex_t g_slot_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int g_lock_timed_out; /* the last lock timed out (logged once per run of timeouts) */
 
@@ -300,10 +301,25 @@ int region_sweep(void) {
   return freed;
 }
 
-static void (*g_each_round)(void);
+static void (*g_each_round[REGION_ROUNDS])(void);
+static pthread_mutex_t g_rounds_mutex = PTHREAD_MUTEX_INITIALIZER;
+static void (*g_on_slot)(void);
 
 void region_each_round(void (*fn)(void)) {
-  __atomic_store_n(&g_each_round, fn, __ATOMIC_RELEASE);
+  pthread_mutex_lock(&g_rounds_mutex);
+  for (int i = 0; i < REGION_ROUNDS; ++i) {
+    void (*given)(void) = __atomic_load_n(&g_each_round[i], __ATOMIC_RELAXED);
+    if (given == fn) break;
+    if (given == NULL) {
+      __atomic_store_n(&g_each_round[i], fn, __ATOMIC_RELEASE);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_rounds_mutex);
+}
+
+void region_on_slot(void (*fn)(void)) {
+  __atomic_store_n(&g_on_slot, fn, __ATOMIC_RELEASE);
 }
 
 /* On the reaper thread: the region file opened again, and this process's liveness lock taken
@@ -325,8 +341,10 @@ static void* reaper_main(void* arg) {
   for (;;) {
     os_sleep_ns(SWEEP_PERIOD_NS);
     restore_region_fd();
-    void (*each_round)(void) = __atomic_load_n(&g_each_round, __ATOMIC_ACQUIRE);
-    if (each_round != NULL) each_round();
+    for (int i = 0; i < REGION_ROUNDS; ++i) {
+      void (*each_round)(void) = __atomic_load_n(&g_each_round[i], __ATOMIC_ACQUIRE);
+      if (each_round != NULL) each_round();
+    }
     struct tessera_region* r = region_get();
     uint64_t last = __atomic_load_n(&r->last_sweep_ns, __ATOMIC_RELAXED);
     uint64_t now = os_now_ns();
@@ -363,6 +381,11 @@ static void start_reaper(void) {
     return;
   }
   pthread_detach(thread);
+  __atomic_store_n(&g_reaper_running, 1, __ATOMIC_RELEASE);
+}
+
+int region_reaper_running(void) {
+  return __atomic_load_n(&g_reaper_running, __ATOMIC_ACQUIRE);
 }
 
 /* Under the lock, when every taken slot's process is dead (their slots are then freed): no
@@ -431,6 +454,7 @@ int region_slot(void) {
   struct tessera_region* r = region_get();
   if (r == NULL) return -1;
   pthread_mutex_lock(&g_slot_mutex);
+  int taken = 0;
   if (g_slot < 0) {
     int pid = (int)getpid();
     uint64_t start = 0;
@@ -449,10 +473,13 @@ int region_slot(void) {
         start_reaper();
       }
       __atomic_store_n(&g_slot, s, __ATOMIC_RELEASE);
+      taken = 1;
     }
   }
   slot = g_slot;
   pthread_mutex_unlock(&g_slot_mutex);
+  void (*on_slot)(void) = __atomic_load_n(&g_on_slot, __ATOMIC_ACQUIRE);
+  if (taken && on_slot != NULL) on_slot();
   return slot;
 }
 
@@ -570,7 +597,9 @@ static void region_reset_in_child(void) {
   }
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   g_slot_mutex = fresh;
+  g_rounds_mutex = fresh;
   g_slot = -1;
   g_reaper_started = 0; /* threads do not survive fork() */
+  g_reaper_running = 0;
 }
 HOOK_RESET_IN_CHILD(region_reset_in_child)

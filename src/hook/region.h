@@ -62,7 +62,17 @@ void region_publish_device(int index, uint64_t limit, uint32_t cores);
 int region_sweep(void);
 
 /* Has the reaper thread (started with this process's slot) call `fn` every time it wakes, about
- * every 200 ms, whether or not it sweeps. */
+ * every 200 ms, whether or not it sweeps. Up to REGION_ROUNDS functions, called in the order they
+ * were first given; giving one again changes nothing. */
+#define REGION_ROUNDS 4
 void region_each_round(void (*fn)(void));
+
+/* Whether this process's reaper thread runs (it took a slot and the thread could be created). */
+int region_reaper_running(void);
+
+/* Has region_slot call `fn` once it took this process's slot (in the thread that took it, before
+ * that thread's charge): a process that took none has no reaper, and so nothing yet noticed what
+ * changed since it started. One function; the last one given. */
+void region_on_slot(void (*fn)(void));
 
 #endif /* TESSERA_HOOK_REGION_H_ */

@@ -36,7 +36,7 @@ static const char* host_root(void) {
 /* Charges `c` as spilled: spill.<i> must allow it and the host must have room. Returns 0, or -1
  * (logged) when the allocation is to fail. */
 static int reserve(const struct charge* c) {
-  uint64_t cap = hook_limits()->spill[c->index];
+  uint64_t cap = hook_limit_spill(c->index);
   if (cap == 0) return -1; /* no spilling: the device's answer stands */
   if (region_spill_charge(c->index, c->bytes, cap) != 0) {
     HOOK_LOG(HOOK_LOG_INFO,

@@ -72,6 +72,25 @@ const struct hook_limits* hook_limits(void) {
   return &g_limits;
 }
 
+/* Container devices this process showed in the region (bit i: index i), under g_map_mutex. */
+static uint32_t g_published;
+
+void hook_limits_update(const struct hook_limits* next) {
+  for (int i = 0; i < TESSERA_MAX_DEVICES; ++i) {
+    __atomic_store_n(&g_limits.memory[i], next->memory[i], __ATOMIC_RELAXED);
+    __atomic_store_n(&g_limits.spill[i], next->spill[i], __ATOMIC_RELAXED);
+    __atomic_store_n(&g_limits.cores[i], next->cores[i], __ATOMIC_RELAXED);
+    __atomic_store_n(&g_limits.ceiling[i], next->ceiling[i], __ATOMIC_RELAXED);
+  }
+  pthread_mutex_lock(&g_map_mutex);
+  for (int i = 0; i < TESSERA_MAX_DEVICES; ++i) {
+    if (g_published & (1u << i)) {
+      region_publish_device(i, next->memory[i], (uint32_t)next->cores[i]);
+    }
+  }
+  pthread_mutex_unlock(&g_map_mutex);
+}
+
 /* The CUDA device's UUID, as NVML and the limits file write it but without the prefix
  * ("6b0e...-..."): a MIG instance's UUID (cuDeviceGetUuid_v2 gives it in MIG mode; the first ABI
  * gives the whole GPU's) is written MIG-..., a GPU's GPU-..., and the bytes do not say which.
@@ -202,9 +221,11 @@ int hook_device_index_slow(CUdevice dev) {
     ask_granularity(dev); /* now, not on the first allocation (kept only if the driver says) */
     int index = compute_index(dev);
     if (index >= 0) {
-      region_publish_device(index, g_limits.memory[index], (uint32_t)g_limits.cores[index]);
+      region_publish_device(index, hook_limit_memory(index),
+                            (uint32_t)__atomic_load_n(&g_limits.cores[index], __ATOMIC_RELAXED));
+      g_published |= 1u << index;
       HOOK_LOG(HOOK_LOG_INFO, "CUDA device %d is container device %d (memory limit %llu bytes)",
-               (int)dev, index, (unsigned long long)g_limits.memory[index]);
+               (int)dev, index, (unsigned long long)hook_limit_memory(index));
     }
     __atomic_store_n(&hook_index_of[dev], index >= 0 ? index + 1 : INDEX_NONE, __ATOMIC_RELEASE);
   }

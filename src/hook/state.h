@@ -1,6 +1,6 @@
-/* Process-wide state of libtessera-cuda.so: the limits (read once, on the first CUDA or NVML
- * hook, never in dlsym or cuGetProcAddress), the shared region, and the map from the driver's
- * devices to the container's device indices.
+/* Process-wide state of libtessera-cuda.so: the limits (read on the first CUDA or NVML hook, never
+ * in dlsym or cuGetProcAddress; a later version of the limits file is applied by limits_watch.c),
+ * the shared region, and the map from the driver's devices to the container's device indices.
  *
  * Device indices: a limit belongs to a device as the container sees it (NVML's index, or the
  * uuid.<i> of the limits file). A CUDA device is mapped through its UUID, so CUDA_VISIBLE_DEVICES
@@ -33,6 +33,22 @@ static inline int hook_state_init(void) {
 }
 
 const struct hook_limits* hook_limits(void);
+
+/* The limits a running process may change (memory.<i>, spill.<i>, cores.<i>, ceiling.<i>) are
+ * replaced in place by hook_limits_update, with atomic stores: read them with atomic loads, as
+ * these do (a plain load's cost). */
+static inline uint64_t hook_limit_memory(int index) {
+  return __atomic_load_n(&hook_limits()->memory[index], __ATOMIC_RELAXED);
+}
+static inline uint64_t hook_limit_spill(int index) {
+  return __atomic_load_n(&hook_limits()->spill[index], __ATOMIC_RELAXED);
+}
+
+/* Takes over next's memory.<i>, spill.<i>, cores.<i> and ceiling.<i> (limits_change_decide said
+ * LIMITS_APPLY; nothing else may differ) and shows the new limits in the shared region for the
+ * devices this process published. Memory applies from the next charge on; the compute limiter is
+ * told by the caller (compute_limits_changed). Serialised by its caller (limits_watch.c). */
+void hook_limits_update(const struct hook_limits* next);
 
 /* What the allocation path reads per CUDA device handle (0..HOOK_MAX_CUDA_DEVICES-1), filled once
  * by state.c and read without a lock by the inline functions below: the container index + 1 (0:

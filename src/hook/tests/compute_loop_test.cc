@@ -114,7 +114,7 @@ struct Measured {
 };
 
 Measured Measure(const std::vector<Sample>& in, uint64_t start_us, std::vector<pid_t> ours,
-                 const loop_history* history = nullptr) {
+                 const loop_history* history = nullptr, uint64_t switch_us = 0) {
   std::vector<nvmlProcessUtilizationSample_t> samples;
   for (const Sample& s : in) {
     nvmlProcessUtilizationSample_t x{};
@@ -125,7 +125,7 @@ Measured Measure(const std::vector<Sample>& in, uint64_t start_us, std::vector<p
   }
   Measured m{};
   m.ok = loop_measure(samples.data(), static_cast<unsigned>(samples.size()), kNow, start_us,
-                      ours.data(), static_cast<int>(ours.size()), history, &m.r);
+                      switch_us, ours.data(), static_cast<int>(ours.size()), history, &m.r);
   return m;
 }
 
@@ -205,6 +205,32 @@ TEST(LoopMeasure, APeriodThatBeganBeforeTheStartIsNotRead) {
   Measured m = Measure({{7, 366, 10}, {7, 200, 50}, {7, 33, 30}}, start, {7});
   ASSERT_TRUE(m.ok);
   EXPECT_DOUBLE_EQ(m.r.ours, 30.0);
+}
+
+// After the percent changed (issue 36), a sample that covers time before the switch measured the
+// old share, not idleness: sampled every period, a period that began before it is not read, as
+// before a start; the next one is.
+TEST(LoopMeasure, APeriodThatBeganBeforeAPercentChangeIsNotRead) {
+  const uint64_t switched = kNow - 300 * kMs;  // periods of 1/6 s end 366, 200 and 33 ms ago
+  EXPECT_FALSE(Measure({{7, 366, 30}, {7, 200, 60}}, kLongAgo, {7}, nullptr, switched).ok);
+  Measured m = Measure({{7, 366, 30}, {7, 200, 45}, {7, 33, 60}}, kLongAgo, {7}, nullptr, switched);
+  ASSERT_TRUE(m.ok);
+  EXPECT_DOUBLE_EQ(m.r.ours, 60.0);
+}
+
+// Sampled one instant at a time, a sample holds the second before it: until a whole second has
+// passed since the switch, it mixes the old share with the new, and is not read (a start's rule,
+// which reads the time before as idle and scales the rest up, would read 30% then 60% as 90%).
+TEST(LoopMeasure, ASecondsShareThatReachesBackBeforeAPercentChangeIsNotRead) {
+  const uint64_t switched = kNow - 600 * kMs;
+  EXPECT_FALSE(Measure({{7, 100, 45}}, kLongAgo, {7}, nullptr, switched).ok);
+  Measured m = Measure({{7, 100, 45}}, kLongAgo, {7}, nullptr, kNow - 1100 * kMs);
+  ASSERT_TRUE(m.ok);
+  EXPECT_DOUBLE_EQ(m.r.ours, 45.0);
+  // Others' samples are not the container's: the switch does not apply to them.
+  Measured others = Measure({{7, 100, 60}, {9, 50, 30}}, kLongAgo, {7}, nullptr, kNow - 1200 * kMs);
+  ASSERT_TRUE(others.ok);
+  EXPECT_DOUBLE_EQ(others.r.others, 30.0);
 }
 
 // A reading measured under another gain than today's is taken to today's: the gain the process

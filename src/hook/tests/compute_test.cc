@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -551,6 +552,146 @@ INSTANTIATE_TEST_SUITE_P(Paths, LaunchPath,
                          ::testing::Values("kernel_ptsz", "ex", "ex_ptsz", "coop", "coop_ptsz",
                                            "multi", "launch", "grid", "grid_async", "graph_ptsz",
                                            "runtime"));
+
+// --- resized while it runs (issue 36) ------------------------------------------------------
+
+// A container's busy fraction, and the share of the machine's CPU the host took, over the windows
+// of a run whose limit changes: from its second second to the switch, the first second after the
+// switch, and from then to the end.
+struct Resized {
+  double before = 0, first_after = 0, after = 0;
+  double stolen_before = 0, stolen_first_after = 0, stolen_after = 0;
+  uint64_t stolen_ms = 0;  // over the whole run
+};
+
+// A container's compute limit as its limits file writes it.
+struct FileLimit {
+  int percent;
+  int ceiling = 0;  // 0: none
+  std::string Keys() const {
+    return "cores.0=" + std::to_string(percent) +
+           (ceiling > 0 ? "\nceiling.0=" + std::to_string(ceiling) : "") + "\n";
+  }
+  std::string Name() const {
+    return std::to_string(percent) + "%" +
+           (ceiling > 0 ? " (ceiling " + std::to_string(ceiling) + "%)" : "");
+  }
+};
+
+class ResizedWhileRunning : public ComputeTest {
+ protected:
+  // One container of one process in `mode`, `kernel_us` kernels, its limits file at `from` and
+  // replaced as the node agent replaces it (a whole file renamed into place) with `to` `switch_s`
+  // into a run of `seconds`. The least disturbed of up to three runs, as Run does.
+  Resized RunResized(const std::string& mode, FileLimit from, FileLimit to, int kernel_us,
+                     double switch_s, double seconds) {
+    Resized best;
+    best.stolen_ms = UINT64_MAX;
+    for (int attempt = 0; attempt < 3 && best.stolen_ms >= kStolenLimitMs; ++attempt) {
+      Resized r = RunResizedOnce(mode, from, to, kernel_us, switch_s, seconds, attempt);
+      if (r.stolen_ms < best.stolen_ms) best = r;
+    }
+    return best;
+  }
+
+ private:
+  Resized RunResizedOnce(const std::string& mode, FileLimit from, FileLimit to, int kernel_us,
+                         double switch_s, double seconds, int attempt) {
+    const std::string name = "resized-" + std::to_string(attempt);
+    Env env = hook.ProbeEnv(devices_);
+    const std::string region = hook.dir() + "/region-" + name;
+    const std::string limits = hook.dir() + "/limits-" + name;
+    auto body = [&](const FileLimit& limit) {
+      return "version=2\nmode=" + mode + "\ndevices=1\nmemory.0=0\n" + limit.Keys() +
+             "region=" + region + "\n";
+    };
+    env["TESSERA_LIMITS_FILE"] = hook.WriteLimits("limits-" + name, body(from));
+    const int64_t start = MonotonicMs() + 2500;
+    Child load({hook.build_dir() + "/tests/compute_load", "kernel", std::to_string(kernel_us),
+                std::to_string(kernel_us >= 1000 ? 4 : 16), std::to_string(start),
+                std::to_string(seconds)},
+               env);
+    EXPECT_TRUE(load.WaitForLine("ready", milliseconds(20000))) << "the load did not start";
+    EXPECT_LT(MonotonicMs(), start) << "the load took over 2.5 s to start";
+    const std::string pid = std::to_string(load.pid());
+    // The load's busy time and the host's steal at a moment of the run.
+    struct Mark {
+      double busy_s = 0, at_ms = 0;
+      uint64_t stolen_ms = 0;
+    };
+    auto mark = [&] {
+      Mark m;
+      const int64_t before = MonotonicMs();
+      const nlohmann::json stat = hook.Stat(devices_);
+      m.at_ms = (before + MonotonicMs()) / 2.0;
+      m.stolen_ms = StolenMs();
+      const auto& by_pid = stat["devices"][0]["busy_ns_by_pid"];
+      if (by_pid.contains(pid)) m.busy_s = by_pid[pid].get<double>() / 1e9;
+      return m;
+    };
+    SleepUntilMs(start + 1000);
+    const Mark second = mark();
+    const int64_t switch_at = start + static_cast<int64_t>(switch_s * 1000);
+    SleepUntilMs(switch_at);
+    const Mark switched = mark();
+    const std::string text = body(to) + "end=" + std::to_string(body(to).size()) + "\n";
+    std::ofstream(limits + ".tmp") << text;
+    std::filesystem::rename(limits + ".tmp", limits);
+    SleepUntilMs(switch_at + 1000);
+    const Mark first_after = mark();
+    EXPECT_EQ(load.Wait(milliseconds(static_cast<int64_t>(seconds * 1000) + 30000)), 0);
+    Mark end = mark();
+    end.at_ms = static_cast<double>(start) + seconds * 1000;  // the load stops then
+    auto share = [](const Mark& a, const Mark& b) {
+      return (b.busy_s - a.busy_s) / ((b.at_ms - a.at_ms) / 1000);
+    };
+    auto stolen = [](const Mark& a, const Mark& b) {
+      return StolenFraction(b.stolen_ms - a.stolen_ms, b.at_ms - a.at_ms);
+    };
+    Resized r;
+    r.before = share(second, switched);
+    r.first_after = share(switched, first_after);
+    r.after = share(first_after, end);
+    r.stolen_before = stolen(second, switched);
+    r.stolen_first_after = stolen(switched, first_after);
+    r.stolen_after = stolen(first_after, end);
+    r.stolen_ms = end.stolen_ms - second.stolen_ms;
+    std::printf(
+        "%s %s -> %s at %.1f s, %d us kernels: %.1f%% before, %.1f%% in the first second after, "
+        "%.1f%% from then on\n",
+        mode.c_str(), from.Name().c_str(), to.Name().c_str(), switch_s, kernel_us, 100 * r.before,
+        100 * r.first_after, 100 * r.after);
+    return r;
+  }
+};
+
+// The node agent raises a running container's compute limit: from the switch on it runs at the
+// new percent, within the bounds of a container started at it (3 points once settled, 5 in its
+// first second), without a restart. The loop keeps its gain and reads nothing measured under the
+// old percent (docs/compute-limit.md, "Resizing").
+TEST_F(ResizedWhileRunning, HardThirtyRaisedToSixtyRunsAtSixty) {
+  Resized r = RunResized("hard", {30}, {60}, 20, 2.5, 6.0);
+  ExpectShare(r.before, 30, 3.0, r.stolen_before, "from the second second to the switch");
+  ExpectShare(r.first_after, 60, 5.0, r.stolen_first_after, "over the first second after it");
+  ExpectShare(r.after, 60, 3.0, r.stolen_after, "from then on");
+}
+
+// And lowers it: the same bounds at the lower percent.
+TEST_F(ResizedWhileRunning, HardSixtyLoweredToThirtyRunsAtThirty) {
+  Resized r = RunResized("hard", {60}, {30}, 20, 2.5, 6.0);
+  ExpectShare(r.before, 60, 3.0, r.stolen_before, "from the second second to the switch");
+  ExpectShare(r.first_after, 30, 5.0, r.stolen_first_after, "over the first second after it");
+  ExpectShare(r.after, 30, 3.0, r.stolen_after, "from then on");
+}
+
+// An elastic container alone runs at its ceiling (vcuda's core limit); a raised ceiling holds
+// from the next launch on, with the bounds of ElasticThirtyAloneStopsAtItsCeiling (3 points).
+TEST_F(ResizedWhileRunning, ElasticThirtyAloneFollowsARaisedCeiling) {
+  Resized r = RunResized("elastic", {30, 40}, {30, 70}, 20, 2.5, 6.0);
+  ExpectShare(r.before, 40, 3.0, r.stolen_before, "from the second second to the switch");
+  ExpectShare(r.first_after, 70, 3.0, r.stolen_first_after, "over the first second after it");
+  ExpectShare(r.after, 70, 3.0, r.stolen_after, "from then on");
+}
 
 // --- start-up ---------------------------------------------------------------------------------
 

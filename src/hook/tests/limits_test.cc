@@ -221,6 +221,10 @@ TEST_F(LimitsLoad, TheFixedFileWinsOverTheEnvironment) {
   EXPECT_EQ(limits.memory[0], 256ull << 20);
   EXPECT_EQ(limits.memory[1], 0u);
   EXPECT_TRUE(limits.from_fixed_path);
+  // What a running process follows (limits_watch.h): the path and the version read.
+  EXPECT_EQ(std::string(limits.path), path);
+  EXPECT_NE(limits.file_id.ino, 0u);
+  EXPECT_EQ(limits.file_id.size, Whole("version=2\ndevices=1\nmemory.0=256Mi\ncores.0=0\n").size());
   setenv("TESSERA_LIMITS_FILE", path.c_str(), 1);
   hook_limits_load((dir_ + "/absent/limits").c_str(), &limits);
   unsetenv("TESSERA_LIMITS_FILE");

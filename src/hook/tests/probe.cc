@@ -1150,6 +1150,82 @@ int ContextCost() {
   return failures ? 1 : 0;
 }
 
+// driven <dir>: a process the test steers while it runs (issue 36: limits that change under a
+// running process). Reads its N-th command from <dir>/cmd.<N> (waiting up to 60 s for the file),
+// runs it and prints "<N> <answer>":
+//   alloc <bytes>          "ok", or "oom" when refused as out of memory (kept until freed)
+//   alloc-within <bytes> <ms>
+//                          retries every 5 ms: "ok <ms it took>", or "oom" after <ms>
+//   free                   frees the newest allocation kept: "freed"
+//   info                   "free=<f> total=<t> nvml=<NVML's total>" for device 0
+//   total-within <bytes> <ms>
+//                          polls cuMemGetInfo every 5 ms until its total is <bytes>: "ok <ms>", or
+//                          "total=<t>" after <ms>
+//   exit                   exits 0
+int Driven(const char* dir) {
+  Open();
+  nvmlDevice_t device = nullptr;
+  if (api.NvmlInit() != NVML_SUCCESS || api.NvmlHandleByIndex(0, &device) != NVML_SUCCESS) return 1;
+  std::vector<CUdeviceptr> held;
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point start) {
+    return static_cast<long long>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
+  };
+  auto total = [] {
+    size_t free_bytes = 0, total_bytes = 0;
+    return api.MemGetInfo(&free_bytes, &total_bytes) == CUDA_SUCCESS ? total_bytes : size_t{0};
+  };
+  for (int n = 0;; ++n) {
+    const std::string path = std::string(dir) + "/cmd." + std::to_string(n);
+    WaitForFile(path.c_str());
+    std::ifstream in(path);
+    std::string verb;
+    uint64_t bytes = 0, within = 0;
+    in >> verb >> bytes >> within;
+    std::string answer;
+    if (verb == "alloc" || verb == "alloc-within") {
+      const auto start = Clock::now();
+      CUdeviceptr p = 0;
+      CUresult rc;
+      while ((rc = api.MemAlloc(&p, bytes)) == CUDA_ERROR_OUT_OF_MEMORY && verb == "alloc-within" &&
+             uint64_t(ms_since(start)) < within) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      if (rc == CUDA_SUCCESS) held.push_back(p);
+      answer = rc == CUDA_SUCCESS               ? "ok " + std::to_string(ms_since(start))
+               : rc == CUDA_ERROR_OUT_OF_MEMORY ? "oom"
+                                                : "rc=" + std::to_string(rc);
+    } else if (verb == "free" && !held.empty()) {
+      CHECK_RC(api.MemFree(held.back()), CUDA_SUCCESS);
+      held.pop_back();
+      answer = "freed";
+    } else if (verb == "info") {
+      size_t free_bytes = 0, total_bytes = 0;
+      nvmlMemory_t memory{};
+      CHECK_RC(api.MemGetInfo(&free_bytes, &total_bytes), CUDA_SUCCESS);
+      CHECK_THAT(api.NvmlMemoryInfo(device, &memory) == NVML_SUCCESS, "nvmlDeviceGetMemoryInfo");
+      answer = "free=" + std::to_string(free_bytes) + " total=" + std::to_string(total_bytes) +
+               " nvml=" + std::to_string(memory.total);
+    } else if (verb == "total-within") {
+      const auto start = Clock::now();
+      size_t now;
+      while ((now = total()) != bytes && uint64_t(ms_since(start)) < within) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      answer =
+          now == bytes ? "ok " + std::to_string(ms_since(start)) : "total=" + std::to_string(now);
+    } else if (verb == "exit") {
+      return failures ? 1 : 0;
+    } else {
+      std::fprintf(stderr, "probe: driven: unknown command \"%s\"\n", verb.c_str());
+      return 2;
+    }
+    std::printf("%d %s\n", n, answer.c_str());
+    std::fflush(stdout);
+  }
+}
+
 // init: exits with cuInit's result.
 int InitOnly() {
   return static_cast<int>(api.Init(0));
@@ -1191,6 +1267,10 @@ int main(int argc, char** argv) {
   if (command == "devices") return Devices(argc, argv, 3, false);
   if (command == "devices-retained-first") return Devices(argc, argv, 3, true);
   if (command == "init") return InitOnly();
+  if (command == "driven") {
+    if (argc < 4) return 2;
+    return Driven(argv[3]);
+  }
   if (command == "context-cost") return ContextCost();
   if (command == "huge-hold") return HugeHold();
   if (command == "vmm") return Vmm(Arg(argv, argc, 3));

@@ -178,6 +178,26 @@ bool Child::WaitForLine(const std::string& line, std::chrono::milliseconds timeo
   return true;
 }
 
+std::optional<std::string> Child::LineStartingWith(const std::string& prefix,
+                                                   std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  for (;;) {
+    for (size_t at = 0, end; (end = buffer_.find('\n', at)) != std::string::npos; at = end + 1) {
+      if (buffer_.compare(at, prefix.size(), prefix) == 0) {
+        return buffer_.substr(at + prefix.size(), end - at - prefix.size());
+      }
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return std::nullopt;
+    pollfd fd = {out_fd_, POLLIN, 0};
+    if (poll(&fd, 1, static_cast<int>(left.count())) <= 0) continue;
+    char buf[1024];
+    ssize_t n = read(out_fd_, buf, sizeof(buf));
+    if (n <= 0) return std::nullopt;
+    buffer_.append(buf, static_cast<size_t>(n));
+  }
+}
+
 std::string Child::ReadAll(std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
   for (;;) {

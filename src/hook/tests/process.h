@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,10 @@ class Child {
   pid_t pid() const { return pid_; }
   // Reads stdout until `line` appears or `timeout` passes; true when it appeared.
   bool WaitForLine(const std::string& line, std::chrono::milliseconds timeout);
+  // Reads stdout until a whole line that begins with `prefix` is there, or `timeout` passes;
+  // returns the first such line without the prefix, or std::nullopt.
+  std::optional<std::string> LineStartingWith(const std::string& prefix,
+                                              std::chrono::milliseconds timeout);
   // Reads stdout until the child closes it (at most `timeout`); returns all it wrote.
   std::string ReadAll(std::chrono::milliseconds timeout);
   // Sends `signal` and reaps the child; returns the wait status.
