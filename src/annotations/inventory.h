@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,29 @@ inline uint64_t VirtualMemoryMiB(uint64_t physical_mib, double memory_scaling) {
 // A memory scaling as people write it, the shortest decimal that reads back the same: "2", "1.5".
 std::string MemoryScalingText(double memory_scaling);
 
+// One MIG device of a GPU in MIG mode (a compute instance in its GPU instance; docs/mig.md).
+struct InventoryMigInstance {
+  std::string uuid;     // "MIG-...", unique on the node
+  std::string profile;  // the GPU instance's profile: "3g.40gb"
+  std::string device;   // the MIG device's profile when it is a part of the GPU instance:
+                        // "1c.3g.40gb"; "" when it is the whole GPU instance
+  int start = 0;        // placement: first memory slice, 0-7
+  int size = 0;         // placement: memory slices, 1-8
+  uint64_t memory_mib = 0;
+  int sms = 0;
+  bool healthy = true;
+  bool operator==(const InventoryMigInstance&) const = default;
+};
+
+// A MIG-capable GPU's MIG state, and how the agent's configuration uses it (node.mig.*).
+struct InventoryMig {
+  std::string mode = "none";                    // none | fixed | dynamic
+  bool enabled = false;                         // MIG mode now
+  bool pending = false;                         // MIG mode after the next GPU reset
+  std::vector<InventoryMigInstance> instances;  // ascending GPU instance id
+  bool operator==(const InventoryMig&) const = default;
+};
+
 struct InventoryGpu {
   std::string uuid;  // unique on the node, never empty
   int index = 0;
@@ -52,6 +76,9 @@ struct InventoryGpu {
   // node.device-memory-scaling: pods are placed against memory_mib x memory_scaling (virtual
   // memory); memory_mib stays the physical memory. 1 when absent (agents before the field).
   double memory_scaling = 1;
+  // Absent on a GPU without MIG, on a MIG-capable GPU that is not in MIG mode and that the
+  // configuration leaves alone (mode none), and from agents before the field.
+  std::optional<InventoryMig> mig;
   bool operator==(const InventoryGpu&) const = default;
 
   uint64_t virtual_memory_mib() const { return VirtualMemoryMiB(memory_mib, memory_scaling); }
@@ -68,7 +95,9 @@ struct Inventory {
 std::string InventoryToJson(const Inventory& inventory);
 // Errors name the field and the GPU (`gpus[i]`): a missing or ill-typed required field, an empty
 // or repeated uuid, negative slots, a cores scaling that is not positive, a memory scaling below
-// kMinMemoryScaling or above kMaxMemoryScaling.
+// kMinMemoryScaling or above kMaxMemoryScaling; in "mig": a mode other than none, fixed or
+// dynamic, an instance without uuid or profile, a uuid repeated on the node, a placement outside
+// the GPU's 8 memory slices.
 Result<Inventory> ParseInventory(std::string_view text);
 
 }  // namespace tessera::annotations

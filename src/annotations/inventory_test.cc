@@ -113,5 +113,77 @@ TEST(Inventory, ErrorsNameTheField) {
   }
 }
 
+// MIG instances ride under their GPU; a GPU without "mig" is written exactly as before, so an
+// older scheduler reads every field it knows unchanged (it ignores the unknown "mig").
+TEST(Inventory, MigInstancesRoundTripUnderTheirGpu) {
+  InventoryGpu h100{"GPU-a", 0, "NVIDIA H100 80GB HBM3", 81559, 132, 0, true, 10, "", 1};
+  h100.mig = InventoryMig{.mode = "fixed",
+                          .enabled = true,
+                          .pending = true,
+                          .instances = {{.uuid = "MIG-1",
+                                         .profile = "3g.40gb",
+                                         .device = "",
+                                         .start = 0,
+                                         .size = 4,
+                                         .memory_mib = 40448,
+                                         .sms = 60,
+                                         .healthy = true},
+                                        {.uuid = "MIG-2",
+                                         .profile = "3g.40gb",
+                                         .device = "1c.3g.40gb",
+                                         .start = 4,
+                                         .size = 4,
+                                         .memory_mib = 40448,
+                                         .sms = 16,
+                                         .healthy = false}}};
+  InventoryGpu pending{"GPU-b", 1, "NVIDIA H100 80GB HBM3", 81559, 132, 0, true, 10, "", 1};
+  pending.mig = InventoryMig{.mode = "dynamic", .enabled = false, .pending = true, .instances = {}};
+  InventoryGpu plain{"GPU-c", 2, "T4", 15360, 40, 0, true, 10, "", 1};
+  const Inventory inventory{true, {h100, pending, plain}};
+  const std::string text = InventoryToJson(inventory);
+  Result<Inventory> back = ParseInventory(text);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, inventory);
+  EXPECT_NE(text.find(R"("mig":{"enabled":true,"instances":[{"healthy":true,"memoryMiB":40448,)"
+                      R"("profile":"3g.40gb","size":4,"sms":60,"start":0,"uuid":"MIG-1"},)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(InventoryToJson({true, {plain}}),
+            R"({"gpus":[{"coresScaling":1.0,"healthy":true,"index":2,"memoryMiB":15360,)"
+            R"("memoryScaling":1.0,"model":"T4","numa":0,"slots":10,"sms":40,"uuid":"GPU-c"}],)"
+            R"("serving":true,"version":1})");
+}
+
+TEST(Inventory, MigErrorsNameTheInstance) {
+  const std::string gpu = R"({"version":1,"gpus":[{"uuid":"GPU-a","index":0,"model":"H100",)"
+                          R"("memoryMiB":1,"mig":)";
+  struct Case {
+    std::string mig;
+    const char* message;
+  } cases[] = {
+      {"7", "gpus[0]: \"mig\" is not an object"},
+      {R"({"mode":"half"})", "gpus[0] mig: \"mode\" \"half\" is not one of none, fixed, dynamic"},
+      {R"({"enabled":"yes"})", "gpus[0] mig: field \"enabled\" has the wrong type"},
+      {R"({"instances":{}})", "gpus[0] mig: \"instances\" must be a list"},
+      {R"({"instances":[{"profile":"1g.10gb"}]})",
+       "gpus[0] mig.instances[0]: field \"uuid\" is missing"},
+      {R"({"instances":[{"uuid":"MIG-1","profile":""}]})",
+       "gpus[0] mig.instances[0]: \"profile\" is empty"},
+      {R"({"instances":[{"uuid":"MIG-1","profile":"3g.40gb","start":6,"size":4}]})",
+       "mig.instances[0] (MIG-1): placement start 6 size 4 is outside the GPU's memory slices"},
+      {R"({"instances":[{"uuid":"MIG-1","profile":"1g.10gb"},{"uuid":"MIG-1","profile":"1g.10gb"}]})",
+       "gpus[0] mig.instances[1]: uuid MIG-1 appears twice"},
+      {R"({"instances":[{"uuid":"GPU-a","profile":"1g.10gb"}]})",
+       "gpus[0] mig.instances[0]: uuid GPU-a appears twice"},
+  };
+  for (const Case& c : cases) {
+    const std::string text = gpu + c.mig + "}]}";
+    Result<Inventory> r = ParseInventory(text);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.status().message().find(c.message), std::string::npos)
+        << text << ": " << r.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace tessera::annotations

@@ -61,6 +61,23 @@ Status Agent::Start() {
   board_.Set(gpus);
   allocator_.SetGpus(gpus);
   RETURN_IF_ERROR(allocator_.Init());
+    if (g.mig.capable && (g.mig.enabled || g.mig.pending || g.mig.mode != MigMode::kNone)) {
+      log::Info("GPU MIG", {{"index", std::to_string(g.index)},
+                            {"mode", MigModeName(g.mig.mode)},
+                            {"enabled", g.mig.enabled ? "true" : "false"},
+                            {"pending", g.mig.pending ? "true" : "false"},
+                            {"instances", std::to_string(g.mig.instances.size())}});
+    }
+    for (const MigInstanceInfo& m : g.mig.instances) {
+      log::Info("MIG device",
+                {{"gpu", std::to_string(g.index)},
+                 {"uuid", m.uuid},
+                 {"profile", m.device_name},
+                 {"placement", std::to_string(m.start) + ":" + std::to_string(m.size)},
+                 {"memoryMiB", std::to_string(m.memory_mib)},
+                 {"sms", std::to_string(m.sms)},
+                 {"healthy", m.healthy ? "true" : "false"}});
+    }
   if (options_.mode == NodeMode::kDra) {
     RETURN_IF_ERROR(StartDra());
   } else {

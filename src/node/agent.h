@@ -36,6 +36,7 @@
 #include "node/metrics/spill_notices.h"
 #include "node/pods/pod_source.h"
 
+#include "node/mig/mig_config.h"
 namespace tessera::node {
 
 enum class NodeMode { kDevicePlugin, kDra };
@@ -54,6 +55,7 @@ struct AgentOptions {
   bool fail_on_init_error = true;
   std::chrono::milliseconds xid_hold{60'000};
   std::chrono::seconds housekeeping_interval{30};
+  MigConfig mig;  // node.mig.*: applied before the agent starts (node/mig/mig_manager.h)
   std::chrono::seconds unowned_grace{600};  // allocations that never got an owner
   // The pids files of running containers (pids_refresher.h).
   std::string cgroup_root = "/sys/fs/cgroup";

@@ -177,6 +177,29 @@ void AddConfigKeys(config::Schema& s) {
          .help = "file of base64 keys (one a line, the first signs) shared with the scheduler's "
                  "scheduler.annotation-key-file: tessera.io/allocated, allocation-failed and gpus "
                  "are signed and tessera.io/allocation is verified; empty = trusted unsigned"});
+  s.Add({.path = "node.mig.mode",
+         .type = Type::kString,
+         .default_value = "none",
+         .help = "MIG on every GPU not named in node.mig.gpus: none (Tessera leaves MIG as it "
+                 "is), fixed (the agent brings the GPU to node.mig.layout at its start) or "
+                 "dynamic (MIG mode on; instances made per pod; docs/mig.md)",
+         .allowed = {"none", "fixed", "dynamic"}});
+  s.Add({.path = "node.mig.layout",
+         .type = Type::kString,
+         .default_value = "",
+         .help = "the MIG layout of fixed mode, in src/mig's text form: all-balanced, "
+                 "all-1g.10gb, 1g.10gb=2,3g.40gb or 3g.40gb@0,1g.10gb@4 (docs/mig.md)"});
+  s.Add({.path = "node.mig.gpus",
+         .type = Type::kString,
+         .default_value = "",
+         .help = "per-GPU MIG modes, entries separated by ';': GPU=MODE with GPU an NVML index "
+                 "or a GPU- UUID and MODE none, dynamic, fixed (node.mig.layout) or "
+                 "fixed:LAYOUT, e.g. \"0=fixed:1g.10gb=2,3g.40gb;1=none\""});
+  s.Add({.path = "node.mig.minors-file",
+         .type = Type::kString,
+         .default_value = "/proc/driver/nvidia-caps/mig-minors",
+         .help = "the driver's table of MIG capability minors, which numbers the "
+                 "/dev/nvidia-caps/nvidia-cap<N> nodes a MIG device needs in a container"});
   s.Add({.path = "node.dialects.vgpu.enabled",
          .type = Type::kBool,
          .default_value = "true",
@@ -230,6 +253,10 @@ Result<AgentOptions> OptionsFromConfig(const config::Config& c, const std::strin
   o.cores_scaling = c.GetFloat("node.device-cores-scaling");
   o.memory_scaling = c.GetFloat(kMemoryScalingKey);
   o.fail_on_init_error = c.GetBool("node.fail-on-init-error");
+  ASSIGN_OR_RETURN(o.mig,
+                   ParseMigConfig(c.GetString("node.mig.mode"), c.GetString("node.mig.layout"),
+                                  c.GetString("node.mig.gpus")));
+  o.mig.minors_file = c.GetString("node.mig.minors-file");
   o.xid_hold =
       std::chrono::duration_cast<std::chrono::milliseconds>(c.GetDuration("node.xid-hold"));
   o.housekeeping_interval =

@@ -13,6 +13,7 @@
 #include "kube/objects.h"
 #include "log/log.h"
 #include "node/agent.h"
+#include "node/allocation/allocation_folders.h"
 #include "node/config_keys.h"
 #include "node/dra/board_slice_publisher.h"
 #include "node/dra/claim_source.h"
@@ -25,10 +26,31 @@
 #include "node/kubelet/kubelet_version.h"
 #include "node/metrics/metrics.h"
 #include "node/metrics/metrics_server.h"
+#include "node/mig/mig_manager.h"
 #include "node/pods/kube_pod_source.h"
 
 namespace tessera::node {
 namespace {
+
+// node.mig.*, before the agent discovers its GPUs: fixed layouts made, MIG mode turned on. A MIG
+// device a container's allocation names (its folder survives the agent's restart) counts as in
+// use, as does one a process runs on.
+Status ApplyMigAtStart(const NvmlLibrary& nvml, const AgentOptions& options,
+                       const std::string& sysfs_root) {
+  Result<MigMinors> minors = ReadMigMinors(options.mig.minors_file);
+  if (!minors.ok()) {
+    log::Warn("no MIG capability minors: MIG devices cannot be given to containers",
+              {{"error", minors.status().message()}});
+  }
+  MigManager manager(nvml, minors.ok() ? *minors : MigMinors{});
+  ASSIGN_OR_RETURN(std::vector<GpuInfo> found,
+                   NvmlGpuSource(nvml, sysfs_root, options.mig).Discover());
+  std::set<std::string> held;
+  for (const AllocationFolder& f : ReadAllocationFolders(options.allocator.state_dir)) {
+    for (const FolderDevice& d : f.devices) held.insert(d.uuid);
+  }
+  return ApplyMigConfig(manager, options.mig, found, held);
+}
 
 // The GpuSource of a node whose NVML could not be loaded: discovery reports why.
 class UnavailableGpuSource : public GpuSource {
@@ -91,9 +113,15 @@ int Run(const config::Config& cfg, const std::vector<std::string>& args) {
                {{"error", nvml.status().message()}});
     return 1;
   }
+  if (nvml.ok() && options->mig.AnyMig()) {
+    if (Status s = ApplyMigAtStart(**nvml, *options, cfg.GetString("node.sysfs-root")); !s.ok()) {
+      log::Error("MIG configuration (node.mig.*) not applied", {{"error", s.message()}});
+      return 1;
+    }
+  }
   std::unique_ptr<GpuSource> gpus;
   if (nvml.ok()) {
-    gpus = std::make_unique<NvmlGpuSource>(**nvml, cfg.GetString("node.sysfs-root"));
+    gpus = std::make_unique<NvmlGpuSource>(**nvml, cfg.GetString("node.sysfs-root"), options->mig);
   } else {
     gpus = std::make_unique<UnavailableGpuSource>(nvml.status());
   }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <mutex>
 #include <random>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -64,10 +65,29 @@ Result<std::vector<DeviceNode>> DeviceNodesOf(const std::vector<std::string>& uu
   while (!root.empty() && root.back() == '/') root.pop_back();
   auto node = [&root](const std::string& path) { return DeviceNode{path, root + path}; };
   std::vector<DeviceNode> nodes;
+  std::set<std::string> added;  // two MIG devices of one GPU share its node
+  auto add = [&](const std::string& path) {
+    if (added.insert(path).second) nodes.push_back(node(path));
+  };
   for (const std::string& uuid : uuids) {
-    const GpuInfo* g = FindGpu(gpus, uuid);
-    if (g == nullptr) return NotFound("GPU " + uuid + " is not on this node");
-    nodes.push_back(node(g->device_path));
+    if (const GpuInfo* g = FindGpu(gpus, uuid)) {
+      add(g->device_path);
+      continue;
+    }
+    const MigDeviceRef mig = FindMigDevice(gpus, uuid);
+    if (mig.gpu == nullptr) return NotFound("GPU " + uuid + " is not on this node");
+    // A MIG device is its GPU's node plus the capabilities of its GPU and compute instance,
+    // which the driver checks when a process opens it.
+    if (mig.instance->caps_paths.empty()) {
+      return FailedPrecondition(
+          "MIG device " + uuid + " of GPU " + std::to_string(mig.gpu->index) +
+          " has no capability device nodes: the driver's MIG minors table (node.mig.minors-file) "
+          "does not list GPU instance " +
+          std::to_string(mig.instance->gpu_instance) + " and compute instance " +
+          std::to_string(mig.instance->compute_instance));
+    }
+    add(mig.gpu->device_path);
+    for (const std::string& cap : mig.instance->caps_paths) add(cap);
   }
   if (!uuids.empty()) {
     for (const char* control : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"}) {
@@ -95,6 +115,11 @@ Result<std::string> CdiSpecText(const std::string& name, const Grant& grant,
   // No allocation ID in the environment: a container holding two of Tessera's resources (vcuda
   // core and memory) gets both CDI devices, which must not contradict each other.
   json env = json::array({"TESSERA_VISIBLE_GPUS=" + visible});
+  // A MIG device is a CUDA device only when named (a GPU in MIG mode is none itself).
+  const bool any_mig = std::any_of(uuids.begin(), uuids.end(), [&](const std::string& u) {
+    return FindMigDevice(gpus, u).gpu != nullptr;
+  });
+  if (any_mig) env.push_back("CUDA_VISIBLE_DEVICES=" + visible);
   json edits = {{"env", env}, {"deviceNodes", nodes}};
   json spec = {{"cdiVersion", "0.6.0"},
                {"kind", kCdiContainerKind},

@@ -40,7 +40,9 @@ struct DeviceNode {
   std::string container_path, host_path;
 };
 
-// The device nodes of the GPUs `uuids` plus the driver's control nodes (none without a GPU).
+// The device nodes of the GPUs `uuids` plus the driver's control nodes (none without a GPU). A
+// MIG device's UUID ("MIG-...") gives its GPU's node and its GPU and compute instance's
+// capability nodes (/dev/nvidia-caps/nvidia-cap<N>); FailedPrecondition when they are unknown.
 Result<std::vector<DeviceNode>> DeviceNodesOf(const std::vector<std::string>& uuids,
                                               const std::vector<GpuInfo>& gpus,
                                               const std::string& driver_root = "/");
@@ -58,7 +60,8 @@ inline constexpr const char* kCdiClaimKind = "tessera.io/claim";  // DRA claims 
 std::string CdiSpecFileName(const std::string& kind, const std::string& name);
 
 // The CDI spec (JSON) of device `tessera.io/container=<name>`: DeviceNodesOf the grant's GPUs and
-// TESSERA_VISIBLE_GPUS in the environment. The device-plugin path gives its mounts in the Allocate
+// TESSERA_VISIBLE_GPUS in the environment, and CUDA_VISIBLE_DEVICES with the same UUIDs when one
+// of them is a MIG device. The device-plugin path gives its mounts in the Allocate
 // answer; a DRA claim's spec, with its mounts, is node/dra/claim_cdi_spec.h's.
 Result<std::string> CdiSpecText(const std::string& name, const Grant& grant,
                                 const std::vector<GpuInfo>& gpus,

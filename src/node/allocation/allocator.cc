@@ -85,10 +85,21 @@ Status CheckGrant(const Grant& grant, const std::vector<GpuInfo>& gpus) {
   std::set<std::string> seen;
   for (const GrantDevice& d : grant.devices) {
     const GpuInfo* g = FindGpu(gpus, d.uuid);
-    if (g == nullptr) return NotFound("GPU " + d.uuid + " is not on this node");
     if (!seen.insert(d.uuid).second) return InvalidArgument("GPU " + d.uuid + " is listed twice");
     if (d.memory_mib > g->virtual_memory_mib()) {
       return ResourceExhausted("GPU " + d.uuid + " has " + MemoryText(*g) +
+    if (g == nullptr) {
+      // A MIG device: its GPU instance's memory is what it has.
+      const MigDeviceRef mig = FindMigDevice(gpus, d.uuid);
+      if (mig.gpu == nullptr) return NotFound("GPU " + d.uuid + " is not on this node");
+      if (d.memory_mib > mig.instance->memory_mib) {
+        return ResourceExhausted("MIG device " + d.uuid + " (" + mig.instance->profile + ") has " +
+                                 std::to_string(mig.instance->memory_mib) +
+                                 " MiB, the decision gives " + std::to_string(d.memory_mib) +
+                                 " MiB");
+      }
+      continue;
+    }
                                ", the decision gives " + std::to_string(d.memory_mib) + " MiB");
     }
   }

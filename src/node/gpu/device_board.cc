@@ -5,7 +5,7 @@ namespace tessera::node {
 namespace {
 bool Same(const GpuInfo& a, const GpuInfo& b) {
   return a.uuid == b.uuid && a.index == b.index && a.memory_mib == b.memory_mib &&
-         a.numa == b.numa && a.pcie_root == b.pcie_root && a.healthy == b.healthy;
+         a.numa == b.numa && a.pcie_root == b.pcie_root && a.healthy == b.healthy && a.mig == b.mig;
 }
 }  // namespace
 

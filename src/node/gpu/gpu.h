@@ -9,6 +9,7 @@
 
 #include "annotations/inventory.h"
 #include "common/status.h"
+#include "node/gpu/mig_info.h"
 
 namespace tessera::node {
 
@@ -29,6 +30,8 @@ struct GpuInfo {
   // memory_mib x memory_scaling of virtual memory (placement, device plugins, ResourceSlice,
   // limits), the part beyond memory_mib from host memory (the limits file's spill.<i>).
   double memory_scaling = 1;
+  // MIG mode and MIG devices; `capable` false on a GPU without MIG.
+  MigStatus mig;
 
   // memory_mib x memory_scaling in whole MiB (annotations::VirtualMemoryMiB).
   uint64_t virtual_memory_mib() const {
@@ -55,5 +58,12 @@ inline std::string MemoryText(const GpuInfo& gpu) {
 
 // The GPU with `uuid`, or nullptr.
 const GpuInfo* FindGpu(const std::vector<GpuInfo>& gpus, const std::string& uuid);
+
+// The MIG device with `uuid` ("MIG-...") and its GPU, or {nullptr, nullptr}.
+struct MigDeviceRef {
+  const GpuInfo* gpu = nullptr;
+  const MigInstanceInfo* instance = nullptr;
+};
+MigDeviceRef FindMigDevice(const std::vector<GpuInfo>& gpus, const std::string& uuid);
 
 }  // namespace tessera::node

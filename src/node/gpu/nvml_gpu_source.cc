@@ -1,6 +1,7 @@
 #include "node/gpu/nvml_gpu_source.h"
 
 #include "node/gpu/pci_address.h"
+#include "node/mig/mig_discovery.h"
 
 namespace tessera::node {
 
@@ -13,6 +14,9 @@ Result<std::vector<GpuInfo>> NvmlGpuSource::Discover() {
       nvml_.SystemGetDriverVersion(driver, sizeof(driver)) != NVML_SUCCESS) {
     driver[0] = '\0';
   }
+  // No table (no MIG in the driver, or not readable): MIG devices without capability nodes.
+  Result<MigMinors> read = ReadMigMinors(mig_.minors_file);
+  const MigMinors minors = read.ok() ? *read : MigMinors{};
   for (unsigned int i = 0; i < count; ++i) {
     nvmlDevice_t dev = nullptr;
     RETURN_IF_ERROR(
@@ -50,6 +54,8 @@ Result<std::vector<GpuInfo>> NvmlGpuSource::Discover() {
     unsigned int minor = i;
     if (nvml_.DeviceGetMinorNumber) nvml_.DeviceGetMinorNumber(dev, &minor);
     g.device_path = "/dev/nvidia" + std::to_string(minor);
+    ASSIGN_OR_RETURN(g.mig, DiscoverMig(nvml_, dev, static_cast<int>(minor), minors));
+    g.mig.mode = mig_.For(g).mode;
     out.push_back(std::move(g));
   }
   return out;

@@ -44,6 +44,24 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& path) 
   Resolve(handle, "nvmlEventSetFree", lib->EventSetFree);
   Resolve(handle, "nvmlDeviceGetProcessUtilization", lib->DeviceGetProcessUtilization);
   Resolve(handle, "nvmlDeviceGetComputeRunningProcesses_v3", lib->DeviceGetComputeRunningProcesses);
+  Resolve(handle, "nvmlDeviceGetMigMode", lib->DeviceGetMigMode);
+  Resolve(handle, "nvmlDeviceSetMigMode", lib->DeviceSetMigMode);
+  Resolve(handle, "nvmlDeviceGetGpuInstanceProfileInfo", lib->DeviceGetGpuInstanceProfileInfo);
+  Resolve(handle, "nvmlDeviceCreateGpuInstanceWithPlacement",
+          lib->DeviceCreateGpuInstanceWithPlacement);
+  Resolve(handle, "nvmlDeviceGetGpuInstances", lib->DeviceGetGpuInstances);
+  Resolve(handle, "nvmlDeviceGetGpuInstanceById", lib->DeviceGetGpuInstanceById);
+  Resolve(handle, "nvmlGpuInstanceGetInfo", lib->GpuInstanceGetInfo);
+  Resolve(handle, "nvmlGpuInstanceDestroy", lib->GpuInstanceDestroy);
+  Resolve(handle, "nvmlGpuInstanceGetComputeInstanceProfileInfo",
+          lib->GpuInstanceGetComputeInstanceProfileInfo);
+  Resolve(handle, "nvmlGpuInstanceCreateComputeInstance", lib->GpuInstanceCreateComputeInstance);
+  Resolve(handle, "nvmlGpuInstanceGetComputeInstances", lib->GpuInstanceGetComputeInstances);
+  Resolve(handle, "nvmlComputeInstanceDestroy", lib->ComputeInstanceDestroy);
+  Resolve(handle, "nvmlDeviceGetMaxMigDeviceCount", lib->DeviceGetMaxMigDeviceCount);
+  Resolve(handle, "nvmlDeviceGetMigDeviceHandleByIndex", lib->DeviceGetMigDeviceHandleByIndex);
+  Resolve(handle, "nvmlDeviceGetGpuInstanceId", lib->DeviceGetGpuInstanceId);
+  Resolve(handle, "nvmlDeviceGetComputeInstanceId", lib->DeviceGetComputeInstanceId);
   const char* missing = nullptr;
   if (!init)
     missing = "nvmlInit_v2";
@@ -78,6 +96,15 @@ NvmlLibrary::~NvmlLibrary() {
   if (handle_ == nullptr) return;
   shutdown_();
   ::dlclose(handle_);
+}
+
+bool NvmlLibrary::HasMig() const {
+  return DeviceGetMigMode && DeviceSetMigMode && DeviceGetGpuInstanceProfileInfo &&
+         DeviceCreateGpuInstanceWithPlacement && DeviceGetGpuInstances &&
+         DeviceGetGpuInstanceById && GpuInstanceGetInfo && GpuInstanceDestroy &&
+         GpuInstanceGetComputeInstanceProfileInfo && GpuInstanceCreateComputeInstance &&
+         GpuInstanceGetComputeInstances && ComputeInstanceDestroy && DeviceGetMaxMigDeviceCount &&
+         DeviceGetMigDeviceHandleByIndex && DeviceGetGpuInstanceId && DeviceGetComputeInstanceId;
 }
 
 Status NvmlLibrary::Check(nvmlReturn_t r, const char* call) const {

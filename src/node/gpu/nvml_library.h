@@ -47,6 +47,28 @@ class NvmlLibrary {
   decltype(&nvmlEventSetFree) EventSetFree = nullptr;
   decltype(&nvmlDeviceGetProcessUtilization) DeviceGetProcessUtilization = nullptr;
   decltype(&nvmlDeviceGetComputeRunningProcesses_v3) DeviceGetComputeRunningProcesses = nullptr;
+  // Optional: MIG (node/mig/). A driver without them is a driver without MIG.
+  decltype(&nvmlDeviceGetMigMode) DeviceGetMigMode = nullptr;
+  decltype(&nvmlDeviceSetMigMode) DeviceSetMigMode = nullptr;
+  decltype(&nvmlDeviceGetGpuInstanceProfileInfo) DeviceGetGpuInstanceProfileInfo = nullptr;
+  decltype(&nvmlDeviceCreateGpuInstanceWithPlacement) DeviceCreateGpuInstanceWithPlacement =
+      nullptr;
+  decltype(&nvmlDeviceGetGpuInstances) DeviceGetGpuInstances = nullptr;
+  decltype(&nvmlDeviceGetGpuInstanceById) DeviceGetGpuInstanceById = nullptr;
+  decltype(&nvmlGpuInstanceGetInfo) GpuInstanceGetInfo = nullptr;
+  decltype(&nvmlGpuInstanceDestroy) GpuInstanceDestroy = nullptr;
+  decltype(&nvmlGpuInstanceGetComputeInstanceProfileInfo) GpuInstanceGetComputeInstanceProfileInfo =
+      nullptr;
+  decltype(&nvmlGpuInstanceCreateComputeInstance) GpuInstanceCreateComputeInstance = nullptr;
+  decltype(&nvmlGpuInstanceGetComputeInstances) GpuInstanceGetComputeInstances = nullptr;
+  decltype(&nvmlComputeInstanceDestroy) ComputeInstanceDestroy = nullptr;
+  decltype(&nvmlDeviceGetMaxMigDeviceCount) DeviceGetMaxMigDeviceCount = nullptr;
+  decltype(&nvmlDeviceGetMigDeviceHandleByIndex) DeviceGetMigDeviceHandleByIndex = nullptr;
+  decltype(&nvmlDeviceGetGpuInstanceId) DeviceGetGpuInstanceId = nullptr;
+  decltype(&nvmlDeviceGetComputeInstanceId) DeviceGetComputeInstanceId = nullptr;
+
+  // Whether every MIG call above resolved.
+  bool HasMig() const;
 
  private:
   NvmlLibrary() = default;

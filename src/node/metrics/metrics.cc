@@ -30,6 +30,48 @@ struct Row {
   std::optional<unsigned> share;  // compute share in percent, when known
 };
 
+// The MIG families: the MIG mode of each MIG-capable GPU, and per MIG device its memory, SMs,
+// the containers' use and health. Nothing on a node without MIG-capable GPUs.
+void RenderMig(std::ostringstream& out, const std::string& node, const std::vector<GpuInfo>& gpus,
+               std::map<std::string, uint64_t>& used) {
+  const bool capable =
+      std::any_of(gpus.begin(), gpus.end(), [](const GpuInfo& g) { return g.mig.capable; });
+  if (!capable) return;
+  auto head = [&](const char* name, const char* help) {
+    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n";
+  };
+  head("tessera_gpu_mig_enabled",
+       "1 when the GPU is in MIG mode now; pending=\"1\" when it will be after a GPU reset.");
+  for (const GpuInfo& g : gpus) {
+    if (!g.mig.capable) continue;
+    out << "tessera_gpu_mig_enabled{" << GpuLabels(node, g.index, g.uuid, g.model) << ",mode=\""
+        << MigModeName(g.mig.mode) << "\",pending=\"" << (g.mig.pending ? 1 : 0) << "\"} "
+        << (g.mig.enabled ? 1 : 0) << "\n";
+  }
+  auto per_instance = [&](const char* name, const char* help, auto value) {
+    head(name, help);
+    for (const GpuInfo& g : gpus) {
+      for (const MigInstanceInfo& m : g.mig.instances) {
+        out << name << "{" << GpuLabels(node, g.index, g.uuid, g.model) << ",mig_uuid=\""
+            << PrometheusLabelValue(m.uuid) << "\",profile=\""
+            << PrometheusLabelValue(m.device_name) << "\",placement=\"" << m.start << ":" << m.size
+            << "\"} " << value(g, m) << "\n";
+      }
+    }
+  };
+  per_instance("tessera_mig_instance_memory_total_bytes",
+               "Memory of the MIG device's GPU instance.",
+               [](const GpuInfo&, const MigInstanceInfo& m) { return m.memory_mib << 20; });
+  per_instance("tessera_mig_instance_sms", "Streaming multiprocessors of the MIG device.",
+               [](const GpuInfo&, const MigInstanceInfo& m) { return m.sms; });
+  per_instance("tessera_mig_instance_memory_used_by_containers_bytes",
+               "Sum of the use of the containers and DRA claims given the MIG device.",
+               [&](const GpuInfo&, const MigInstanceInfo& m) { return used[m.uuid]; });
+  per_instance(
+      "tessera_mig_instance_healthy", "1 when the MIG device and its GPU are healthy.",
+      [](const GpuInfo& g, const MigInstanceInfo& m) { return g.healthy && m.healthy ? 1 : 0; });
+}
+
 }  // namespace
 
 std::optional<unsigned> ContainerShare(const ProcessShares& shares, const std::string& uuid,
@@ -55,6 +97,12 @@ std::string RenderMetrics(const std::string& node, const std::string& state_dir,
       const FolderDevice& d = f.devices[i];
       auto gpu = by_uuid.find(d.uuid);
       const GpuInfo* g = gpu == by_uuid.end() ? nullptr : gpu->second;
+      // A MIG device: its GPU's index and model, its GPU instance's memory.
+      const MigDeviceRef mig = g == nullptr ? FindMigDevice(gpus, d.uuid) : MigDeviceRef{};
+      if (mig.gpu != nullptr) g = mig.gpu;
+      const uint64_t whole = mig.instance ? mig.instance->memory_mib << 20
+                             : g          ? g->memory_mib << 20
+                                          : 0;
       Row row;
       row.claim = !f.claim.empty();
       row.uuid = d.uuid;
@@ -64,7 +112,7 @@ std::string RenderMetrics(const std::string& node, const std::string& state_dir,
                                     PrometheusLabelValue(f.container) + "\"";
       row.labels += "," + GpuLabels(node, g ? g->index : -1, d.uuid, g ? g->model : "");
       // "No limit" is the whole GPU, so that used / limit never divides by zero.
-      row.limit = d.memory_bytes != 0 ? d.memory_bytes : g ? g->memory_mib << 20 : 0;
+      row.limit = d.memory_bytes != 0 ? d.memory_bytes : whole;
       row.cores = d.cores > 0 && d.cores < 100 ? d.cores : 100;
       row.used = i < region.used.size() ? region.used[i] : 0;
       row.spilled = i < region.spilled.size() ? region.spilled[i] : 0;
@@ -136,6 +184,7 @@ std::string RenderMetrics(const std::string& node, const std::string& state_dir,
           [&](const GpuInfo& g) { return by_gpu[g.uuid]; });
   per_gpu("tessera_gpu_healthy", "1 when the GPU is healthy.",
           [](const GpuInfo& g) { return g.healthy ? 1 : 0; });
+  RenderMig(out, node, gpus, by_gpu);
   return out.str();
 }
 
