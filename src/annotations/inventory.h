@@ -82,6 +82,10 @@ struct InventoryGpu {
   bool operator==(const InventoryGpu&) const = default;
 
   uint64_t virtual_memory_mib() const { return VirtualMemoryMiB(memory_mib, memory_scaling); }
+  bool in_mig_mode() const { return mig && mig->enabled; }
+  // Pods may be placed on the GPU with Tessera's limits: healthy, and not in MIG mode, where the
+  // GPU is no CUDA device itself, only its MIG devices are (docs/mig.md).
+  bool shareable() const { return healthy && !in_mig_mode(); }
 };
 
 struct Inventory {

@@ -495,7 +495,7 @@ int ClusterState::MaxGpusPerNode() const {
     std::lock_guard<std::mutex> node_lock(node->mu);
     if (!node->present) continue;
     int healthy = 0;
-    for (const GpuSlot& s : node->slots) healthy += s.info.healthy;
+    for (const GpuSlot& s : node->slots) healthy += s.info.shareable();
     best = std::max(best, healthy);
   }
   return best;

@@ -95,7 +95,8 @@ class Fitter {
       s_.free_mib[g] = total > used ? total - used : 0;
       s_.free_cores[g] = std::max(0, 100 - used_cores);
       s_.free_slots[g] = FreeSlots(slot, opt_.ignore_usage);
-      s_.eligible[g] = slot.info.healthy && req_.selection.Allows(slot.info.model, slot.info.uuid);
+      s_.eligible[g] =
+          slot.info.shareable() && req_.selection.Allows(slot.info.model, slot.info.uuid);
     }
   }
 
@@ -229,15 +230,17 @@ class Fitter {
     if (n == 0) {
       return Cat({prefix, "node has no GPUs in its ", kInventoryAnnotation, " inventory"});
     }
-    int healthy = 0, matching = 0;
+    int healthy = 0, mig = 0, matching = 0;
     for (int g = 0; g < n; ++g) {
-      healthy += gpus_[g].info.healthy;
+      healthy += gpus_[g].info.shareable();
+      mig += gpus_[g].info.healthy && gpus_[g].info.in_mig_mode();
       matching += s_.eligible[g];
     }
     if (matching < r.count) {
       if (healthy < r.count && req_.selection.empty()) {
         return Cat({prefix, "needs ", count, " distinct", gpus_word, ", node has ",
-                    std::to_string(healthy), " healthy of ", std::to_string(n)});
+                    std::to_string(healthy), " healthy of ", std::to_string(n),
+                    mig == 0 ? "" : " not in MIG mode (its MIG instances are not shared yet)"});
       }
       std::string models;
       for (int g = 0; g < n; ++g) {
@@ -316,7 +319,7 @@ bool FitsOneContainer(const PodRequest& request, std::span<const GpuSlot> gpus, 
   const GpuRequest& r = request.containers.front().gpu;
   int admitted = 0;
   for (const GpuSlot& slot : gpus) {
-    if (!slot.info.healthy) continue;
+    if (!slot.info.shareable()) continue;
     if (!ignore_usage && (r.exclusive ? slot.pods > 0 : slot.exclusive_pods > 0)) continue;
     uint64_t used = ignore_usage ? 0 : slot.used_mib;
     const uint64_t total = slot.info.virtual_memory_mib();
@@ -375,7 +378,7 @@ std::optional<uint64_t> ChargedMib(const PodRequest& request, std::span<const Gp
 int NodeScore(Policy policy, std::span<const GpuSlot> gpus, uint64_t charged_mib) {
   uint64_t total = 0, used = charged_mib;
   for (const GpuSlot& g : gpus) {
-    if (!g.info.healthy) continue;
+    if (!g.info.shareable()) continue;
     total += g.info.virtual_memory_mib();
     used += g.used_mib;
   }

@@ -270,6 +270,27 @@ TEST(NodeFit, ContainersOfOnePodAndInitPeak) {
       << o.out.reason;
 }
 
+// A GPU in MIG mode is no CUDA device itself: no share is placed on it, whatever its free
+// memory, and the reason says why the node has too few GPUs.
+TEST(NodeFit, NoShareOnAGpuInMigMode) {
+  std::vector<GpuSlot> gpus = Uniform(2, "H100", 81559);
+  gpus[0].info.mig = annotations::InventoryMig{.mode = "fixed", .enabled = true};
+  FitCase o =
+      FitPod(Parse(MakePod("p", {{"nvidia.com/gpu", 1}, {"nvidia.com/gpumem", 1000}})), gpus);
+  ASSERT_TRUE(o.fits) << o.out.reason;
+  EXPECT_EQ(Uuids(o.out.allocation), std::vector<std::string>{"GPU-1"});
+  o = FitPod(Parse(MakePod("p", {{"nvidia.com/gpu", 2}, {"nvidia.com/gpumem", 1000}})), gpus);
+  EXPECT_FALSE(o.fits);
+  EXPECT_NE(o.out.reason.find("needs 2 distinct GPUs, node has 1 healthy of 2 not in MIG mode"),
+            std::string::npos)
+      << o.out.reason;
+  // MIG mode pending (after a reset) leaves the GPU a CUDA device until then.
+  gpus[0].info.mig->enabled = false;
+  gpus[0].info.mig->pending = true;
+  EXPECT_TRUE(
+      FitPod(Parse(MakePod("p", {{"nvidia.com/gpu", 2}, {"nvidia.com/gpumem", 1000}})), gpus).fits);
+}
+
 TEST(NodeFit, ComputeAndPercentAndHealth) {
   std::vector<GpuSlot> gpus = Uniform(2, "A10", 24000);
   gpus[0].used_cores = 90;

@@ -120,7 +120,7 @@ void QuotaLedger::OnNode(EventType type, const json& node) {
       if (Result<Inventory> inventory = ParseInventory(text); inventory.ok()) {
         for (const GpuInfo& g : inventory->gpus) {
           gpus.largest_mib = std::max(gpus.largest_mib, g.virtual_memory_mib());
-          gpus.gpus += g.healthy ? 1 : 0;
+          gpus.gpus += g.shareable() ? 1 : 0;
         }
       }
     }
