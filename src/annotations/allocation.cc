@@ -41,6 +41,7 @@ std::string AllocationToJson(const Allocation& a) {
     json container = {{"name", c.name}, {"mode", ComputeModeName(c.mode)}, {"devices", devices}};
     if (c.init) container["init"] = true;
     if (c.slot) container["slot"] = true;
+    if (c.resized) container["resized"] = true;
     containers.push_back(std::move(container));
   }
   return json{{"version", 1}, {"node", a.node}, {"containers", containers}}.dump();
@@ -93,6 +94,7 @@ Result<Allocation> ParseAllocation(std::string_view text) {
     RETURN_IF_ERROR(Field(c, "mode", where, mode, false));
     RETURN_IF_ERROR(Field(c, "init", where, ca.init, false));
     RETURN_IF_ERROR(Field(c, "slot", where, ca.slot, false));
+    RETURN_IF_ERROR(Field(c, "resized", where, ca.resized, false));
     if (ca.name.empty()) return InvalidArgument(where + ": \"name\" is empty");
     if (!names.insert(ca.name).second) {
       return InvalidArgument(where + ": container " + ca.name + " appears twice");

@@ -40,6 +40,9 @@ struct ContainerAllocation {
   ComputeMode mode = ComputeMode::kHard;
   std::vector<DeviceAllocation> devices;
   bool slot = false;  // takes a vGPU slot on each of its GPUs (field "slot", omitted when false)
+  // Its size was changed by a resize (resize.h; field "resized", omitted when false): quotas count
+  // its devices' memory and cores instead of what its pod spec asks.
+  bool resized = false;
   bool operator==(const ContainerAllocation&) const = default;
 };
 

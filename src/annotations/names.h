@@ -9,6 +9,11 @@ inline constexpr char kAllocation[] = "tessera.io/allocation";               // 
 inline constexpr char kAllocated[] = "tessera.io/allocated";                 // node's record
 inline constexpr char kAllocationFailed[] = "tessera.io/allocation-failed";  // node's verdict
 
+// Resizing a running container (resize.h, docs/resize.md): the request a user sets, and the
+// scheduler's answer to it.
+inline constexpr char kResize[] = "tessera.io/resize";
+inline constexpr char kResizeStatus[] = "tessera.io/resize-status";
+
 // The label the node agent puts on a node with GPUs ("true"); the webhook selects it for GPU pods
 // (scheduler.webhook.gpu-node-selector), so that kube-scheduler's own filters leave CPU-only nodes
 // out before it samples.

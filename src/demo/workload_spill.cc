@@ -15,6 +15,7 @@
 //   fill.error                    CUresult of the first refused allocation, 0 when none was
 //   fill.touched                  ok when the kernel read every chunk
 //   fill.touch_device_us_per_mib / fill.touch_spilled_us_per_mib   its time per MiB of each kind
+//   mem.total_after_mib           cuMemGetInfo's total once FILE appeared (--after)
 //   fill.holding                  1 while it waits for FILE (--wait)
 //   fill.touched_again            ok when the second pass read every chunk (--wait)
 //   fill.released                 1 when cuMemGetInfo's used is back to what it was before
@@ -161,10 +162,12 @@ bool UsedBytes(uint64_t* used, uint64_t* total) {
 }
 
 int Usage(const char* why) {
-  std::fprintf(stderr,
-               "workload: --fill: %s; expected --fill MIB [--create] [--wait FILE], MIB from 1 to "
-               "%llu\n",
-               why, static_cast<unsigned long long>(kMaxMiB));
+  std::fprintf(
+      stderr,
+      "workload: --fill: %s; expected --fill MIB [--create] [--wait FILE] [--after FILE], MIB "
+      "from 1 to "
+      "%llu\n",
+      why, static_cast<unsigned long long>(kMaxMiB));
   return 2;
 }
 
@@ -179,12 +182,14 @@ int Fill(int argc, char** args) {
         (std::string("size '") + args[0] + "' is not a whole number of MiB in range").c_str());
   }
   bool create = false;
-  std::string wait_file;
+  std::string wait_file, after_file;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(args[i], "--create") == 0) {
       create = true;
     } else if (std::strcmp(args[i], "--wait") == 0 && i + 1 < argc) {
       wait_file = args[++i];
+    } else if (std::strcmp(args[i], "--after") == 0 && i + 1 < argc) {
+      after_file = args[++i];
     } else {
       return Usage((std::string("unknown or incomplete argument '") + args[i] + "'").c_str());
     }
@@ -199,6 +204,13 @@ int Fill(int argc, char** args) {
     return 1;
   }
   std::printf("mem.total_mib=%llu\n", static_cast<unsigned long long>(total / kMiB));
+  // --after: a process started before its container's limits change (a resize, docs/resize.md)
+  // allocates only once FILE appears, under the limits the library applies by then.
+  if (!after_file.empty()) {
+    std::fflush(stdout);
+    if (!WaitFor(after_file) || !UsedBytes(&used_before, &total)) return 1;
+    std::printf("mem.total_after_mib=%llu\n", static_cast<unsigned long long>(total / kMiB));
+  }
 
   // 64 MiB chunks (the tail smaller), then 2 MiB ones once one is refused. A size that is no
   // multiple of cuMemCreate's 2 MiB granule is always a cuMemAlloc chunk.

@@ -26,6 +26,10 @@ Agent::Agent(AgentOptions options, GpuSource& gpus, PodSource& pods, ApiWriter& 
                    .cgroup_root = options_.cgroup_root,
                    .kubelet_cgroup_root = options_.kubelet_cgroup_root,
                    .proc_root = options_.proc_root}),
+      limits_(allocator_, pods, writer,
+              {.state_dir = options_.allocator.state_dir,
+               .node_name = options_.allocator.node_name,
+               .signing = options_.allocator.signing}),
       spill_notices_(writer, options_.allocator.state_dir) {}
 
 Agent::~Agent() {
@@ -57,10 +61,6 @@ Status Agent::Start() {
                       {"pci", g.pci_bus_id},
                       {"numa", std::to_string(g.numa)},
                       {"device", g.device_path}});
-  }
-  board_.Set(gpus);
-  allocator_.SetGpus(gpus);
-  RETURN_IF_ERROR(allocator_.Init());
     if (g.mig.capable && (g.mig.enabled || g.mig.pending || g.mig.mode != MigMode::kNone)) {
       log::Info("GPU MIG", {{"index", std::to_string(g.index)},
                             {"mode", MigModeName(g.mig.mode)},
@@ -78,6 +78,10 @@ Status Agent::Start() {
                  {"sms", std::to_string(m.sms)},
                  {"healthy", m.healthy ? "true" : "false"}});
     }
+  }
+  board_.Set(gpus);
+  allocator_.SetGpus(gpus);
+  RETURN_IF_ERROR(allocator_.Init());
   if (options_.mode == NodeMode::kDra) {
     RETURN_IF_ERROR(StartDra());
   } else {
@@ -194,7 +198,7 @@ void Agent::GuardMemory(ProcessMemoryReader read) {
   read_memory_ = std::move(read);
 }
 
-// One thread for all four, so a pids file or a spill notice is never written into a folder being
+// One thread for all of them, so a pids file or a spill notice is never written into a folder being
 // removed, and the memory guard sees the cgroups of the latest pids refresh.
 void Agent::Housekeep() {
   using Clock = std::chrono::steady_clock;
@@ -208,6 +212,8 @@ void Agent::Housekeep() {
     }
     if (Clock::now() >= next_pids) {
       pids_.RunOnce();
+      // As often as the pids: a resize reaches the container within about a second.
+      limits_.RunOnce(board_.Get().gpus);
       next_pids = Clock::now() + options_.pid_refresh;
     }
     if (Clock::now() >= next_guard) {

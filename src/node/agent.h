@@ -1,11 +1,12 @@
 // Agent: the node agent put together. Discovers the GPUs, publishes the node's `tessera.io/gpus`
 // annotation (again whenever health changes it), serves and registers one device plugin per
-// enabled resource, keeps health current, keeps each running container's pids file current and
-// removes the files of containers that are gone, and records an Event on a pod when a container's
-// GPU memory first spills to host memory. With mode kDra it serves the DRA parts given to
-// UseDra instead of device plugins. Policy lives in the parts (Allocator, PluginManager,
-// HealthMonitor, Housekeeper, PidsRefresher, SpillNotices); the Agent only wires and starts them.
-// Start/Stop from one thread; the publisher and housekeeping run on their own threads.
+// enabled resource, keeps health current, keeps each running container's pids file and limits
+// file (a resize: docs/resize.md) current and removes the files of containers that are gone, and
+// records an Event on a pod when a container's GPU memory first spills to host memory. With mode
+// kDra it serves the DRA parts given to UseDra instead of device plugins. Policy lives in the parts
+// (Allocator, PluginManager, HealthMonitor, Housekeeper, PidsRefresher, LimitsRefresher,
+// SpillNotices); the Agent only wires and starts them. Start/Stop from one thread; the publisher
+// and housekeeping run on their own threads.
 //
 //   Agent agent(options, gpus, pods, writer, checkpoint);
 //   agent.MonitorHealth(probe);
@@ -26,6 +27,7 @@
 #include "node/allocation/allocation_recorder.h"
 #include "node/allocation/allocator.h"
 #include "node/allocation/housekeeper.h"
+#include "node/allocation/limits_refresher.h"
 #include "node/containers/pids_refresher.h"
 #include "node/enforcement/memory_guard.h"
 #include "node/gpu/device_board.h"
@@ -34,9 +36,9 @@
 #include "node/kubelet/kubelet_checkpoint.h"
 #include "node/kubelet/plugin_manager.h"
 #include "node/metrics/spill_notices.h"
+#include "node/mig/mig_config.h"
 #include "node/pods/pod_source.h"
 
-#include "node/mig/mig_config.h"
 namespace tessera::node {
 
 enum class NodeMode { kDevicePlugin, kDra };
@@ -53,9 +55,9 @@ struct AgentOptions {
   // node.device-memory-scaling, set on every GPU found (GpuInfo::memory_scaling).
   double memory_scaling = 1;
   bool fail_on_init_error = true;
+  MigConfig mig;  // node.mig.*: applied before the agent starts (node/mig/mig_manager.h)
   std::chrono::milliseconds xid_hold{60'000};
   std::chrono::seconds housekeeping_interval{30};
-  MigConfig mig;  // node.mig.*: applied before the agent starts (node/mig/mig_manager.h)
   std::chrono::seconds unowned_grace{600};  // allocations that never got an owner
   // The pids files of running containers (pids_refresher.h).
   std::string cgroup_root = "/sys/fs/cgroup";
@@ -118,6 +120,7 @@ class Agent {
   PluginManager plugins_;
   Housekeeper housekeeper_;
   PidsRefresher pids_;
+  LimitsRefresher limits_;
   std::unique_ptr<HealthMonitor> health_;
   std::unique_ptr<GuardActions> guard_actions_;
   std::unique_ptr<MemoryGuard> guard_;

@@ -14,7 +14,7 @@ constexpr const char* kProtected[] = {
     annotations::kAllocation,         annotations::kAllocated,
     annotations::kAllocationFailed,   annotations::kAllocationSignature,
     annotations::kAllocatedSignature, annotations::kAllocationFailedSignature,
-    annotations::kGpusSignature,
+    annotations::kGpusSignature,      annotations::kResizeStatus,
 };
 
 // The annotation's value, nullopt when the object does not carry it.

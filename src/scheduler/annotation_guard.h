@@ -3,7 +3,8 @@
 // tessera.io/allocation reaches a pod only in the scheduler's Binding (the pods/binding
 // subresource, which the pod webhooks do not see), and tessera.io/allocated and
 // tessera.io/allocation-failed only in the node agent's own pod updates, each with its
-// "-signature" annotation beside it (and tessera.io/gpus-signature belongs on Nodes only). So the
+// "-signature" annotation beside it (and tessera.io/gpus-signature belongs on Nodes only);
+// tessera.io/resize-status only in the scheduler's answer to a resize (docs/resize.md). So the
 // validating webhook refuses
 //   - a pod CREATE that carries any of them, whoever sends it;
 //   - an UPDATE that sets, changes or removes one, unless the user is one of `trusted` (Tessera's

@@ -329,6 +329,13 @@ Status ClusterState::OnPod(EventType type, const json& pod) {
     r.pending.reset();
     return problem;
   }
+  if (allocation && r.resized_from) {
+    // An event from before the resize's patch keeps the resized charge; the patch's own event, or
+    // any other decision, ends the resize.
+    const bool stale = *allocation == *r.resized_from && r.node == node;
+    if (!stale) r.resized_from.reset();
+    if (stale) return problem;
+  }
   if (allocation) {
     if (!(r.allocation && *r.allocation == *allocation && r.node == node)) {
       ReleaseLocked(r);
@@ -402,6 +409,57 @@ Result<Allocation> ClusterState::Reserve(
   r.allocation = allocation;
   r.charges = std::move(charges);
   return allocation;
+}
+
+Result<Allocation> ClusterState::Resize(
+    const PodId& pod,
+    const std::function<Result<Allocation>(const Allocation&, std::span<const GpuSlot>)>& decide) {
+  const std::string key = pod.Key();
+  Shard& shard = ShardOf(key);
+  std::lock_guard<std::mutex> pod_lock(shard.mu);
+  auto it = shard.pods.find(key);
+  if (it == shard.pods.end() || !it->second.allocation || it->second.charges.empty() ||
+      (!pod.uid.empty() && !it->second.uid.empty() && pod.uid != it->second.uid)) {
+    return NotFound("pod " + key + " holds no GPUs of a Tessera decision");
+  }
+  PodRecord& r = it->second;
+  if (r.reserved) return FailedPrecondition("pod " + key + " is being bound; try again");
+  if (r.terminating) return FailedPrecondition("pod " + key + " is being deleted");
+  if (signing_.enabled() && !r.verified) {
+    return FailedPrecondition("the " + std::string(kAllocationAnnotation) + " of pod " + key +
+                              " does not verify; a decision Tessera did not sign is not resized");
+  }
+  NodeState& node = FindOrAdd(r.node);
+  Allocation previous = *r.allocation;
+  {
+    std::lock_guard<std::mutex> node_lock(node.mu);
+    ASSIGN_OR_RETURN(Allocation resized, decide(previous, ViewFor(node, {key, r.priority})));
+    resized.node = r.node;
+    std::vector<GpuCharge> charges = ChargesOf(resized);
+    ApplyToNode(node, r.charges, -1);
+    ApplyToNode(node, charges, +1);
+    r.charges = std::move(charges);
+    r.allocation = std::move(resized);
+  }
+  r.verified = signing_.enabled();
+  r.resized_from = previous;
+  return previous;
+}
+
+void ClusterState::CancelResize(const PodId& pod, const Allocation& previous) {
+  const std::string key = pod.Key();
+  Shard& shard = ShardOf(key);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  auto it = shard.pods.find(key);
+  if (it == shard.pods.end() || !it->second.resized_from || *it->second.resized_from != previous) {
+    return;
+  }
+  PodRecord& r = it->second;
+  ApplyCharges(r.node, r.charges, -1);
+  r.charges = ChargesOf(previous);
+  r.allocation = previous;
+  r.resized_from.reset();
+  ApplyCharges(r.node, r.charges, +1);
 }
 
 void ClusterState::CancelReservation(const PodId& pod) {

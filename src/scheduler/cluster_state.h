@@ -161,6 +161,19 @@ class ClusterState {
   // Undoes Reserve for `pod` if its reservation still stands (the Binding failed).
   void CancelReservation(const PodId& pod);
 
+  // A resize (docs/resize.md): under the pod's and its node's locks, calls decide(decision, gpus)
+  // with the pod's charged decision and its node's GPUs as the pod sees them (its own charge
+  // included), and charges the allocation decide returns instead, until the pod's watch event
+  // carries it (an event still carrying the decision it replaced keeps the new charge) or
+  // CancelResize. Returns the decision it replaced. Errors: NotFound (the pod holds no GPUs, or
+  // is not the pod of `pod.uid`), FailedPrecondition (being bound, being deleted), or decide's
+  // own error; none of them changes anything.
+  Result<Allocation> Resize(
+      const PodId& pod,
+      const std::function<Result<Allocation>(const Allocation&, std::span<const GpuSlot>)>& decide);
+  // Undoes Resize: charges `previous` again if the resize still stands (its patch failed).
+  void CancelResize(const PodId& pod, const Allocation& previous);
+
   // The request of an unbound pod, recorded from its pod events only: what a filter request
   // says about a pod is never remembered, so clients cannot make the state grow.
   std::optional<PodRequest> Pending(const PodId& pod) const;
@@ -221,7 +234,9 @@ class ClusterState {
     bool may_preempt = true;
     bool terminating = false;  // metadata.deletionTimestamp is set
     bool verified = false;     // signing on, and `allocation` verified or was reserved by a bind
-    size_t refused = 0;        // fingerprint of the last refusal reported, 0 = none
+    // While a resize's patch is on its way: the decision it replaced, which events may still carry.
+    std::optional<Allocation> resized_from;
+    size_t refused = 0;  // fingerprint of the last refusal reported, 0 = none
   };
   struct Refusal {
     const char* annotation;

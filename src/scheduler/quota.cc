@@ -126,6 +126,29 @@ PodAsk AskOfRequest(const PodRequest& request) {
   return ask;
 }
 
+PodAsk AskOfPod(const PodRequest& request, const annotations::Allocation* decision) {
+  PodAsk ask;
+  for (const ContainerRequest& c : request.containers) {
+    const annotations::ContainerAllocation* held = decision ? decision->Find(c.name) : nullptr;
+    GpuAsk one;
+    if (held && held->resized) {
+      for (const annotations::DeviceAllocation& d : held->devices) {
+        one.memory_bytes +=
+            static_cast<int64_t>(std::min<uint64_t>(d.memory_mib, kMaxMemoryMiB)) * kMiB;
+        one.cores += d.exclusive || d.cores == 0 ? 100 : d.cores;
+      }
+    } else {
+      one = AskOfGpu(c.gpu);
+    }
+    if (c.init) {
+      ask.init.push_back(one);
+    } else {
+      ask.app += one;
+    }
+  }
+  return ask;
+}
+
 Result<GpuAsk> AskOfClaimSpec(const json& spec, int max_gpus) {
   GpuAsk total;
   const json* devices = Find(spec, "devices");

@@ -88,6 +88,10 @@ struct NamespaceQuotas {
 GpuAsk AskOfGpu(const GpuRequest& gpu);
 // The ask of a pod's request (request.h).
 PodAsk AskOfRequest(const PodRequest& request);
+// The ask of a pod whose decision is `decision` (may be null): AskOfRequest, except that a
+// container the decision marks `resized` (docs/resize.md) counts what its devices now hold, each
+// device's memory and its cores (100 where it has no compute limit or holds the GPU exclusively).
+PodAsk AskOfPod(const PodRequest& request, const annotations::Allocation* decision);
 
 // The ask of a ResourceClaim's spec, for its requests of the DeviceClass gpu.tessera.io (each
 // subrequest of firstAvailable: the largest, per quantity; allocationMode All: `max_gpus`, the

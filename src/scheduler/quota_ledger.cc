@@ -31,8 +31,12 @@ std::string QuotaKeyOf(const json& object) {
   return uid.empty() ? "name:" + MetaText(object, "name") : uid;
 }
 
-QuotaLedger::QuotaLedger(DialectConfig dialects, std::chrono::seconds admitted_ttl, Clock now)
-    : dialects_(std::move(dialects)), admitted_ttl_(admitted_ttl), now_(std::move(now)) {}
+QuotaLedger::QuotaLedger(DialectConfig dialects, std::chrono::seconds admitted_ttl, Clock now,
+                         annotations::Signing signing)
+    : dialects_(std::move(dialects)),
+      signing_(std::move(signing)),
+      admitted_ttl_(admitted_ttl),
+      now_(std::move(now)) {}
 
 void QuotaLedger::OnQuota(EventType type, const json& resource_quota) {
   const std::string ns = MetaText(resource_quota, "namespace");
@@ -81,7 +85,18 @@ void QuotaLedger::OnPod(EventType type, const json& pod) {
   if (type != EventType::kDeleted && !Finished(pod)) {
     Result<PodRequest> request = ParsePod(pod, dialects_);
     if (request.ok()) {
-      ask = AskOfRequest(*request);
+      // A resized container counts as its decision holds it; a decision that does not verify
+      // (the scheduler counts and reports it) is not taken.
+      const json* metadata = Member(pod, "metadata");
+      const json* annotations = metadata ? Member(*metadata, "annotations") : nullptr;
+      const std::string text = annotations ? TextOf(*annotations, kAllocationAnnotation) : "";
+      std::optional<Allocation> decision;
+      if (!text.empty() && signing_.Check(pod, kAllocationAnnotation, "").ok()) {
+        if (Result<Allocation> parsed = ParseAllocation(text); parsed.ok()) {
+          decision = std::move(*parsed);
+        }
+      }
+      ask = AskOfPod(*request, decision ? &*decision : nullptr);
     } else if (type == EventType::kAdded) {  // a pod's resources never change: once is enough
       log::Warn("pod not counted against GPU quotas: its GPU request does not parse",
                 {{"pod", MetaText(pod, "namespace") + "/" + MetaText(pod, "name")},
@@ -193,6 +208,28 @@ std::vector<NamespaceQuotas> QuotaLedger::Quotas() const {
     out.push_back(std::move(q));
   }
   return out;
+}
+
+std::string QuotaLedger::AdmitResize(const std::string& ns, const std::string& uid,
+                                     const PodAsk& resized, const std::string& what) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = namespaces_.find(ns);
+  if (it == namespaces_.end() || it->second.quotas.empty()) return "";
+  const Namespace& n = it->second;
+  const uint64_t largest = LargestLocked();
+  auto object = n.objects.find(uid);
+  const GpuUsage now = object != n.objects.end() ? object->second.Resolve(largest) : GpuUsage{};
+  const GpuUsage after = resized.Resolve(largest);
+  GpuUsage growth{std::max<int64_t>(0, after.memory_bytes - now.memory_bytes),
+                  std::max<int64_t>(0, after.cores - now.cores)};
+  if (growth.memory_bytes == 0 && growth.cores == 0) return "";
+  const GpuUsage used = UsedLocked(n, largest, now_());
+  for (const auto& [name, limits] : n.quotas) {
+    if (std::string refused = QuotaDenial(ns, limits, used, growth, what); !refused.empty()) {
+      return refused;
+    }
+  }
+  return "";
 }
 
 std::string QuotaLedger::Admit(const std::string& ns, const std::string& uid, const PodAsk& ask,

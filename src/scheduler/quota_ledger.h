@@ -3,12 +3,13 @@
 // admission webhook makes before it lets a pod or a claim in (quota.h has the units and rules).
 //
 // What counts: every pod of the namespace that is not Succeeded or Failed (its dialect resources
-// through ParsePod), every ResourceClaim of the namespace that asks the DeviceClass gpu.tessera.io,
-// and what Admit let in during the last `admitted_ttl` that the watches have not shown yet (so that
-// two pods admitted a moment apart both count; keyed by UID, which the API server has set before
-// validating admission). Shares of a GPU count at the largest GPU of the nodes' inventories.
-// A namespace without a ResourceQuota on Tessera's names is never refused anything. Objects that
-// do not parse are logged and count nothing. Thread-safe: one mutex, no calls out while held.
+// through ParsePod; a container its decision marks resized, what the decision holds: AskOfPod),
+// every ResourceClaim of the namespace that asks the DeviceClass gpu.tessera.io, and what Admit let
+// in during the last `admitted_ttl` that the watches have not shown yet (so that two pods admitted
+// a moment apart both count; keyed by UID, which the API server has set before validating
+// admission). Shares of a GPU count at the largest GPU of the nodes' inventories. A namespace
+// without a ResourceQuota on Tessera's names is never refused anything. Objects that do not parse
+// are logged and count nothing. Thread-safe: one mutex, no calls out while held.
 //
 //   QuotaLedger ledger(dialects);
 //   ledger.OnQuota(EventType::kAdded, resource_quota);
@@ -24,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "annotations/signing.h"
 #include "scheduler/cluster_state.h"
 #include "scheduler/dialect_config.h"
 #include "scheduler/quota.h"
@@ -38,9 +40,11 @@ std::string QuotaKeyOf(const nlohmann::json& object);
 class QuotaLedger {
  public:
   using Clock = std::function<std::chrono::steady_clock::time_point()>;
+  // `signing` verifies the decisions whose resized containers count (unsigned: all are read).
   explicit QuotaLedger(DialectConfig dialects,
                        std::chrono::seconds admitted_ttl = std::chrono::seconds(60),
-                       Clock now = std::chrono::steady_clock::now);
+                       Clock now = std::chrono::steady_clock::now,
+                       annotations::Signing signing = {});
 
   void OnQuota(EventType type, const nlohmann::json& resource_quota);
   void OnPod(EventType type, const nlohmann::json& pod);
@@ -54,6 +58,14 @@ class QuotaLedger {
   // node is known, since it cannot be counted yet.
   std::string Admit(const std::string& ns, const std::string& uid, const PodAsk& ask,
                     const std::string& what, bool record = true);
+
+  // Whether the pod of `uid` in `ns` may grow to `resized` (its whole ask after a resize,
+  // AskOfPod): empty when it fits every quota of `ns`, else the refusal of the first quota it
+  // passes, with what the namespace uses now as used and the growth over the pod's present count as
+  // asked (QuotaDenial; `what` says what grows). A shrink always fits. Records nothing: the pod's
+  // watch event carries its new decision.
+  std::string AdmitResize(const std::string& ns, const std::string& uid, const PodAsk& resized,
+                          const std::string& what) const;
 
   // What `ns` uses now, as Admit counts it.
   GpuUsage Used(const std::string& ns) const;
@@ -89,6 +101,7 @@ class QuotaLedger {
   int MaxGpusLocked() const;
 
   const DialectConfig dialects_;
+  const annotations::Signing signing_;
   const std::chrono::seconds admitted_ttl_;
   const Clock now_;
   mutable std::mutex mu_;

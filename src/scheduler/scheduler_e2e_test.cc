@@ -12,12 +12,14 @@
 #include <random>
 #include <thread>
 
+#include "annotations/names.h"
 #include "fakeapiserver/fake_api_server.h"
 #include "fakeapiserver/keep_alive_probe.h"
 #include "kube/api_error.h"
 #include "kube/resource.h"
 #include "scheduler/extender_driver.h"
 #include "scheduler/mixed_cluster_for_test.h"
+#include "scheduler/resize.h"
 #include "scheduler/scheduler_app.h"
 #include "scheduler/test_objects.h"
 
@@ -522,4 +524,114 @@ TEST_F(SchedulerE2E, KeepAliveAnswersDoNotWaitForDelayedAcks) {
 }
 
 }  // namespace
+// Resizing a running container through the API server (docs/resize.md): the user (alice, through
+// the webhook's UPDATE review) asks in tessera.io/resize what `kubectl tessera resize` writes; the
+// scheduler grants a growth that fits with a new decision and refuses one that does not with the
+// filter's reason, each with an Event; a restart right after a request answers it once, and a
+// restart rebuilds the resized usage and answers nothing twice.
+TEST_F(SchedulerE2E, ResizeGrantsAGrowthRefusesOneThatDoesNotFitAndSurvivesRestarts) {
+  int port = FreePort();
+  ASSERT_GT(port, 0);
+  StartServer({.admission_webhook = "http://127.0.0.1:" + std::to_string(port)});
+  auto as = [&](const std::string& user) {
+    auto c =
+        kube::Client::Create({.server = server_->url(), .impersonate = {.user = user}}, {.qps = 0});
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return std::move(*c);
+  };
+  client_ = as(DefaultTrustedUsers()[0]);  // the scheduler's service account
+  std::unique_ptr<kube::Client> alice = as("alice");
+  Create(kube::kNodes, MakeUniformNode("n", 1, "L4", 24000));
+  const std::string listen = "127.0.0.1:" + std::to_string(port);
+  StartApp(listen);
+  for (const auto& [name, mib] : {std::pair{"small", 4096}, std::pair{"big", 12000}}) {
+    CreatePod(MakePod(name, {{"nvidia.com/gpumem", mib}, {"nvidia.com/gpucores", 30}}));
+    ASSERT_EQ(Driver(app_->port()).Schedule(GetPod(name), {"n"}), "n");
+  }
+  ASSERT_TRUE(WaitFor([&] { return AllReservationsConfirmed() && UsedMib("n") == 16096; }));
+
+  auto ask = [&](const std::string& id, uint64_t mib) {
+    kube::StringMapChanges changes;
+    changes[annotations::kResize] =
+        ResizeRequestToJson({.id = id, .container = "main", .memory_mib = mib});
+    return alice->PatchAnnotations(kube::kPods, "default", "small", changes);
+  };
+  auto answer = [&](const std::string& id) -> std::optional<ResizeStatus> {
+    json pod = GetPod("small");
+    const json& a = pod["metadata"]["annotations"];
+    if (!a.contains(annotations::kResizeStatus)) return std::nullopt;
+    ResizeStatus s = *ParseResizeStatus(a[annotations::kResizeStatus].get<std::string>());
+    return s.id == id ? std::optional<ResizeStatus>(s) : std::nullopt;
+  };
+  auto events = [&] {
+    std::vector<std::string> out;
+    Result<kube::ObjectList> list = client_->List(kube::kEvents, {.ns = "default"});
+    for (const json& e : list.ok() ? list->items : std::vector<json>()) {
+      if (e["involvedObject"].value("name", "") == "small") {
+        out.push_back(e.value("reason", "") + ": " + e.value("message", ""));
+      }
+    }
+    return out;
+  };
+
+  // 4096 -> 8192 MiB: 7904 MiB are free beside it.
+  ASSERT_TRUE(ask("grow", 8192).ok());
+  ASSERT_TRUE(WaitFor([&] { return answer("grow").has_value(); }));
+  EXPECT_TRUE(answer("grow")->granted) << answer("grow")->message;
+  Allocation decided = *ParseAllocation(
+      GetPod("small")["metadata"]["annotations"][kAllocationAnnotation].get<std::string>());
+  EXPECT_EQ(decided.containers[0].devices[0].memory_mib, 8192u);
+  EXPECT_EQ(decided.containers[0].devices[0].uuid, "n-gpu0");
+  EXPECT_EQ(UsedMib("n"), 12000u + 8192u);
+  // /inspect (and the web page and kubectl tessera inspect, which read it) shows the new size.
+  httplib::Client scheduler("127.0.0.1", app_->port());
+  httplib::Result inspect = scheduler.Get("/inspect");
+  ASSERT_TRUE(inspect && inspect->status == 200);
+  for (const json& a : json::parse(inspect->body)["allocations"]) {
+    if (a["pod"] != "default/small") continue;
+    EXPECT_EQ(a["allocation"]["containers"][0]["devices"][0]["memoryMiB"], 8192);
+    EXPECT_EQ(a["allocation"]["containers"][0]["resized"], true);
+  }
+  // The pod's resources stay as the user wrote them.
+  EXPECT_EQ(GetPod("small")["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpumem"],
+            4096);
+
+  // 8192 -> 16000: only 12000 can be had there.
+  ASSERT_TRUE(ask("too-big", 16000).ok());
+  ASSERT_TRUE(WaitFor([&] { return answer("too-big").has_value(); }));
+  EXPECT_FALSE(answer("too-big")->granted);
+  EXPECT_EQ(answer("too-big")->message,
+            "container \"main\": insufficient GPU memory: need 16000 MiB on 1 GPU, largest free "
+            "12000 MiB (GPU 0, L4)");
+  ASSERT_TRUE(WaitFor([&] { return events().size() == 2; }));
+  EXPECT_EQ(events()[0].rfind("Resized: Tessera: resize grow: ", 0), 0u) << events()[0];
+  EXPECT_EQ(events()[1].rfind("ResizeRefused: Tessera: resize too-big: container", 0), 0u)
+      << events()[1];
+
+  // What the webhook refuses at once, and what only Tessera may write.
+  Result<json> bad = ask("bad", 0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(kube::ErrorDetails(bad.status()).message.find("\"memoryMiB\" 0 is not allowed"),
+            std::string::npos);
+  kube::StringMapChanges forged;
+  forged[annotations::kResizeStatus] = ResizeStatusToJson({.id = "x", .granted = true});
+  EXPECT_FALSE(alice->PatchAnnotations(kube::kPods, "default", "small", forged).ok());
+
+  // A scheduler stopped right after a request (answered or not) and started again: the request
+  // is answered once, with one Event; a further restart has the resized usage and writes nothing.
+  ASSERT_TRUE(ask("shrink", 2048).ok());
+  StartApp(listen);
+  ASSERT_TRUE(WaitFor([&] { return answer("shrink").has_value(); }));
+  EXPECT_TRUE(answer("shrink")->granted);
+  ASSERT_TRUE(WaitFor([&] { return UsedMib("n") == 12000u + 2048u; }));
+  ASSERT_TRUE(WaitFor([&] { return events().size() == 3; }));
+  const std::string version_before = GetPod("small")["metadata"]["resourceVersion"];
+  StartApp(listen);
+  ASSERT_TRUE(WaitFor([&] { return UsedMib("n") == 12000u + 2048u; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(events().size(), 3u);
+  EXPECT_EQ(GetPod("small")["metadata"]["resourceVersion"], version_before);
+  EXPECT_EQ(answer("shrink")->memory_mib, 2048u);
+}
+
 }  // namespace tessera::scheduler

@@ -10,6 +10,7 @@
 #include "scheduler/dra_rewrite.h"
 #include "scheduler/json_pointer.h"
 #include "scheduler/quota_admission.h"
+#include "scheduler/resize_admission.h"
 
 namespace tessera::scheduler {
 namespace {
@@ -211,6 +212,8 @@ Result<json> Webhook::Review(const json& review, bool mutate) const {
     // Before the opt-out label: the label must not open a way around the guard.
     std::string refused = guard_.Check(operation, *pod, Field(*request, "oldObject"),
                                        StringAt(*request, "userInfo", "username"));
+    if (!refused.empty()) return deny(refused);
+    refused = ResizeRequestDenial(operation, *pod, Field(*request, "oldObject"));
     if (!refused.empty()) return deny(refused);
   }
   if (operation != "CREATE") return out;  // a pod's resources cannot change after it is created

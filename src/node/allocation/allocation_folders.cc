@@ -51,12 +51,19 @@ std::vector<AllocationFolder> ReadAllocationFolders(const std::string& state_dir
       size_t eq = line.find('=');
       if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
     }
+    std::ifstream floor_in(e.path() / kGuardFloorFile);
+    for (std::string line; std::getline(floor_in, line);) {
+      size_t eq = line.find('=');
+      if (eq != std::string::npos) kv["guard-" + line.substr(0, eq)] = line.substr(eq + 1);
+    }
     int devices = std::atoi(kv["devices"].c_str());
     for (int i = 0; i < devices && i < TESSERA_MAX_DEVICES; ++i) {
       std::string n = std::to_string(i);
-      f.devices.push_back({.uuid = kv["uuid." + n],
-                           .memory_bytes = std::strtoull(kv["memory." + n].c_str(), nullptr, 10),
-                           .cores = std::atoi(kv["cores." + n].c_str())});
+      f.devices.push_back(
+          {.uuid = kv["uuid." + n],
+           .memory_bytes = std::strtoull(kv["memory." + n].c_str(), nullptr, 10),
+           .cores = std::atoi(kv["cores." + n].c_str()),
+           .guard_floor_bytes = std::strtoull(kv["guard-floor." + n].c_str(), nullptr, 10)});
     }
     f.host_pids = HostPids(e.path() / TESSERA_PIDS_FILE_NAME);
     out.push_back(std::move(f));

@@ -18,7 +18,13 @@ struct FolderDevice {
   std::string uuid;
   uint64_t memory_bytes = 0;  // 0 = no limit
   int cores = 0;              // percent; 0 or 100 = no limit
+  // What the host-side memory check allows while a new limit below what the container held works
+  // as a ceiling (a resize, docs/resize.md; the guard-floor file): its limit before; 0 = none.
+  uint64_t guard_floor_bytes = 0;
 };
+
+// The file in an allocation folder that holds FolderDevice::guard_floor_bytes ("floor.<i>=bytes").
+inline constexpr char kGuardFloorFile[] = "guard-floor";
 
 struct AllocationFolder {
   std::string id;    // the allocation ID (the folder's name)

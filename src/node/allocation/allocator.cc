@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include "log/log.h"
@@ -86,8 +88,6 @@ Status CheckGrant(const Grant& grant, const std::vector<GpuInfo>& gpus) {
   for (const GrantDevice& d : grant.devices) {
     const GpuInfo* g = FindGpu(gpus, d.uuid);
     if (!seen.insert(d.uuid).second) return InvalidArgument("GPU " + d.uuid + " is listed twice");
-    if (d.memory_mib > g->virtual_memory_mib()) {
-      return ResourceExhausted("GPU " + d.uuid + " has " + MemoryText(*g) +
     if (g == nullptr) {
       // A MIG device: its GPU instance's memory is what it has.
       const MigDeviceRef mig = FindMigDevice(gpus, d.uuid);
@@ -100,6 +100,8 @@ Status CheckGrant(const Grant& grant, const std::vector<GpuInfo>& gpus) {
       }
       continue;
     }
+    if (d.memory_mib > g->virtual_memory_mib()) {
+      return ResourceExhausted("GPU " + d.uuid + " has " + MemoryText(*g) +
                                ", the decision gives " + std::to_string(d.memory_mib) + " MiB");
     }
   }
@@ -370,6 +372,18 @@ Status Allocator::WriteFiles(const std::string& id, const Grant& grant, const js
   if (!options_.cdi) return Status::Ok();
   ASSIGN_OR_RETURN(std::string spec, CdiSpecText(id, grant, gpus, options_.driver_root));
   return UpdateFileAtomic(CdiSpecPath(id), spec);
+}
+
+Result<bool> Allocator::RewriteLimits(const std::string& id, const std::string& content) {
+  const std::string path = AllocationDir(id) + "/limits";
+  std::lock_guard lock(write_mu_);
+  std::ifstream in(path);
+  std::string current((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.good() || in.eof()) {
+    if (current == content) return false;
+  }
+  RETURN_IF_ERROR(WriteFileAtomic(path, content));
+  return true;
 }
 
 Status Allocator::Fail(const ContainerRef& owner, const std::string& reason) {

@@ -79,6 +79,10 @@ class Allocator {
 
   Status PreStart(const std::string& resource, const std::vector<std::string>& device_ids);
 
+  // Replaces the limits file of allocation `id` with `content` unless it holds exactly that,
+  // serialised with PreStart's writes (a resize, limits_refresher.h). True when it was rewritten.
+  Result<bool> RewriteLimits(const std::string& id, const std::string& content);
+
   std::string AllocationDir(const std::string& id) const;
   std::string RegionDir(const std::string& id) const;
   std::string CdiSpecPath(const std::string& id) const;

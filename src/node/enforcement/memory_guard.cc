@@ -31,7 +31,9 @@ std::vector<GuardedContainer> GuardedContainers(const std::vector<AllocationFold
                      .pod = f.pod,
                      .container = f.container,
                      .uuid = d.uuid,
-                     .limit_bytes = d.memory_bytes,
+                     // A shrunk limit is a ceiling for new allocations; what was held before
+                     // it is not taken away (docs/resize.md).
+                     .limit_bytes = std::max(d.memory_bytes, d.guard_floor_bytes),
                      .host_pids = *f.host_pids,
                      .cgroup_dir = cgroup == cgroups.end() ? "" : cgroup->second});
     }

@@ -1,0 +1,25 @@
+// KubeResizeWriter: the Resizer's API writes (resizer.h) over the Kubernetes client: a merge patch
+// of the pod's annotations with its resourceVersion as precondition, and core/v1 Events with the
+// name the Resizer gives (a second one of that name is AlreadyExists, which counts as made).
+// Thread-safe as the client is; the client must outlive it.
+#pragma once
+
+#include "kube/client.h"
+#include "scheduler/resizer.h"
+
+namespace tessera::scheduler {
+
+class KubeResizeWriter : public ResizeWriter {
+ public:
+  explicit KubeResizeWriter(kube::Client& client) : client_(client) {}
+  Result<nlohmann::json> PatchPod(const PodId& pod,
+                                  const std::map<std::string, std::string>& annotations,
+                                  const std::string& resource_version) override;
+  Status RecordEvent(const nlohmann::json& pod, const std::string& name, const std::string& type,
+                     const std::string& reason, const std::string& message) override;
+
+ private:
+  kube::Client& client_;
+};
+
+}  // namespace tessera::scheduler
