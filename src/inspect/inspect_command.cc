@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <optional>
 
@@ -52,11 +54,33 @@ Result<Source> ReadApiServer(const config::Config& config, const kube::Environme
   return Source{std::move(snap->view), std::move(snap->all_nodes)};
 }
 
+// The token in `file` (inspect.scheduler-token-file), without surrounding white space.
+Result<std::string> ReadTokenFile(const std::string& file) {
+  std::ifstream in(file);
+  std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) {
+    return InvalidArgument("inspect.scheduler-token-file " + file +
+                           ": cannot be read (give a file that holds a Kubernetes token, e.g. "
+                           "the output of `kubectl create token NAME`)");
+  }
+  const size_t start = token.find_first_not_of(" \t\r\n");
+  const size_t end = token.find_last_not_of(" \t\r\n");
+  if (start == std::string::npos) {
+    return InvalidArgument("inspect.scheduler-token-file " + file +
+                           " is empty: it must hold a "
+                           "Kubernetes token (e.g. the output of `kubectl create token NAME`)");
+  }
+  return token.substr(start, end - start + 1);
+}
+
 Result<Source> ReadScheduler(const config::Config& config, std::chrono::milliseconds timeout) {
   SchedulerClientOptions options;
   options.ca_file = config.GetString("inspect.scheduler-ca");
   options.timeout = timeout;
   options.ns = config.GetString("inspect.namespace");
+  if (std::string file = config.GetString("inspect.scheduler-token-file"); !file.empty()) {
+    ASSIGN_OR_RETURN(options.token, ReadTokenFile(file));
+  }
   Result<SchedulerSnapshot> snap =
       ReadFromScheduler(config.GetString("inspect.scheduler"), options);
   if (!snap.ok()) return snap.status();
@@ -254,6 +278,12 @@ void AddInspectKeys(config::Schema& schema) {
               .type = config::Type::kString,
               .default_value = "",
               .help = "PEM CA bundle that signed the scheduler's certificate (https:// URLs)"});
+  schema.Add({.path = "inspect.scheduler-token-file",
+              .type = config::Type::kString,
+              .default_value = "",
+              .help = "file holding a Kubernetes token sent to the scheduler as a bearer token "
+                      "(its scheduler.read-access=token asks one; the user needs the ClusterRole "
+                      "tessera-gpu-viewer)"});
   schema.Add({.path = "inspect.chart",
               .type = config::Type::kString,
               .default_value = "auto",

@@ -68,6 +68,55 @@ Status ParseQuotas(const json& doc, const std::string& ns, ClusterView& view) {
   return Status::Ok();
 }
 
+// "; last filter: 0/2 nodes fit: cpu-1: ...; gpu-a: ..." from a pending pod's "filter" (absent
+// from schedulers before issue 35, and before the scheduler has filtered the pod).
+std::string LastFilter(const json& pending) {
+  auto filter = pending.find("filter");
+  if (filter == pending.end() || !filter->is_object()) return "";
+  const json fits = filter->value("fits", json::array());
+  std::string out = "; last filter: " +
+                    std::to_string((fits.is_array() ? fits.size() : 0) +
+                                   filter->value("fitsLeftOut", size_t{0})) +
+                    "/" + std::to_string(filter->value("nodesChecked", size_t{0})) + " nodes fit";
+  const char* separator = ": ";
+  for (const json& r : filter->value("reasons", json::array())) {
+    if (!r.is_object()) continue;
+    out += separator + r.value("node", std::string("?")) + ": " + r.value("reason", std::string());
+    separator = "; ";
+  }
+  const size_t left_out = filter->value("reasonsLeftOut", size_t{0});
+  if (left_out > 0) out += "; and " + std::to_string(left_out) + " more nodes";
+  return out;
+}
+
+// The "draShares" list (absent from schedulers before issue 35).
+Status ParseDraShares(const json& doc, const std::string& ns, ClusterView& view) {
+  auto list = doc.find("draShares");
+  if (list == doc.end()) return Status::Ok();
+  if (!list->is_array()) return WrongShape("\"draShares\" is not a list");
+  for (const json& d : *list) {
+    if (!d.is_object() || !d.contains("claim") || !d["claim"].is_string() || !d.contains("node") ||
+        !d.contains("device")) {
+      return WrongShape("a DRA share without \"claim\", \"node\" or \"device\"");
+    }
+    const std::string claim = d["claim"];
+    if (!ns.empty() && !StartsWith(claim, ns + "/")) continue;
+    PodShare share{.pod = claim, .dra = true};
+    for (const json& p : d.value("pods", json::array())) {
+      if (p.is_string()) share.containers.push_back(p);
+    }
+    const bool whole = d.value("wholeMemory", false);
+    if (!whole) share.memory_mib = d.value("memoryMiB", uint64_t{0});
+    share.cores = d.value("cores", 0);
+    view.AddDraShare(d.value("node", std::string()), d.value("device", std::string()),
+                     std::move(share), whole);
+  }
+  for (const json& w : doc.value("warnings", json::array())) {
+    if (w.is_string()) view.warnings.push_back(w);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<SchedulerSnapshot> ParseSchedulerInspect(const json& doc, const std::string& ns) {
@@ -132,9 +181,11 @@ Result<SchedulerSnapshot> ParseSchedulerInspect(const json& doc, const std::stri
     if (!p.is_object() || !p.contains("pod")) return WrongShape("a pending pod without \"pod\"");
     if (!wanted(p.value("pod", std::string()))) continue;
     snap.view.pending.push_back(
-        {p.value("pod", std::string()),
-         "waiting for a GPU; requests " + Requests(p.value("containers", json::array()))});
+        {p.value("pod", std::string()), "waiting for a GPU; requests " +
+                                            Requests(p.value("containers", json::array())) +
+                                            LastFilter(p)});
   }
+  RETURN_IF_ERROR(ParseDraShares(doc, ns, snap.view));
   RETURN_IF_ERROR(ParseQuotas(doc, ns, snap.view));
   return snap;
 }
@@ -157,7 +208,9 @@ Result<std::string> GetFromScheduler(const std::string& base_url, const std::str
     client.set_read_timeout(seconds.count(), micros.count());
   }
   if (!options.ca_file.empty()) client.set_ca_cert_path(options.ca_file.c_str());
-  httplib::Result res = client.Get(path);
+  httplib::Headers headers;
+  if (!options.token.empty()) headers.emplace("Authorization", "Bearer " + options.token);
+  httplib::Result res = client.Get(path, headers);
   if (!res) {
     return Unavailable("cannot reach the Tessera scheduler at " + url + " (" +
                        httplib::to_string(res.error()) +
@@ -166,8 +219,14 @@ Result<std::string> GetFromScheduler(const std::string& base_url, const std::str
                        "server instead");
   }
   if (res->status != 200) {
+    std::string hint;
+    if (res->status == 401 || res->status == 403) {
+      hint =
+          " (it reads a Kubernetes token of a user bound to the ClusterRole tessera-gpu-viewer: "
+          "--inspect.scheduler-token-file FILE, e.g. with `kubectl create token NAME`)";
+    }
     return Unavailable("the Tessera scheduler at " + url + " answered HTTP " +
-                       std::to_string(res->status) + " to GET " + path + ": " + res->body);
+                       std::to_string(res->status) + " to GET " + path + ": " + res->body + hint);
   }
   return res->body;
 }

@@ -185,6 +185,13 @@ Result<Json> Client::Request(const std::string& method, const std::string& path,
   std::string token;
   RETURN_IF_ERROR(Prepare(request, &token));
   const std::string context = method + " " + path;
+  ASSIGN_OR_RETURN(HttpResponse response, Exchange(request, token, cancel));
+  if (response.cancelled) return Unavailable(context + ": cancelled");
+  return ParseBody(response, context);
+}
+
+Result<HttpResponse> Client::Exchange(HttpRequest& request, std::string& token,
+                                      CancelToken* cancel) {
   auto send = [&] {
     return WithRetries(
         request, [&] { return transport_->Do(request, cancel); }, cancel);
@@ -196,8 +203,19 @@ Result<Json> Client::Request(const std::string& method, const std::string& path,
     RETURN_IF_ERROR(Authorize(request, &token));
     ASSIGN_OR_RETURN(response, send());
   }
-  if (response.cancelled) return Unavailable(context + ": cancelled");
-  return ParseBody(response, context);
+  return response;
+}
+
+Result<HttpResponse> Client::Send(HttpRequest request, CancelToken* cancel) {
+  const bool has_accept =
+      std::any_of(request.headers.begin(), request.headers.end(),
+                  [](const std::string& h) { return h.rfind("Accept:", 0) == 0; });
+  const size_t given = request.headers.size();
+  std::string token;
+  RETURN_IF_ERROR(Prepare(request, &token));
+  // Prepare's first header is its Accept: the caller's own wins.
+  if (has_accept) request.headers.erase(request.headers.begin() + given);
+  return Exchange(request, token, cancel);
 }
 
 Result<Json> Client::Get(const Resource& resource, const std::string& ns, const std::string& name,

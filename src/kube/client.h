@@ -142,6 +142,12 @@ class Client {
                        const std::string& content_type = "application/json",
                        const CallOptions& call = {});
 
+  // One request as given (method, path, headers, body, timeout) with the same limits, auth,
+  // impersonation and retries, for callers that pass the answer on (kubectl tessera ui through
+  // the API server's proxy). Any HTTP status is an answer; errors only when none arrived.
+  // Adds "Accept: application/json" unless the request has an Accept header.
+  Result<HttpResponse> Send(HttpRequest request, CancelToken* cancel = nullptr);
+
  private:
   Client(std::unique_ptr<HttpTransport> transport, TokenSource token,
          const ConnectionConfig& connection, ClientOptions options);
@@ -151,6 +157,9 @@ class Client {
   // Replaces the request's Authorization header with the token source's current token (basic
   // auth when there is no token).
   Status Authorize(HttpRequest& request, std::string* token);
+  // Sends a prepared request with retries; a 401 to an exec plugin's `token` fetches a new one
+  // (into `token`) and tries once more.
+  Result<HttpResponse> Exchange(HttpRequest& request, std::string& token, CancelToken* cancel);
   // Runs `attempt` until it yields a response that is not a retryable 429/5xx or retries run out.
   Result<HttpResponse> WithRetries(HttpRequest& request,
                                    const std::function<Result<HttpResponse>()>& attempt,

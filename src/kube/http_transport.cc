@@ -44,8 +44,15 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
     }
     if (digits) transfer->response->retry_after_seconds = seconds;
   }
+  if (colon != std::string_view::npos) {
+    transfer->response->headers.emplace_back(std::string(Trim(line.substr(0, colon))),
+                                             std::string(Trim(line.substr(colon + 1))));
+  }
   // A new status line (after a 100 Continue or a redirect) starts a new header block.
-  if (StartsWith(line, "HTTP/")) transfer->response->retry_after_seconds.reset();
+  if (StartsWith(line, "HTTP/")) {
+    transfer->response->retry_after_seconds.reset();
+    transfer->response->headers.clear();
+  }
   return size * count;
 }
 

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -37,7 +38,10 @@ struct HttpResponse {
   int status = 0;
   std::string body;                        // empty for a 2xx streamed response
   std::optional<int> retry_after_seconds;  // the Retry-After header, when it holds seconds
-  bool cancelled = false;                  // ended by the CancelToken or the line callback
+  // The final answer's header lines as {name, value}, in order (for callers that pass answers
+  // on, such as kubectl tessera ui). The body is decoded: Content-Encoding names what was sent.
+  std::vector<std::pair<std::string, std::string>> headers;
+  bool cancelled = false;  // ended by the CancelToken or the line callback
 };
 
 // Receives a streamed 2xx body line by line (without the '\n'); returns false to stop.

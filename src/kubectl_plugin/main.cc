@@ -1,6 +1,7 @@
 // kubectl-tessera, the kubectl plugin: `kubectl tessera [inspect] ...` and `kubectl tessera
-// version`. Its own small program: the inspect part, the API server client and the configuration
-// layer, nothing of the scheduler's or node agent's servers. Only wiring lives here.
+// version`, `kubectl tessera ui`. Its own small program: the inspect part, the API server client
+// and the configuration layer, nothing of the scheduler's or node agent's servers. Only wiring
+// lives here.
 #include <unistd.h>
 
 #include <iostream>
@@ -9,6 +10,8 @@
 
 #include "config/loader.h"
 #include "inspect/inspect_command.h"
+#include "inspect/resize_command.h"
+#include "inspect/ui_command.h"
 #include "inspect/version_command.h"
 #include "kube/config_keys.h"
 #include "log/log.h"
@@ -22,6 +25,8 @@ const config::Schema& PluginSchema() {
     config::AddCommonKeys(s);
     kube::AddConfigKeys(s);
     inspect::AddInspectKeys(s);
+    inspect::AddUiKeys(s);
+    inspect::AddResizeKeys(s);
     return s;
   }();
   return schema;
@@ -53,16 +58,22 @@ void PrintUsage(std::ostream& out) {
          "                       [--certificate-authority FILE] [--insecure-skip-tls-verify]\n"
          "                       [--username U --password P] [--as USER [--as-group G]...\n"
          "                       [--as-uid UID]]\n"
-         "       kubectl tessera version [--scheduler URL]\n\n"
+         "       kubectl tessera version [--scheduler URL]\n"
+         "       kubectl tessera ui [--port 8420] [--address 127.0.0.1] [--no-browser] [-n NS]\n"
+         "       kubectl tessera resize pod/NAME [-c CONTAINER] [-n NS] [--memory 8Gi] "
+         "[--cores 40] [--wait 30s]\n\n"
          "inspect (the default) shows the GPUs, their allocations and the pending pods;\n"
-         "version prints the plugin's version and the Tessera scheduler's.\n\nflags:\n"
-      << config::FlagHelp(PluginSchema(), {"log", "inspect", "kube"});
+         "version prints the plugin's version and the Tessera scheduler's;\n"
+         "ui serves the scheduler's web page here (through the API server) and opens "
+         "it;\nresize changes a running container's GPU memory and compute per GPU.\n\nflags:\n"
+      << config::FlagHelp(PluginSchema(), {"log", "inspect", "ui", "resize", "kube"});
 }
 
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string command = "inspect";
-  if (!args.empty() && (args[0] == "inspect" || args[0] == "version" || args[0] == "help")) {
+  if (!args.empty() && (args[0] == "inspect" || args[0] == "version" || args[0] == "ui" ||
+                        args[0] == "resize" || args[0] == "help")) {
     command = args[0];
     args.erase(args.begin());
   }
@@ -84,7 +95,7 @@ int Main(int argc, char** argv) {
   log::Configure(*log::ParseLevel(cfg.GetString("log.level")),
                  *log::ParseFormat(cfg.GetString("log.format")));
   if (loaded->print_config) {
-    std::cout << cfg.Print({"log", "inspect", "kube"});
+    std::cout << cfg.Print({"log", "inspect", "ui", "resize", "kube"});
     return 0;
   }
   if (command == "version") {
@@ -95,6 +106,14 @@ int Main(int argc, char** argv) {
     }
     return inspect::RunVersion(cfg, config::ProcessEnvironment(), TESSERA_VERSION, std::cout,
                                std::cerr);
+  }
+  if (command == "ui") {
+    return inspect::RunUi(cfg, loaded->positional, config::ProcessEnvironment(),
+                          inspect::ProcessUiHooks(), std::cout, std::cerr);
+  }
+  if (command == "resize") {
+    return inspect::RunResize(cfg, loaded->positional, config::ProcessEnvironment(), std::cout,
+                              std::cerr);
   }
   return inspect::RunInspect(cfg, loaded->positional, config::ProcessEnvironment(),
                              isatty(STDOUT_FILENO) == 1, std::cout, std::cerr);

@@ -124,8 +124,16 @@ void AddSchedulerKeys(config::Schema& s) {
          .type = Type::kBool,
          .default_value = "false",
          .help = "serve the read-only web page of the cluster's GPUs under /ui/ on "
-                 "scheduler.listen; it shows /inspect, and whoever reaches the port may read both "
-                 "(docs/ui.md)"});
+                 "scheduler.listen; its files hold no data, it shows /inspect and asks /fit, "
+                 "which scheduler.read-access guards (docs/ui.md)"});
+  s.Add({.path = "scheduler.read-access",
+         .type = Type::kString,
+         .default_value = "token",
+         .help = "who may read GET /inspect and POST /fit: token = a Kubernetes bearer token "
+                 "that a TokenReview authenticates and a SubjectAccessReview allows (get or "
+                 "create on tessera.io scheduler/inspect, scheduler/fit); open = whoever reaches "
+                 "the port (docs/ui.md)",
+         .allowed = {"token", "open"}});
   s.Add({.path = "scheduler.shutdown-delay",
          .type = Type::kDuration,
          .default_value = "5s",

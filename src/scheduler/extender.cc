@@ -118,8 +118,9 @@ std::string PrioritizeAnswer(const std::vector<std::pair<std::string, int>>& sco
 
 }  // namespace
 
-Extender::Extender(Engine& engine, ClusterState& state, Metrics& metrics, Preemptor* preemptor)
-    : engine_(engine), state_(state), metrics_(metrics), preemptor_(preemptor) {}
+Extender::Extender(Engine& engine, ClusterState& state, Metrics& metrics, Preemptor* preemptor,
+                   FilterMemory* filters)
+    : engine_(engine), state_(state), metrics_(metrics), preemptor_(preemptor), filters_(filters) {}
 
 Result<Extender::Args> Extender::ParseArgs(const json& args) {
   if (!args.is_object()) return InvalidArgument("the request body must be a JSON object");
@@ -175,6 +176,7 @@ Result<std::string> Extender::Filter(const json& body) {
         }
       }
     }
+    if (filters_ && !args.request->empty()) filters_->Record(args.pod, result);
   }
   std::string out = FilterAnswer(result, args.nodes);
   metrics_.filter_latency.Observe(std::chrono::steady_clock::now() - start);

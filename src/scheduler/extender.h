@@ -20,6 +20,7 @@
 #include "common/status.h"
 #include "scheduler/cluster_state.h"
 #include "scheduler/engine.h"
+#include "scheduler/filter_memory.h"
 #include "scheduler/metrics.h"
 #include "scheduler/preemptor.h"
 
@@ -27,8 +28,10 @@ namespace tessera::scheduler {
 
 class Extender {
  public:
-  // `preemptor` may be null: no preemption.
-  Extender(Engine& engine, ClusterState& state, Metrics& metrics, Preemptor* preemptor = nullptr);
+  // `preemptor` may be null: no preemption. `filters` (may be null) keeps each GPU pod's last
+  // filter answer for /inspect.
+  Extender(Engine& engine, ClusterState& state, Metrics& metrics, Preemptor* preemptor = nullptr,
+           FilterMemory* filters = nullptr);
 
   // ExtenderArgs -> ExtenderFilterResult {Nodes, NodeNames, FailedNodes,
   // FailedAndUnresolvableNodes, Error}.
@@ -55,6 +58,7 @@ class Extender {
   ClusterState& state_;
   Metrics& metrics_;
   Preemptor* preemptor_;
+  FilterMemory* filters_;
 };
 
 }  // namespace tessera::scheduler

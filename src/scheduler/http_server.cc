@@ -124,13 +124,59 @@ void HttpServer::Routes() {
   post("/mutate", webhook, [this, dumped](const json& b) { return dumped(webhook_.Mutate(b)); });
   post("/validate", webhook,
        [this, dumped](const json& b) { return dumped(webhook_.Validate(b)); });
-  s.Get("/inspect", [this](const httplib::Request& req, httplib::Response& res) {
+  // /inspect and /fit: open, or to a token allowed by the API server (read_access.h).
+  auto allowed = [this](const httplib::Request& req, httplib::Response& res,
+                        const ReadAction& action) {
+    if (!read_.authorizer) return true;
+    // Through the API server's pods/proxy (kubectl tessera ui) Authorization is the caller's
+    // credential for the API server, which removes it: the page sends its token in both.
+    std::string authorization = req.get_header_value("Authorization");
+    if (authorization.empty()) authorization = req.get_header_value(kPageAuthorizationHeader);
+    AccessVerdict v = read_.authorizer->Check(authorization, action);
+    if (v.status == 200) return true;
+    if (v.status == 401) res.set_header("WWW-Authenticate", "Bearer realm=\"tessera-scheduler\"");
+    if (v.status == 401 || v.status == 403) metrics_.CountUnauthorized();
+    if (v.status == 429) res.set_header("Retry-After", "1");
+    uint64_t dropped = 0;
+    if (unauthorized_log_.Allow(log::LogLimiter::Clock::now(), &dropped)) {
+      log::Warn("request refused: no access to the scheduler's state",
+                {{"path", req.path},
+                 {"client", req.remote_addr},
+                 {"status", std::to_string(v.status)},
+                 {"error", v.error},
+                 {"suppressed", std::to_string(dropped)}});
+    }
+    res.status = v.status;
+    res.set_content(Dump(json{{"error", v.error}}), "application/json");
+    return false;
+  };
+  s.Get("/inspect", [this, allowed](const httplib::Request& req, httplib::Response& res) {
+    if (!allowed(req, res, kReadInspect)) return;
+    InspectExtras extras;
+    if (read_.filters) extras.filters = read_.filters->All();
+    if (read_.dra) extras.dra = read_.dra->Snapshot();
     SetCompressedJson(
         req, res,
         Dump(InspectJson(state_.Snapshot(),
-                         quotas_ ? quotas_->Quotas() : std::vector<NamespaceQuotas>{})));
+                         quotas_ ? quotas_->Quotas() : std::vector<NamespaceQuotas>{}, extras)));
   });
-  // Served to whoever may read /inspect, which it shows: docs/ui.md.
+  if (read_.fit) {
+    s.Post("/fit", [this, allowed, bad](const httplib::Request& req, httplib::Response& res) {
+      if (!allowed(req, res, kRunFit)) return;
+      json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+      if (body.is_discarded()) return bad(req, res, "the request body is not valid JSON");
+      try {
+        Result<json> answer = read_.fit->Answer(body);
+        if (!answer.ok()) return bad(req, res, answer.status().message());
+        res.set_content(Dump(*answer), "application/json");
+      } catch (const std::exception& e) {
+        // A shape the dry run did not foresee: a bad request, never a crash.
+        bad(req, res, std::string("malformed request: ") + e.what());
+      }
+    });
+  }
+  // The page's own files hold no data: served to all; it reads /inspect with the user's token
+  // (docs/ui.md).
   if (options_.ui) ui::AddUiRoutes(s);
   s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
     std::string why = why_not_live_ ? why_not_live_() : std::string();

@@ -3,6 +3,7 @@
 //   POST /filter /prioritize /bind   kube-scheduler extender (extender.h)
 //   POST /mutate /validate           admission webhook (webhook.h)
 //   GET  /inspect                    state as JSON (inspect.h)
+//   POST /fit                        "would it fit", a dry run (fit_dry_run.h), with ReadServices
 //   GET  /healthz /readyz /metrics   liveness, readiness, Prometheus text
 //   GET  /ui/...                     the web page (src/ui), only with ServerOptions::ui
 //
@@ -24,10 +25,14 @@
 #include "http/guarded_server.h"
 #include "log/log_limiter.h"
 #include "scheduler/cluster_state.h"
+#include "scheduler/dra_shares.h"
 #include "scheduler/extender.h"
+#include "scheduler/filter_memory.h"
+#include "scheduler/fit_dry_run.h"
 #include "scheduler/listen_address.h"
 #include "scheduler/metrics.h"
 #include "scheduler/quota_ledger.h"
+#include "scheduler/read_access.h"
 #include "scheduler/webhook.h"
 
 namespace tessera::scheduler {
@@ -46,6 +51,14 @@ struct ServerOptions {
   http::ConnectionLimits limits;
   // scheduler.ui.enabled: serve the web page under /ui/ (its own files only; it reads /inspect).
   bool ui = false;
+};
+
+// What /inspect and /fit show and who may read them, beside the state; each may be null.
+struct ReadServices {
+  const FilterMemory* filters = nullptr;  // the pending pods' last filters in /inspect
+  const DraShareTable* dra = nullptr;     // the DRA shares in /inspect
+  const FitDryRun* fit = nullptr;         // POST /fit; not served without
+  ReadAuthorizer* authorizer = nullptr;   // null: /inspect and /fit are open to all
 };
 
 class HttpServer {
@@ -73,6 +86,8 @@ class HttpServer {
   void SetLiveness(std::function<std::string()> why_not_live) {
     why_not_live_ = std::move(why_not_live);
   }
+  // Call before Start().
+  void SetReadServices(ReadServices services) { read_ = services; }
 
  private:
   void Routes();
@@ -88,6 +103,7 @@ class HttpServer {
   std::atomic<bool> ready_{false};
   std::atomic<bool> draining_{false};
   std::function<std::string()> why_not_live_;
+  ReadServices read_;
   log::LogLimiter bad_request_log_;
   log::LogLimiter unauthorized_log_;
   int port_ = 0;

@@ -1,5 +1,7 @@
 #include "scheduler/inspect.h"
 
+#include <ctime>
+
 namespace tessera::scheduler {
 namespace {
 
@@ -38,9 +40,57 @@ json QuotasJson(const std::vector<NamespaceQuotas>& quotas) {
   return out;
 }
 
+// 2026-12-06T05:01:02Z
+std::string Rfc3339(std::chrono::system_clock::time_point t) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+json FilterJson(const FilterRecord& r) {
+  json reasons = json::array();
+  for (const FilterRecord::Refusal& f : r.reasons) {
+    reasons.push_back({{"node", f.node}, {"reason", f.reason}, {"unresolvable", f.unresolvable}});
+  }
+  return {{"time", Rfc3339(r.time)}, {"nodesChecked", r.nodes_checked},
+          {"fits", r.fits},          {"fitsLeftOut", r.fits_left_out},
+          {"reasons", reasons},      {"reasonsLeftOut", r.reasons_left_out}};
+}
+
+// The DRA shares, each with the UUID and memory of its GPU where the node's inventory lists it.
+json DraJson(const StateSnapshot& state, const std::vector<DraShare>& shares) {
+  json out = json::array();
+  for (const DraShare& s : shares) {
+    const GpuSlot* gpu = nullptr;
+    auto node = state.nodes.find(s.node);
+    if (node != state.nodes.end() && s.gpu_index) {
+      for (const GpuSlot& g : node->second.gpus) {
+        if (g.info.index == *s.gpu_index) gpu = &g;
+      }
+    }
+    json share = {{"claim", s.claim},
+                  {"uid", s.uid},
+                  {"node", s.node},
+                  {"device", s.device},
+                  {"memoryMiB", s.memory_mib.value_or(gpu ? gpu->info.virtual_memory_mib() : 0)},
+                  {"wholeMemory", !s.memory_mib.has_value()},
+                  {"cores", s.cores},
+                  {"pods", s.pods},
+                  {"dra", true}};
+    if (s.gpu_index) share["gpuIndex"] = *s.gpu_index;
+    if (gpu) share["gpuUuid"] = gpu->info.uuid;
+    out.push_back(std::move(share));
+  }
+  return out;
+}
+
 }  // namespace
 
-json InspectJson(const StateSnapshot& state, const std::vector<NamespaceQuotas>& quotas) {
+json InspectJson(const StateSnapshot& state, const std::vector<NamespaceQuotas>& quotas,
+                 const InspectExtras& extras) {
   json nodes = json::array();
   for (const auto& [name, n] : state.nodes) {
     json gpus = json::array();
@@ -69,13 +119,21 @@ json InspectJson(const StateSnapshot& state, const std::vector<NamespaceQuotas>&
       for (const ContainerRequest& c : p.pending->containers) {
         containers.push_back({{"name", c.name}, {"init", c.init}, {"request", c.gpu.Describe()}});
       }
-      pending.push_back({{"pod", key}, {"uid", p.uid}, {"containers", containers}});
+      json entry = {{"pod", key}, {"uid", p.uid}, {"containers", containers}};
+      auto filter = extras.filters.find(key);
+      if (filter != extras.filters.end() &&
+          (filter->second.uid.empty() || p.uid.empty() || filter->second.uid == p.uid)) {
+        entry["filter"] = FilterJson(filter->second);
+      }
+      pending.push_back(std::move(entry));
     }
   }
   return {{"nodes", nodes},
           {"allocations", allocations},
           {"pending", pending},
-          {"quotas", QuotasJson(quotas)}};
+          {"quotas", QuotasJson(quotas)},
+          {"draShares", DraJson(state, extras.dra.shares)},
+          {"warnings", extras.dra.warnings}};
 }
 
 }  // namespace tessera::scheduler

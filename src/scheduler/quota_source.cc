@@ -11,14 +11,17 @@ kube::InformerHandlers LedgerHandlers(std::function<void(EventType, const kube::
           .on_delete = [apply](const kube::Json& o) { apply(EventType::kDeleted, o); }};
 }
 
-QuotaSource::QuotaSource(kube::Client& client, QuotaLedger& ledger)
+QuotaSource::QuotaSource(kube::Client& client, QuotaLedger& ledger, DraShareTable* dra)
     : ledger_(ledger),
       quotas_(std::make_unique<kube::Informer>(
           client, kube::kResourceQuotas, kube::InformerOptions{.name = "resource quotas"},
           LedgerHandlers([&ledger](EventType t, const kube::Json& o) { ledger.OnQuota(t, o); }))),
       claims_(std::make_unique<kube::Informer>(
           client, kube::kResourceClaims, kube::InformerOptions{.name = "resource claims"},
-          LedgerHandlers([&ledger](EventType t, const kube::Json& o) { ledger.OnClaim(t, o); }))) {}
+          LedgerHandlers([&ledger, dra](EventType t, const kube::Json& o) {
+            ledger.OnClaim(t, o);
+            if (dra) dra->OnClaim(t, o);
+          }))) {}
 
 QuotaSource::~QuotaSource() {
   Stop();

@@ -4,7 +4,8 @@
 // Until the quota informer has synced, the ledger knows no quota and refuses nothing: the app
 // reports ready only after it (SchedulerApp::WaitForSync). The claim informer is not waited for:
 // a cluster without resource.k8s.io/v1 has no claims, and its informer only retries.
-// Thread-safe after construction; the Client and the ledger must outlive it.
+// The claim informer also feeds the DRA shares /inspect shows (dra_shares.h), when given.
+// Thread-safe after construction; the Client, the ledger and the share table must outlive it.
 #pragma once
 
 #include <chrono>
@@ -13,6 +14,7 @@
 
 #include "kube/client.h"
 #include "kube/informer.h"
+#include "scheduler/dra_shares.h"
 #include "scheduler/quota_ledger.h"
 
 namespace tessera::scheduler {
@@ -22,7 +24,7 @@ kube::InformerHandlers LedgerHandlers(std::function<void(EventType, const kube::
 
 class QuotaSource {
  public:
-  QuotaSource(kube::Client& client, QuotaLedger& ledger);
+  QuotaSource(kube::Client& client, QuotaLedger& ledger, DraShareTable* dra = nullptr);
   ~QuotaSource();  // Stop()
 
   void Start();

@@ -10,11 +10,17 @@
 namespace tessera::scheduler {
 namespace {
 
-kube::InformerHandlers Feed(ClusterState& state, QuotaLedger& quotas, bool nodes) {
-  auto apply = [&state, &quotas, nodes](EventType type, const kube::Json& object) {
+// `filters` (pods only, may be null) forgets the last filter of a pod that is placed or gone.
+// `resizer` (pods only, may be null) answers resize requests, after the state has the event.
+kube::InformerHandlers Feed(ClusterState& state, QuotaLedger& quotas, bool nodes,
+                            FilterMemory* filters = nullptr, Resizer* resizer = nullptr) {
+  auto apply = [&state, &quotas, nodes, filters, resizer](EventType type,
+                                                          const kube::Json& object) {
     // Bad objects are logged inside the state and skipped; the watch goes on.
     (void)(nodes ? state.OnNode(type, object) : state.OnPod(type, object));
     nodes ? quotas.OnNode(type, object) : quotas.OnPod(type, object);
+    if (filters) filters->OnPod(type, object);
+    if (resizer) resizer->OnPod(type, object);
   };
   return {.on_add = [apply](const kube::Json& o) { apply(EventType::kAdded, o); },
           .on_update = [apply](const kube::Json&,
@@ -59,6 +65,7 @@ AppOptions AppOptions::FromConfig(const config::Config& cfg) {
   o.gpu_node_selector = cfg.GetBool("scheduler.webhook.gpu-node-selector");
   // The schema allows only off, opt-in and on.
   o.dra = ParseDraMode(cfg.GetString("scheduler.webhook.dra")).value();
+  o.read_access = ParseReadAccess(cfg.GetString("scheduler.read-access")).value();
   o.preemption = cfg.GetBool("scheduler.preemption.enabled");
   o.preemptor.gpu_policy = o.engine.gpu_policy;
   o.preemptor.nomination_ttl = std::chrono::duration_cast<std::chrono::seconds>(
@@ -133,10 +140,18 @@ SchedulerApp::SchedulerApp(kube::Client& client, AppOptions options)
                                           state_, evictor_,
                                           WithLeadership(options.preemptor, leadership_), &metrics_)
                                     : nullptr),
-      extender_(engine_, state_, metrics_, preemptor_.get()),
+      filter_memory_(state_),
+      fit_(engine_, state_, &dra_shares_),
+      read_authorizer_(options.read_access == ReadAccess::kToken
+                           ? std::make_unique<KubeReadAuthorizer>(client)
+                           : nullptr),
+      extender_(engine_, state_, metrics_, preemptor_.get(), &filter_memory_),
       claim_templates_(client),
-      quota_ledger_(options.dialects),
-      quota_source_(client, quota_ledger_),
+      quota_ledger_(options.dialects, std::chrono::seconds(60), std::chrono::steady_clock::now,
+                    options.signing),
+      quota_source_(client, quota_ledger_, &dra_shares_),
+      resize_writer_(client),
+      resizer_(state_, &quota_ledger_, resize_writer_, &leadership_),
       webhook_(state_, options.scheduler_name, options.trusted_users, options.gpu_node_selector,
                {.mode = options.dra, .templates = &claim_templates_, .metrics = &metrics_},
                &quota_ledger_),
@@ -144,9 +159,14 @@ SchedulerApp::SchedulerApp(kube::Client& client, AppOptions options)
       nodes_(std::make_unique<kube::Informer>(client, kube::kNodes,
                                               kube::InformerOptions{.name = "nodes"},
                                               Feed(state_, quota_ledger_, true))),
-      pods_(std::make_unique<kube::Informer>(client, kube::kPods,
-                                             kube::InformerOptions{.name = "pods"},
-                                             Feed(state_, quota_ledger_, false))) {}
+      pods_(std::make_unique<kube::Informer>(
+          client, kube::kPods, kube::InformerOptions{.name = "pods"},
+          Feed(state_, quota_ledger_, false, &filter_memory_, &resizer_))) {
+  server_.SetReadServices({.filters = &filter_memory_,
+                           .dra = &dra_shares_,
+                           .fit = &fit_,
+                           .authorizer = read_authorizer_.get()});
+}
 
 SchedulerApp::~SchedulerApp() {
   Stop();
@@ -166,6 +186,13 @@ Status SchedulerApp::Start() {
     });
   }
   RETURN_IF_ERROR(server_.Start());
+  resizer_.Start();
+  if (options_.read_access == ReadAccess::kOpen) {
+    log::Warn(
+        "GET /inspect and POST /fit are open to whoever reaches the port "
+        "(scheduler.read-access=open)",
+        {{"port", std::to_string(server_.port())}});
+  }
   if (options_.server.ui) {
     log::Info("serving the web page of the cluster's GPUs (scheduler.ui.enabled)",
               {{"path", "/ui/"}, {"port", std::to_string(server_.port())}});
@@ -199,6 +226,8 @@ void SchedulerApp::StartedLeading() {
   }
   for (const kube::Json& pod : pods->items) (void)state_.OnPod(EventType::kModified, pod);
   leadership_.Lead();
+  // Resize requests that waited while no replica led, or that the last leader left unanswered.
+  for (const kube::Json& pod : pods->items) resizer_.OnPod(EventType::kModified, pod);
   LabelPod(true);
   log::Info("leading: this replica binds and preempts",
             {{"pods-caught-up", std::to_string(pods->items.size())}});
@@ -250,6 +279,7 @@ void SchedulerApp::Stop() {
   server_.Stop();
   nodes_->Stop();
   pods_->Stop();
+  resizer_.Stop();
   quota_source_.Stop();
 }
 

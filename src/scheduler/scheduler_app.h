@@ -1,6 +1,7 @@
 // SchedulerApp: the whole `tessera scheduler` wired to a Kubernetes API server.
 //
-// Informers on nodes and pods feed the ClusterState; the engine binds through the API server's
+// Informers on nodes and pods feed the ClusterState (and the quota ledger and the resizer); the
+// engine binds through the API server's
 // pods/binding subresource (KubeBinder); the HTTP server answers kube-scheduler and the admission
 // webhook, and reports ready once both informers and the ResourceQuotas (quota_source.h) have
 // synced. The `tessera scheduler` command and
@@ -21,12 +22,18 @@
 #include "kube/leader_elector.h"
 #include "scheduler/binder.h"
 #include "scheduler/cluster_state.h"
+#include "scheduler/dra_shares.h"
 #include "scheduler/engine.h"
 #include "scheduler/extender.h"
+#include "scheduler/filter_memory.h"
+#include "scheduler/fit_dry_run.h"
 #include "scheduler/http_server.h"
+#include "scheduler/kube_read_access.h"
+#include "scheduler/kube_resize_writer.h"
 #include "scheduler/metrics.h"
 #include "scheduler/quota_ledger.h"
 #include "scheduler/quota_source.h"
+#include "scheduler/resizer.h"
 #include "scheduler/webhook.h"
 
 namespace tessera::scheduler {
@@ -40,6 +47,8 @@ struct AppOptions {
       DefaultTrustedUsers();      // scheduler.webhook.trusted-users
   bool gpu_node_selector = true;  // scheduler.webhook.gpu-node-selector
   DraMode dra = DraMode::kOff;    // scheduler.webhook.dra
+  // scheduler.read-access: who may read /inspect and /fit (read_access.h).
+  ReadAccess read_access = ReadAccess::kToken;
   // The keys of scheduler.annotation-key-file, which the command loads (unsigned: none).
   annotations::Signing signing;
   bool preemption = true;
@@ -142,10 +151,16 @@ class SchedulerApp {
   Metrics metrics_;
   Engine engine_;
   std::unique_ptr<Preemptor> preemptor_;  // null when scheduler.preemption.enabled is false
+  FilterMemory filter_memory_;            // the pending pods' last filters, for /inspect
+  DraShareTable dra_shares_;              // fed by quota_source_'s claim informer
+  FitDryRun fit_;
+  std::unique_ptr<KubeReadAuthorizer> read_authorizer_;  // null with scheduler.read-access=open
   Extender extender_;
   KubeClaimTemplates claim_templates_;
   QuotaLedger quota_ledger_;
   QuotaSource quota_source_;
+  KubeResizeWriter resize_writer_;
+  Resizer resizer_;  // answers resize requests while this replica leads (docs/resize.md)
   Webhook webhook_;
   HttpServer server_;
   std::unique_ptr<kube::Informer> nodes_;

@@ -74,6 +74,7 @@ class SchedulerE2E : public ::testing::Test {
     AppOptions options;
     options.server.listen = listen;
     options.dra = dra;
+    options.read_access = ReadAccess::kOpen;  // the tests read /inspect without a token
     app_ = std::make_unique<SchedulerApp>(*client_, options);
     ASSERT_TRUE(app_->Start().ok());
     ASSERT_TRUE(app_->WaitForSync(std::chrono::seconds(30)));
@@ -523,7 +524,6 @@ TEST_F(SchedulerE2E, KeepAliveAnswersDoNotWaitForDelayedAcks) {
   }
 }
 
-}  // namespace
 // Resizing a running container through the API server (docs/resize.md): the user (alice, through
 // the webhook's UPDATE review) asks in tessera.io/resize what `kubectl tessera resize` writes; the
 // scheduler grants a growth that fits with a new decision and refuses one that does not with the
@@ -634,4 +634,5 @@ TEST_F(SchedulerE2E, ResizeGrantsAGrowthRefusesOneThatDoesNotFitAndSurvivesResta
   EXPECT_EQ(answer("shrink")->memory_mib, 2048u);
 }
 
+}  // namespace
 }  // namespace tessera::scheduler

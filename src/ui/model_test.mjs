@@ -252,6 +252,7 @@ test('the colours of style.css meet WCAG 2.1 AA contrast', () => {
     ['muted', 'panel', 4.5], ['bad', 'bg', 4.5], ['bad', 'bad-bg', 4.5], ['bad', 'panel', 4.5],
     // bars, their edges, controls and the focus ring (3:1, WCAG 1.4.11)
     ['seg-0', 'track', 3], ['seg-1', 'track', 3], ['seg-0', 'bg', 3], ['seg-1', 'bg', 3],
+    ['seg-dra', 'track', 3], ['seg-dra', 'bg', 3], ['ok', 'bg', 4.5], ['ok', 'panel', 4.5],
     // the physical-memory marker on the track; on a segment its --bg halo (seg-* on bg above)
     ['marker', 'track', 3], ['border', 'bg', 3], ['border', 'panel', 3],
     ['focus', 'bg', 3], ['focus', 'panel', 3],

@@ -1,7 +1,8 @@
 // The page's modules run against a stand-in DOM built from index.html's ids and options
 // (fake_dom.mjs), with fetch and timers in the test's hands: the first read, the drawing of
-// nodes, bars, models and pending pods, paging, filters, and when it polls (interval, hidden
-// tab, pause, errors). A real browser is still to come (docs/ui.md, "Planned").
+// nodes, bars, models and pending pods with their reasons, DRA shares, paging, filters, when it
+// polls (interval, hidden tab, pause, errors), a pod's page, the "would it fit" form and the
+// token. The page in a real browser: browser/browser_test.mjs.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
@@ -49,26 +50,48 @@ let loads = 0;
 
 // Loads a fresh copy of app.mjs on a fresh document. `answers` is what fetch returns, in order
 // (the last one again once they run out): a value is sent as JSON, a number is that HTTP status.
-async function openPage(answers) {
+// `fitAnswers` answer POST ../fit the same way; `hash` is the address's fragment at load.
+async function openPage(answers, { fitAnswers = [], hash = '' } = {}) {
   const doc = pageDocument();
   const timers = new Map();
   let nextTimer = 1;
   const fetched = [];
+  const posted = [];
+  const inspectHeaders = [];
+  const windowListeners = {};
+  globalThis.location = { hash };
+  globalThis.addEventListener = (type, fn) => (windowListeners[type] ??= []).push(fn);
+  const storage = new Map();
+  globalThis.sessionStorage = { getItem: (k) => storage.get(k) ?? null,
+                                setItem: (k, v) => storage.set(k, String(v)) };
   globalThis.document = doc;
   globalThis.setTimeout = (fn, ms) => {
     timers.set(nextTimer, { fn, ms });
     return nextTimer++;
   };
   globalThis.clearTimeout = (id) => timers.delete(id);
-  globalThis.fetch = async (url) => {
-    fetched.push(url);
-    const a = answers.length > 1 ? answers.shift() : answers[0];
+  globalThis.fetch = async (url, options = {}) => {
+    let a;
+    if (url === '../fit') {
+      posted.push(options);
+      a = fitAnswers.shift();
+    } else {
+      fetched.push(url);
+      inspectHeaders.push(options.headers ?? {});
+      a = answers.length > 1 ? answers.shift() : answers[0];
+    }
+    if (a && a.status) return { ok: false, status: a.status, text: async () => JSON.stringify(a.body) };
     if (typeof a === 'number') return { ok: false, status: a, text: async () => '' };
     return { ok: true, status: 200, text: async () => JSON.stringify(a) };
   };
   await import(`./assets/app.mjs?page=${++loads}`);
   const page = {
-    doc, timers, fetched,
+    doc, timers, fetched, posted, storage, inspectHeaders,
+    navigate: async (to) => {
+      globalThis.location.hash = to;
+      for (const fn of windowListeners.hashchange ?? []) fn({});
+      await page.settle();
+    },
     el: (id) => doc.getElementById(id),
     text: (id) => doc.getElementById(id).textContent,
     articles: () => doc.getElementById('nodes').children,
@@ -120,8 +143,12 @@ test('reads ../inspect at once and draws the map, the models and the pending pod
   assert.deepEqual(page.el('models').tBodies[0].children.map((r) => r.firstChild.textContent),
                    ['L4', 'SimGPU-24G']);
   const pending = page.el('pending').tBodies[0].children.map((r) => r.textContent);
-  assert.deepEqual(pending, ['team-1/waitsinit (init)1 GPU x 1024 MiB',
+  assert.deepEqual(pending, ['team-1/waitsinit (init)1 GPU x 1024 MiB' +
+                             'not filtered by this scheduler yet (kube-scheduler has not asked ' +
+                             'it since it started)',
                              'main1 GPU x 200000 MiB']);
+  const why = page.el('pending').tBodies[0].children[0].children[3];
+  assert.equal(why.getAttribute('rowspan'), '2');
   assert.equal(page.el('pending-empty').hidden, true);
   assert.deepEqual(page.el('f-model').options.map((o) => o.value), ['', 'L4', 'SimGPU-24G']);
   assert.deepEqual(page.el('f-namespace').options.map((o) => o.value),
@@ -207,4 +234,143 @@ test('an answer that is not /inspect\'s shape is an alert, not a blank page', as
   const page = await openPage([{ error: 'no' }]);
   assert.match(page.text('alert'), /"nodes" is not a list/);
   assert.equal(page.articles().length, 0);
+});
+
+// /inspect of a scheduler with the filter's reasons and DRA shares (ui_api: pending[].filter,
+// draShares, warnings).
+function inspectWithReasonsAndClaims() {
+  const doc = inspectOf(2);
+  doc.pending[0].filter = {
+    time: '2026-12-06T05:01:02Z', nodesChecked: 8, fits: [], fitsLeftOut: 0, reasonsLeftOut: 1,
+    reasons: Array.from({ length: 7 }, (_, i) => ({
+      node: `node-00${i}`, unresolvable: i === 0,
+      reason: `insufficient GPU memory: need 200000 MiB on 1 GPU, largest free ${16384 + i} MiB` })),
+  };
+  doc.draShares = [{ claim: 'team-0/shared', uid: 'c', node: 'node-001', device: 'gpu-0',
+                     gpuIndex: 0, gpuUuid: 'G1', memoryMiB: 4096, wholeMemory: false, cores: 20,
+                     pods: ['team-0/reader'], dra: true }];
+  doc.warnings = ['claim team-0/bad: device gpu-9: no such GPU'];
+  return doc;
+}
+
+test('a pending pod shows the reasons per node of the last filter', async () => {
+  const page = await openPage([inspectWithReasonsAndClaims()]);
+  const why = page.el('pending').tBodies[0].children[0].children[3];
+  assert.match(why.textContent, /^filtered at 05:01:02 UTC: 8 nodes checked, fits on none/);
+  const lists = why.findAll((e) => e.tagName === 'UL');
+  assert.equal(lists[0].children.length, 5, 'five reasons in the table');
+  assert.equal(lists[0].children[0].textContent,
+               'node-000: insufficient GPU memory: need 200000 MiB on 1 GPU, largest free ' +
+               '16384 MiB (not even when empty)');
+  const more = why.findAll((e) => e.tagName === 'DETAILS');
+  assert.equal(more.length, 1);
+  assert.match(more[0].textContent, /^2 more nodes/);
+  assert.match(why.textContent, /and 1 more refusing nodes not listed by the scheduler$/);
+  const link = page.el('pending').tBodies[0].children[0].children[0].children[0];
+  assert.equal(link.tagName, 'A');
+  assert.equal(link.href, '#pod=team-1%2Fwaits');
+});
+
+test('DRA shares are drawn on their GPU beside the device-plugin shares', async () => {
+  const page = await openPage([inspectWithReasonsAndClaims()]);
+  const plain = page.articles()[1];
+  assert.match(plain.textContent, /memory 12 GiB of 24 GiB \(50%\), 4 GiB of it through DRA claims/);
+  assert.match(plain.textContent, /cores 50% of 100%, 20% through DRA claims, vGPU slots 1 of 10/);
+  assert.match(plain.textContent,
+               /claim team-0\/shared \(DRA, pods team-0\/reader\): 4 GiB, 20% cores/);
+  const memory = plain.findAll((e) => e.className === 'bar bar-memory')[0];
+  assert.deepEqual(memory.children.map((s) => s.className), ['seg seg-dra', 'seg seg-1']);
+  assert.deepEqual(memory.children.map((s) => s.style.width), ['16.666666666666668%', '33.333333333333336%']);
+  assert.equal(page.el('warnings').hidden, false);
+  assert.equal(page.text('warnings'), 'claim team-0/bad: device gpu-9: no such GPU');
+  // The model table counts both kinds.
+  assert.match(page.el('models').tBodies[0].children[0].textContent, /12 GiB of 24 GiB \(50%\)/);
+});
+
+test('a pod\'s page: its decision and limits, then back to the map', async () => {
+  const page = await openPage([inspectWithReasonsAndClaims()], { hash: '#pod=team-1%2Fp1' });
+  assert.equal(page.el('pod-view').hidden, false);
+  assert.equal(page.el('overview').hidden, true);
+  assert.equal(page.text('pod-heading'), 'Pod team-1/p1');
+  const body = page.text('pod-body');
+  assert.match(body, /^Placed on node node-001\./);
+  assert.match(body, /main \(compute mode hard, takes a vGPU slot\)GPU 0 \(L4, G1\): 8 GiB, 30% cores/);
+  assert.match(body, /UsageNot shown: the scheduler's \/inspect carries what is allocated/);
+
+  await page.navigate('#pod=team-1%2Fwaits');
+  assert.equal(page.text('pod-heading'), 'Pod team-1/waits');
+  assert.match(page.text('pod-body'), /^Waiting for a GPU\.Requestinit \(init\): 1 GPU x 1024 MiB/);
+  assert.match(page.text('pod-body'), /Why it waitsfiltered at 05:01:02 UTC/);
+  assert.equal(page.doc.activeElement, page.el('pod-heading'));
+
+  await page.navigate('#pod=team-0%2Freader');
+  assert.match(page.text('pod-body'), /^Holds a GPU through DRA claims/);
+  assert.match(page.text('pod-body'),
+               /claim team-0\/shared: gpu-0 on node-001 \(GPU 0\), 4 GiB, 20% cores/);
+
+  await page.navigate('');
+  assert.equal(page.el('pod-view').hidden, true);
+  assert.equal(page.el('overview').hidden, false);
+  assert.equal(page.doc.activeElement, page.el('map-heading'));
+});
+
+test('the would-it-fit form posts the request and shows the answer or the error', async () => {
+  const answer = { fits: true, kind: 'dialect', node: 'node-001', score: 7,
+                   request: [{ name: 'main', init: false, request: '1 GPU x 8000 MiB' }],
+                   gpus: [{ container: 'main', index: 0, uuid: 'G1', model: 'L4',
+                            memoryMiB: 8000, cores: 0 }],
+                   fitting: ['node-001'],
+                   nodes: [{ node: 'node-000', reason: 'insufficient GPU memory', unresolvable: false }] };
+  const page = await openPage([inspectOf(2)], {
+    fitAnswers: [answer, { status: 400, body: { error: 'claim.cores: 150 is outside 0..100' } }],
+  });
+  page.el('fit-resources').value = 'nvidia.com/gpu: 1\nnvidia.com/gpumem: 8000';
+  page.el('fit-form').dispatch('submit');
+  await page.settle();
+  assert.equal(page.posted.length, 1);
+  assert.equal(page.posted[0].method, 'POST');
+  assert.equal(page.posted[0].headers['Content-Type'], 'application/json');
+  assert.deepEqual(JSON.parse(page.posted[0].body),
+                   { containers: [{ name: 'main', resources: { 'nvidia.com/gpu': '1',
+                                                               'nvidia.com/gpumem': '8000' } }] });
+  assert.equal(page.text('fit-answer'),
+               'Fits now on node-001 (node score 7 of 10).Request as parsed: main: 1 GPU x 8000 ' +
+               'MiB.main: GPU 0 (L4, G1), 8000 MiB, no compute limitFits on: node-001.Where it ' +
+               'does not fit, and why:node-000: insufficient GPU memory');
+
+  page.el('fit-kind-claim').checked = true;
+  page.el('fit-kind-claim').dispatch('change');
+  assert.equal(page.el('fit-dialect').hidden, true);
+  assert.equal(page.el('fit-claim').hidden, false);
+  page.el('fit-count').value = '1';
+  page.el('fit-cores').value = '150';
+  page.el('fit-form').dispatch('submit');
+  await page.settle();
+  assert.equal(page.posted.length, 1, 'a bad field is refused before asking the scheduler');
+  assert.equal(page.text('fit-answer'), 'Compute (% of a GPU): "150" is not a whole number from 0 to 100');
+  page.el('fit-cores').value = '';
+  page.el('fit-memory').value = '8Gi';
+  page.el('fit-form').dispatch('submit');
+  await page.settle();
+  assert.deepEqual(JSON.parse(page.posted[1].body), { claim: { count: 1, memory: '8Gi' } });
+  assert.equal(page.text('fit-answer'),
+               'Cannot check: the scheduler answered HTTP 400 for /fit: claim.cores: 150 is ' +
+               'outside 0..100.');
+  assert.equal(page.el('fit-submit').disabled, false);
+});
+
+test('a scheduler that wants a token gets the one the user gives, in both headers', async () => {
+  const page = await openPage([{ status: 401, body: { error: 'no bearer token' } }, inspectOf(1)]);
+  assert.equal(page.el('token-form').hidden, false);
+  assert.match(page.text('alert'), /HTTP 401 for \/inspect: no bearer token/);
+  page.el('token').value = ' abc ';
+  page.el('token-form').dispatch('submit');
+  await page.settle();
+  assert.equal(page.storage.get('tessera-scheduler-token'), 'abc');
+  assert.equal(page.el('token').value, '', 'the field does not keep it');
+  assert.equal(page.el('token-form').hidden, true);
+  assert.equal(page.articles().length, 1);
+  assert.equal(page.inspectHeaders[0].Authorization, undefined);
+  assert.equal(page.inspectHeaders[1].Authorization, 'Bearer abc');
+  assert.equal(page.inspectHeaders[1]['X-Tessera-Authorization'], 'Bearer abc');
 });

@@ -78,6 +78,10 @@ TEST(UiHandler, ServesEachFileWithItsContentType) {
       {"app.mjs", "text/javascript; charset=utf-8"},
       {"model.mjs", "text/javascript; charset=utf-8"},
       {"view.mjs", "text/javascript; charset=utf-8"},
+      {"pod.mjs", "text/javascript; charset=utf-8"},
+      {"pod_view.mjs", "text/javascript; charset=utf-8"},
+      {"fit.mjs", "text/javascript; charset=utf-8"},
+      {"fit_view.mjs", "text/javascript; charset=utf-8"},
       {"icon.svg", "image/svg+xml"},
   };
   ASSERT_EQ(expected.size(), Assets().size()) << "a new file needs its line here";
@@ -176,8 +180,9 @@ TEST(UiAssets, ThePageNamesOnlyItsOwnFiles) {
       ++references;
     }
   }
-  // index.html: icon, style, app; app.mjs: model, view; view.mjs: model.
-  EXPECT_GE(references, 6u);
+  // index.html: icon, style, app; app.mjs: fit, fit_view, model, pod, pod_view, view; view.mjs:
+  // model, pod; pod.mjs: model; pod_view.mjs: pod, view; fit_view.mjs: fit, view, model.
+  EXPECT_GE(references, 17u);
 }
 
 class UiOverHttp : public testing::Test {

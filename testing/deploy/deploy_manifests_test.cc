@@ -498,6 +498,9 @@ TEST_F(DeployTest, RbacGivesEachPartExactlyWhatItCalls) {
                     {"", "resourcequotas", "watch", "*"},
                     {"resource.k8s.io", "resourceclaims", "list", "*"},
                     {"resource.k8s.io", "resourceclaims", "watch", "*"},
+                    // who may read /inspect and /fit (scheduler.read-access=token)
+                    {"authentication.k8s.io", "tokenreviews", "create", "*"},
+                    {"authorization.k8s.io", "subjectaccessreviews", "create", "*"},
                     // leader election: the Lease, and the leader's label on its own pod
                     {"coordination.k8s.io", "leases", "create", "*"},
                     {"coordination.k8s.io", "leases", "get", "tessera-scheduler"},
@@ -536,6 +539,30 @@ TEST_F(DeployTest, RbacGivesEachPartExactlyWhatItCalls) {
         std::tuple{"DaemonSet", "tessera-node", "tessera-node"},
         std::tuple{"Job", "tessera-certgen", "tessera-certgen"}}) {
     EXPECT_EQ(PodSpec(Get(kind, name))["serviceAccountName"].as<std::string>(""), sa) << name;
+  }
+}
+
+// The role a user of the web page needs (docs/ui.md): exactly the two SubjectAccessReviews the
+// scheduler asks for /inspect and /fit, bound to nobody by the install.
+TEST_F(DeployTest, TheGpuViewerRoleGrantsTheSchedulersStateAndNothingElse) {
+  std::optional<YAML::Node> role = Find(objects(), "ClusterRole", "tessera-gpu-viewer");
+  ASSERT_TRUE(role.has_value());
+  std::set<std::tuple<std::string, std::string, std::string>> granted;
+  for (const YAML::Node& rule : (*role)["rules"]) {
+    for (const YAML::Node& g : rule["apiGroups"]) {
+      for (const YAML::Node& r : rule["resources"]) {
+        for (const YAML::Node& v : rule["verbs"]) {
+          granted.insert({g.as<std::string>(), r.as<std::string>(), v.as<std::string>()});
+        }
+      }
+    }
+  }
+  EXPECT_EQ(granted, (std::set<std::tuple<std::string, std::string, std::string>>{
+                         {"tessera.io", "scheduler/inspect", "get"},
+                         {"tessera.io", "scheduler/fit", "create"}}));
+  for (const YAML::Node& o : objects()) {
+    if (o["kind"].as<std::string>("").find("Binding") == std::string::npos) continue;
+    EXPECT_NE(o["roleRef"]["name"].as<std::string>(""), "tessera-gpu-viewer");
   }
 }
 

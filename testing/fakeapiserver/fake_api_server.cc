@@ -11,6 +11,7 @@
 #include "fakeapiserver/discovery.h"
 #include "fakeapiserver/fault_injector.h"
 #include "fakeapiserver/object_store.h"
+#include "fakeapiserver/pod_proxy.h"
 
 namespace tessera::testing {
 
@@ -210,6 +211,8 @@ void FakeApiServer::Route() {
     if (req.path == "/healthz" || req.path == "/readyz" || req.path == "/livez") {
       return res.set_content("ok", "text/plain");
     }
+    if (IsPodProxyPath(req.path)) return ServePodProxy(*store_, req, res);
+    if (access_reviews_.Handle(req, res)) return;
     handler_->Handle(req, res);
   };
   const std::string any = ".*";

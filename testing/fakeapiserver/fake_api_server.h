@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "common/status.h"
+#include "fakeapiserver/access_reviews.h"
 
 namespace httplib {
 class Server;
@@ -75,6 +76,9 @@ class FakeApiServer {
   // instead of an HTTP 410 answer.
   void SetTooOldAsEvent(bool as_event);
 
+  // The tokens TokenReview authenticates and the grants SubjectAccessReview allows.
+  AccessReviews& access_reviews() { return access_reviews_; }
+
  private:
   FakeApiServer() = default;
   void Route();
@@ -88,6 +92,7 @@ class FakeApiServer {
   std::unique_ptr<FaultInjector> faults_;
   std::unique_ptr<ApiHandler> handler_;
   std::unique_ptr<httplib::Server> server_;
+  AccessReviews access_reviews_;
   std::thread thread_;
 
   std::mutex stop_mu_;

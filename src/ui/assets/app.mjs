@@ -1,13 +1,25 @@
 // The page: polls the scheduler's /inspect (beside /ui/, so "../inspect"), keeps the filters,
-// sort and page, and renders one page of nodes at a time. Polling stops while the tab is hidden
-// or the user pauses it, and starts again with a fresh read when it comes back.
+// sort and page, and renders one page of nodes at a time, or one pod's page when the address
+// ends in #pod=NAMESPACE/NAME. Polling stops while the tab is hidden or the user pauses it, and
+// starts again with a fresh read when it comes back. The "would it fit" form posts to ../fit.
+// When the scheduler asks for a Kubernetes token (401), the page asks the user for one and keeps
+// it in sessionStorage, sent in Authorization and X-Tessera-Authorization (which
+// kubectl tessera ui passes on through the API server).
+import { fitRequest } from './fit.mjs';
+import { renderFitAnswer, renderFitError } from './fit_view.mjs';
 import {
   buildCluster, filterNodes, filterPending, formatCount, groupByModel, pageOf, sortNodes,
 } from './model.mjs';
-import { fillSelect, renderModels, renderNodes, renderPending } from './view.mjs';
+import { podFromHash } from './pod.mjs';
+import { renderPod } from './pod_view.mjs';
+import {
+  fillSelect, renderModels, renderNodes, renderPending, renderWarnings,
+} from './view.mjs';
 
 const PAGE_SIZE = 50;
 const INSPECT_URL = '../inspect';
+const FIT_URL = '../fit';
+const TOKEN_KEY = 'tessera-scheduler-token';
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -16,7 +28,13 @@ const ui = {
   interval: $('f-interval'), pause: $('pause'), models: $('models').tBodies[0],
   summary: $('map-summary'), prev: $('prev'), next: $('next'), pageLabel: $('page-label'),
   nodes: $('nodes'), pending: $('pending').tBodies[0], pendingEmpty: $('pending-empty'),
-  mapHeading: $('map-heading'),
+  mapHeading: $('map-heading'), warnings: $('warnings'), overview: $('overview'),
+  podView: $('pod-view'), podHeading: $('pod-heading'), podBody: $('pod-body'),
+  tokenForm: $('token-form'), token: $('token'), fitForm: $('fit-form'),
+  fitKindClaim: $('fit-kind-claim'), fitKindDialect: $('fit-kind-dialect'),
+  fitDialect: $('fit-dialect'), fitClaim: $('fit-claim'), fitResources: $('fit-resources'),
+  fitAnnotations: $('fit-annotations'), fitCount: $('fit-count'), fitMemory: $('fit-memory'),
+  fitCores: $('fit-cores'), fitSubmit: $('fit-submit'), fitAnswer: $('fit-answer'),
 };
 
 const state = {
@@ -28,7 +46,22 @@ const state = {
   inFlight: null,   // AbortController of the read under way
   updatedAt: null,  // Date of the last answer read
   error: '',
+  pod: '',          // the pod whose page is shown, "" for the map
 };
+
+// The token the user gave for this tab, or "".
+function token() {
+  try {
+    return globalThis.sessionStorage?.getItem(TOKEN_KEY) ?? '';
+  } catch {
+    return '';  // storage refused (a privacy setting): the page asks again
+  }
+}
+
+function authHeaders() {
+  const t = token();
+  return t ? { Authorization: `Bearer ${t}`, 'X-Tessera-Authorization': `Bearer ${t}` } : {};
+}
 
 function filters() {
   return { node: ui.node.value.trim(), model: ui.model.value, namespace: ui.namespace.value,
@@ -41,7 +74,14 @@ function intervalSeconds() {
 
 function render() {
   const c = state.cluster;
+  ui.podView.hidden = state.pod === '';
+  ui.overview.hidden = state.pod !== '';
   if (!c) return;
+  if (state.pod !== '') {
+    renderPod(ui.podHeading, ui.podBody, c, state.pod);
+    return;
+  }
+  renderWarnings(ui.warnings, c.warnings);
   const f = filters();
   fillSelect(ui.model, c.models);
   fillSelect(ui.namespace, c.namespaces);
@@ -81,8 +121,10 @@ async function poll() {
   const timeout = setTimeout(() => controller.abort(), Math.max(2, intervalSeconds()) * 1000);
   try {
     const res = await fetch(INSPECT_URL, { cache: 'no-store', signal: controller.signal,
-                                           headers: { Accept: 'application/json' } });
-    if (!res.ok) throw new Error(`the scheduler answered HTTP ${res.status} for /inspect`);
+                                           headers: { Accept: 'application/json',
+                                                      ...authHeaders() } });
+    ui.tokenForm.hidden = res.status !== 401 && res.status !== 403;
+    if (!res.ok) throw new Error(await answerError(res, '/inspect'));
     const text = await res.text();
     if (text !== state.lastText) {
       state.cluster = buildCluster(JSON.parse(text));
@@ -126,6 +168,61 @@ function restartNow() {
   if (!state.paused && !document.hidden) poll();
 }
 
+// "the scheduler answered HTTP 401 for /inspect: <its error>".
+async function answerError(res, what) {
+  let why = '';
+  try {
+    why = JSON.parse(await res.text()).error ?? '';
+  } catch {
+    why = '';
+  }
+  return `the scheduler answered HTTP ${res.status} for ${what}` + (why ? `: ${why}` : '');
+}
+
+// Shows the pod of the address's fragment, or the map; the focus goes to the new heading.
+function route() {
+  const pod = podFromHash(globalThis.location?.hash);
+  if (pod === state.pod) return;
+  state.pod = pod;
+  render();
+  (pod ? ui.podHeading : ui.mapHeading).focus();
+}
+
+function fitKind() {
+  return ui.fitKindClaim.checked ? 'claim' : 'dialect';
+}
+
+function showFitKind() {
+  ui.fitDialect.hidden = fitKind() !== 'dialect';
+  ui.fitClaim.hidden = fitKind() !== 'claim';
+}
+
+async function checkFit() {
+  let body;
+  try {
+    body = fitRequest({ kind: fitKind(), resources: ui.fitResources.value,
+                        annotations: ui.fitAnnotations.value, count: ui.fitCount.value,
+                        memory: ui.fitMemory.value, cores: ui.fitCores.value });
+  } catch (e) {
+    return renderFitError(ui.fitAnswer, e.message);
+  }
+  ui.fitSubmit.disabled = true;
+  ui.fitAnswer.textContent = 'Asking the scheduler…';
+  try {
+    const res = await fetch(FIT_URL, { method: 'POST', cache: 'no-store', body: JSON.stringify(body),
+                                       headers: { 'Content-Type': 'application/json',
+                                                  Accept: 'application/json',
+                                                  ...authHeaders() } });
+    if (res.status === 401 || res.status === 403) ui.tokenForm.hidden = false;
+    if (!res.ok) throw new Error(await answerError(res, '/fit'));
+    renderFitAnswer(ui.fitAnswer, JSON.parse(await res.text()));
+  } catch (e) {
+    renderFitError(ui.fitAnswer, `Cannot check: ${e.message}.`);
+  } finally {
+    ui.fitSubmit.disabled = false;
+  }
+}
+
 function onFiltersChanged() {
   state.page = 0;
   render();
@@ -154,10 +251,31 @@ function turnPage(delta) {
 }
 ui.prev.addEventListener('click', () => turnPage(-1));
 ui.next.addEventListener('click', () => turnPage(1));
+ui.tokenForm.addEventListener('submit', (e) => {
+  e.preventDefault();
+  try {
+    globalThis.sessionStorage?.setItem(TOKEN_KEY, ui.token.value.trim());
+  } catch {
+    state.error = 'This browser keeps nothing for the tab (storage refused): the token is not kept.';
+  }
+  ui.token.value = '';
+  restartNow();
+});
+ui.fitForm.addEventListener('submit', (e) => {
+  e.preventDefault();
+  checkFit();
+});
+for (const radio of [ui.fitKindClaim, ui.fitKindDialect]) {
+  radio.addEventListener('change', showFitKind);
+}
+globalThis.addEventListener?.('hashchange', route);
 document.addEventListener('visibilitychange', () => {
   if (!document.hidden) return restartNow();
   stop();
   showStatus();
 });
 
+state.pod = podFromHash(globalThis.location?.hash);
+showFitKind();
+render();
 restartNow();

@@ -51,7 +51,37 @@ function gpuView(g, unknown) {
     virtualMemoryMiB: g.virtualMemoryMiB ?? memoryMiB, usedMiB: g.usedMiB ?? 0,
     usedCores: g.usedCores ?? 0, slots: g.slots ?? 0, usedSlots: g.usedSlots ?? 0,
     podCount: g.pods ?? 0, exclusive: g.exclusive === true, unknown, shares: [],
+    // Shares placed through ResourceClaims, which /inspect's usedMiB and usedCores leave out.
+    draMiB: 0, draCores: 0, allocatedMiB: g.usedMiB ?? 0, allocatedCores: g.usedCores ?? 0,
   };
+}
+
+// A DRA share (one allocation result of a claim, /inspect's draShares) on its GPU: found by
+// UUID, else by node and index. False when the GPU is not on the map.
+function placeDraShare(d, byUuid, byNodeIndex) {
+  const gpu = byUuid.get(d.gpuUuid) ?? byNodeIndex.get(`${d.node}\u0000${d.gpuIndex}`);
+  if (!gpu) return false;
+  const { namespace, name } = splitPod(d.claim ?? '');
+  const memoryMiB = d.memoryMiB ?? 0;
+  const cores = d.cores ?? 0;
+  gpu.shares.push({ pod: d.claim, namespace, name, reserved: false, dra: true, uuid: gpu.uuid,
+                    device: d.device ?? '', memoryMiB, cores, exclusive: false,
+                    wholeMemory: d.wholeMemory === true, containers: [],
+                    pods: d.pods ?? [] });
+  gpu.draMiB += memoryMiB;
+  gpu.draCores = Math.min(100, gpu.draCores + cores);
+  gpu.allocatedMiB = gpu.usedMiB + gpu.draMiB;
+  gpu.allocatedCores = Math.min(100, gpu.usedCores + gpu.draCores);
+  return true;
+}
+
+// The scheduler's last filter of a pending pod (/inspect's pending[].filter), or null.
+function filterView(f) {
+  if (!f || typeof f !== 'object') return null;
+  return { time: f.time ?? '', nodesChecked: f.nodesChecked ?? 0, fits: f.fits ?? [],
+           fitsLeftOut: f.fitsLeftOut ?? 0, reasonsLeftOut: f.reasonsLeftOut ?? 0,
+           reasons: (f.reasons ?? []).map((r) => ({ node: r.node ?? '', reason: r.reason ?? '',
+                                                    unresolvable: r.unresolvable === true })) };
 }
 
 // The cluster as the page shows it: nodes (sorted by name) with their GPUs, and on each GPU the
@@ -62,35 +92,52 @@ export function buildCluster(inspect) {
     throw new TypeError('not the scheduler\'s /inspect answer: "nodes" is not a list');
   }
   const byUuid = new Map();
+  const byNodeIndex = new Map();
   const nodes = inspect.nodes.map((n) => {
     const gpus = (n.gpus ?? []).map((g) => gpuView(g, false));
     for (const g of n.unknownGpus ?? []) gpus.push(gpuView(g, true));
-    for (const g of gpus) byUuid.set(g.uuid, g);
+    for (const g of gpus) {
+      byUuid.set(g.uuid, g);
+      if (!g.unknown) byNodeIndex.set(`${n.name}\u0000${g.index}`, g);
+    }
     return { name: n.name, ready: n.ready !== false, serving: n.serving !== false,
              inventoryError: n.inventoryError ?? '', gpus };
   });
   nodes.sort((a, b) => compareText(a.name, b.name));
   const namespaces = new Set();
+  const allocations = new Map();  // pod -> its /inspect allocation entry, for the pod's page
   for (const a of inspect.allocations ?? []) {
     const { namespace, name } = splitPod(a.pod);
     namespaces.add(namespace);
+    allocations.set(a.pod, a);
     for (const c of chargesOf(a.allocation ?? {})) {
       const gpu = byUuid.get(c.uuid);
       if (!gpu) continue;  // a GPU no node lists: /inspect puts it under unknownGpus
       gpu.shares.push({ pod: a.pod, namespace, name, reserved: a.reserved === true, ...c });
     }
   }
+  const warnings = [...(inspect.warnings ?? [])];
+  const draShares = inspect.draShares ?? [];
+  for (const d of draShares) {
+    namespaces.add(splitPod(d.claim ?? '').namespace);
+    if (!placeDraShare(d, byUuid, byNodeIndex)) {
+      warnings.push(`claim ${d.claim}: device ${d.device} on node ${d.node} is not a GPU of ` +
+                    'the map');
+    }
+  }
   for (const g of byUuid.values()) g.shares.sort((a, b) => compareText(a.pod, b.pod));
   const pending = (inspect.pending ?? []).map((p) => {
     const { namespace, name } = splitPod(p.pod);
     namespaces.add(namespace);
-    return { pod: p.pod, namespace, name, containers: p.containers ?? [] };
+    return { pod: p.pod, namespace, name, containers: p.containers ?? [],
+             filter: filterView(p.filter) };
   });
   pending.sort((a, b) => compareText(a.pod, b.pod));
   const models = new Set();
   for (const g of byUuid.values()) if (g.model) models.add(g.model);
   return { nodes, pending, models: [...models].sort(compareText),
-           namespaces: [...namespaces].sort(compareText) };
+           namespaces: [...namespaces].sort(compareText), allocations, draShares, warnings,
+           gpus: byUuid };
 }
 
 function compareText(a, b) {
@@ -103,8 +150,10 @@ function contains(text, needle) {
 
 // filters: {node, model, namespace, pod}; empty strings match everything. node and pod are
 // case-insensitive substrings (pod of the name or namespace/name), model and namespace exact.
+// A DRA share matches a pod filter by its claim or any pod that holds the claim.
 function shareMatches(share, f) {
-  return (!f.namespace || share.namespace === f.namespace) && (!f.pod || contains(share.pod, f.pod));
+  return (!f.namespace || share.namespace === f.namespace) &&
+         (!f.pod || contains(share.pod, f.pod) || (share.pods ?? []).some((p) => contains(p, f.pod)));
 }
 
 // The nodes that pass `f`, each with only its GPUs that pass: a GPU passes when its model
@@ -144,7 +193,7 @@ function nodeMemory(n) {
   let used = 0;
   for (const g of n.gpus) {
     total += g.virtualMemoryMiB;
-    used += g.usedMiB;
+    used += g.allocatedMiB;
   }
   return { total, used, free: Math.max(0, total - used) };
 }
@@ -173,8 +222,8 @@ export function pageOf(items, page, size) {
            last: start + slice.length };
 }
 
-// Per GPU model, over `nodes`: GPUs, physical and virtual memory, allocated memory and cores,
-// and the shares; sorted by model.
+// Per GPU model, over `nodes`: GPUs, physical and virtual memory, allocated memory and cores
+// (device-plugin and DRA shares together), and the shares; sorted by model.
 export function groupByModel(nodes) {
   const groups = new Map();
   for (const n of nodes) {
@@ -189,9 +238,9 @@ export function groupByModel(nodes) {
       m.gpus += 1;
       m.memoryMiB += g.memoryMiB;
       m.virtualMemoryMiB += g.virtualMemoryMiB;
-      m.usedMiB += g.usedMiB;
+      m.usedMiB += g.allocatedMiB;
       m.cores += 100;
-      m.usedCores += g.usedCores;
+      m.usedCores += g.allocatedCores;
       m.shares += g.shares.length;
     }
   }
@@ -224,10 +273,33 @@ export function formatCount(n) {
   return String(Math.trunc(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
-// One share in words: "default/a (main, sidecar): 4 GiB, 30% cores".
+// One share in words: "default/a (main, sidecar): 4 GiB, 30% cores"; a DRA share:
+// "claim team-a/shared (DRA, pods team-a/r1): 2 GiB, no compute limit".
 export function describeShare(s) {
   let compute = s.cores > 0 ? `${s.cores}% cores` : 'no compute limit';
   if (s.exclusive) compute = 'exclusive';
+  if (s.dra) {
+    const pods = s.pods.length > 0 ? `pods ${s.pods.join(', ')}` : 'no pod yet';
+    const memory = s.wholeMemory ? `all memory (${formatMiB(s.memoryMiB)})` : formatMiB(s.memoryMiB);
+    return `claim ${s.pod} (DRA, ${pods}): ${memory}, ${compute}`;
+  }
   const reserved = s.reserved ? ', reserved (bind not yet seen)' : '';
   return `${s.pod} (${s.containers.join(', ')}): ${formatMiB(s.memoryMiB)}, ${compute}${reserved}`;
+}
+
+// The last filter of a pending pod in one line: "filtered at 05:01:02 UTC: 4 nodes checked,
+// fits on none" / "..., fits on gpu-c"; null when the scheduler has not filtered it.
+export function describeFilter(f) {
+  if (!f) return null;
+  const when = /T(\d\d:\d\d:\d\d)/.exec(f.time)?.[1];
+  const fits = f.fits.length === 0 ? 'fits on none'
+      : `fits on ${f.fits.join(', ')}` + (f.fitsLeftOut > 0 ? ` and ${f.fitsLeftOut} more` : '');
+  return `${when ? `filtered at ${when} UTC` : 'filtered'}: ` +
+         `${formatCount(f.nodesChecked)} node${f.nodesChecked === 1 ? '' : 's'} checked, ${fits}`;
+}
+
+// A refusing node's line: "gpu-a: insufficient GPU memory: ..." plus, when even an empty node
+// would refuse it, "(not even when empty)".
+export function describeReason(r) {
+  return `${r.node}: ${r.reason}${r.unresolvable ? ' (not even when empty)' : ''}`;
 }

@@ -113,6 +113,8 @@ make_annotation_key() {
 # The webhook's DRA mode is opt-in here (deploy/'s default is off): only pods labelled
 # tessera.io/webhook=dra are rewritten to claims (cluster.dra), every other test's pods go on to
 # the extender as before. The web page (docs/ui.md) is on here (off in deploy/): the demo opens it.
+# /inspect and /fit are open here (scheduler.read-access=open; deploy/ asks a token): the demo's
+# `kubectl tessera inspect --scheduler` and the page read them with the admin's certificate only.
 start_tessera_scheduler() {
   start tessera-scheduler -- "$tessera_build/bin/tessera" scheduler \
     --kubeconfig "$kubeconfigs/tessera-scheduler.kubeconfig" --listen="$host_ip:8443" \
@@ -121,7 +123,7 @@ start_tessera_scheduler() {
     --scheduler.tls.webhook-clients=kube-apiserver-webhook-client \
     --scheduler.annotation-key-file="$annotation_key" \
     --scheduler.node-policy=binpack --scheduler.gpu-policy=binpack --scheduler.webhook.dra=opt-in \
-    --scheduler.ui.enabled=true --log.format=json
+    --scheduler.ui.enabled=true --scheduler.read-access=open --log.format=json
   wait_for tessera-scheduler 60 "ready Tessera scheduler" \
     curl -sf --max-time 2 --cacert "$tessera_certs/ca.crt" "$tessera_url/readyz"
   log "ok: tessera scheduler at $tessera_url (extender and webhooks; web page $tessera_url/ui/)"
