@@ -7,11 +7,12 @@
 // `opt-in`: those labelled tessera.io/webhook=dra; a dry run creates nothing). Validate (/validate)
 // only checks, guards Tessera's annotations (annotation_guard.h), checks resize requests
 // (resize_admission.h) and refuses GPU pods created with spec.nodeName; for ResourceClaims and
-// ResourceClaimTemplates, it refuses what the DRA driver could not prepare (claim_admission.h). Both deny an invalid request with a message that says what
-// is allowed, and pass pods labelled tessera.io/webhook=ignore, other kinds and DELETEs untouched.
-// With a QuotaLedger, /validate also refuses a GPU pod or a ResourceClaim whose charge would take
-// its namespace past a GPU quota, and /mutate a pod it would rewrite to DRA (docs/quotas.md). A
-// review of the wrong shape is InvalidArgument (HTTP 400). Thread-safe.
+// ResourceClaimTemplates, it refuses what the DRA driver could not prepare (claim_admission.h).
+// Both deny an invalid request with a message that says what is allowed, and pass pods labelled
+// tessera.io/webhook=ignore, other kinds and DELETEs untouched. With a QuotaLedger, /validate also
+// refuses a GPU pod or a ResourceClaim whose charge would take its namespace past a GPU quota, and
+// /mutate a pod it would rewrite to DRA (docs/quotas.md). A review of the wrong shape is
+// InvalidArgument (HTTP 400). Thread-safe.
 //
 //   Webhook webhook(state, "tessera", DefaultTrustedUsers(), /*gpu_node_selector=*/true);
 //   ASSIGN_OR_RETURN(nlohmann::json answer, webhook.Mutate(review));

@@ -79,7 +79,10 @@ uuid0=$(echo "$gpus" | jq_py "d['gpus'][0]['uuid']")
 
 wait_for 10 grep -q "serving metrics" "$work/node.log" || fail "no metrics server"
 metrics_port=$(grep -o 'serving metrics listen=[^ ]* port=[0-9]*' "$work/node.log" | sed 's/.*port=//')
-curl -sf "http://127.0.0.1:$metrics_port/metrics" | grep -q "tessera_gpu_healthy{node=\"n1\",Hostname=\"n1\",gpu=\"0\",UUID=\"$uuid0\",[^}]*} 1$" ||
+# Read whole before grep: with pipefail, `curl | grep -q` fails when grep stops reading at its
+# match while curl still writes (the page is larger than a pipe's buffer).
+metrics=$(curl -sf "http://127.0.0.1:$metrics_port/metrics") || fail "no answer from /metrics"
+grep -q "tessera_gpu_healthy{node=\"n1\",Hostname=\"n1\",gpu=\"0\",UUID=\"$uuid0\",[^}]*} 1$" <<<"$metrics" ||
   fail "metrics lack tessera_gpu_healthy for $uuid0"
 
 pod() {  # pod NAME RESOURCE COUNT [DECISION-JSON]
@@ -105,7 +108,8 @@ if [[ -x $probe && -f $lib ]]; then
   grep -q MEMINFO-OK "$log" || fail "decided: cuMemGetInfo did not report the limit: $(cat "$log")"
   echo "cuMemGetInfo reports the 3000 MiB limit inside the container"
 fi
-get /api/v1/namespaces/default/pods/decided | grep -q 'tessera.io/allocated' || fail "no tessera.io/allocated"
+grep -q 'tessera.io/allocated' <<<"$(get /api/v1/namespaces/default/pods/decided)" ||
+  fail "no tessera.io/allocated"
 grep -q PIDS-OK "$log" || fail "decided: its PID never reached the pids file: $(cat "$log")"
 echo "the container's pids file held its PID ($(grep -o 'PIDS-OK after [0-9]* polls' "$log") of 0.1 s)"
 
