@@ -14,9 +14,12 @@
 #include "scheduler/kube_read_access.h"
 #include "scheduler/scheduler_app.h"
 #include "scheduler/test_objects.h"
+#include "scheduler/test_schema.h"
 
 namespace tessera::scheduler {
 namespace {
+
+using testing::SchedulerSchema;
 
 using json = nlohmann::json;
 using tessera::testing::AccessReviews;
@@ -29,17 +32,6 @@ TEST(BearerToken, TakesTheTokenOfABearerHeaderOnly) {
   for (const char* bad : {"", "Bearer", "Bearer ", "Basic YWJj", "Bearer a b", "Bearerabc"}) {
     EXPECT_FALSE(BearerToken(bad).has_value()) << bad;
   }
-}
-
-// The scheduler's schema; a Config refers to it, so it must outlive what Load returns.
-const config::Schema& SchedulerSchema() {
-  static const config::Schema schema = [] {
-    config::Schema s;
-    config::AddCommonKeys(s);
-    AddSchedulerKeys(s);
-    return s;
-  }();
-  return schema;
 }
 
 TEST(ReadAccessConfig, TokenByDefaultOpenOnlyWhenTheConfigSaysSo) {

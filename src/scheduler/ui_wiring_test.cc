@@ -12,11 +12,14 @@
 #include "scheduler/http_server.h"
 #include "scheduler/scheduler_app.h"
 #include "scheduler/test_objects.h"
+#include "scheduler/test_schema.h"
 #include "scheduler/webhook.h"
 #include "ui/ui_handler.h"
 
 namespace tessera::scheduler {
 namespace {
+
+using testing::SchedulerSchema;
 
 // A scheduler's HTTP server on a free port, with or without the page.
 class Server {
@@ -89,17 +92,6 @@ TEST(SchedulerUi, ServesThePageBesideInspectWhenTheKeyIsOn) {
   ASSERT_TRUE(compressed);
   EXPECT_EQ(compressed->get_header_value("Content-Encoding"), "gzip");
   EXPECT_EQ(compressed->body, ui::ServeUi("model.mjs", "").body);
-}
-
-// The scheduler's schema; a Config refers to it, so it must outlive what Load returns.
-const config::Schema& SchedulerSchema() {
-  static const config::Schema schema = [] {
-    config::Schema s;
-    config::AddCommonKeys(s);
-    AddSchedulerKeys(s);
-    return s;
-  }();
-  return schema;
 }
 
 // What the page polls: /inspect of a 20-node cluster (about 20 KB) is gzip-compressed for a client
