@@ -34,7 +34,7 @@ namespace {
 
 // node.mig.*, before the agent discovers its GPUs: fixed layouts made, MIG mode turned on. A MIG
 // device a container's allocation names (its folder survives the agent's restart) counts as in
-// use, as does one a process runs on.
+// use, as does one a process runs on; a GPU an allocation names itself is not turned to MIG.
 Status ApplyMigAtStart(const NvmlLibrary& nvml, const AgentOptions& options,
                        const std::string& sysfs_root) {
   Result<MigMinors> minors = ReadMigMinors(options.mig.minors_file);

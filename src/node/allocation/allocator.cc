@@ -83,31 +83,6 @@ Result<Grant> WholeGpus(const std::vector<std::string>& device_ids,
   return g;
 }
 
-Status CheckGrant(const Grant& grant, const std::vector<GpuInfo>& gpus) {
-  std::set<std::string> seen;
-  for (const GrantDevice& d : grant.devices) {
-    const GpuInfo* g = FindGpu(gpus, d.uuid);
-    if (!seen.insert(d.uuid).second) return InvalidArgument("GPU " + d.uuid + " is listed twice");
-    if (g == nullptr) {
-      // A MIG device: its GPU instance's memory is what it has.
-      const MigDeviceRef mig = FindMigDevice(gpus, d.uuid);
-      if (mig.gpu == nullptr) return NotFound("GPU " + d.uuid + " is not on this node");
-      if (d.memory_mib > mig.instance->memory_mib) {
-        return ResourceExhausted("MIG device " + d.uuid + " (" + mig.instance->profile + ") has " +
-                                 std::to_string(mig.instance->memory_mib) +
-                                 " MiB, the decision gives " + std::to_string(d.memory_mib) +
-                                 " MiB");
-      }
-      continue;
-    }
-    if (d.memory_mib > g->virtual_memory_mib()) {
-      return ResourceExhausted("GPU " + d.uuid + " has " + MemoryText(*g) +
-                               ", the decision gives " + std::to_string(d.memory_mib) + " MiB");
-    }
-  }
-  return Status::Ok();
-}
-
 std::vector<std::string> Uuids(const Grant& g) {
   std::vector<std::string> out;
   for (const GrantDevice& d : g.devices) out.push_back(d.uuid);
@@ -130,6 +105,35 @@ std::string Join(const std::vector<std::string>& items) {
 }
 
 }  // namespace
+
+Status CheckGrant(const Grant& grant, const std::vector<GpuInfo>& gpus) {
+  std::set<std::string> seen;
+  for (const GrantDevice& d : grant.devices) {
+    const GpuInfo* g = FindGpu(gpus, d.uuid);
+    if (!seen.insert(d.uuid).second) return InvalidArgument("GPU " + d.uuid + " is listed twice");
+    if (g == nullptr) {
+      // A MIG device: its GPU instance's memory is what it has.
+      const MigDeviceRef mig = FindMigDevice(gpus, d.uuid);
+      if (mig.gpu == nullptr) return NotFound("GPU " + d.uuid + " is not on this node");
+      if (d.memory_mib > mig.instance->memory_mib) {
+        return ResourceExhausted("MIG device " + d.uuid + " (" + mig.instance->profile + ") has " +
+                                 std::to_string(mig.instance->memory_mib) +
+                                 " MiB, the decision gives " + std::to_string(d.memory_mib) +
+                                 " MiB");
+      }
+      continue;
+    }
+    if (g->mig.enabled) {
+      return FailedPrecondition("GPU " + d.uuid + " is in MIG mode: it is no CUDA device; a " +
+                                "decision must name one of its MIG devices (MIG-...)");
+    }
+    if (d.memory_mib > g->virtual_memory_mib()) {
+      return ResourceExhausted("GPU " + d.uuid + " has " + MemoryText(*g) +
+                               ", the decision gives " + std::to_string(d.memory_mib) + " MiB");
+    }
+  }
+  return Status::Ok();
+}
 
 Result<Grant> Allocator::GrantFor(const json& pod, const ContainerRef& owner,
                                   const std::vector<std::string>& device_ids,

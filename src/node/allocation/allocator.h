@@ -57,6 +57,11 @@ struct AllocateAnswer {
   std::map<std::string, std::string> envs;
 };
 
+// Whether `grant` fits this node's `gpus`: each GPU (or MIG device) on the node, listed once, and
+// no more memory than it has; a GPU in MIG mode only through its MIG devices (FailedPrecondition
+// for the GPU itself). Pure; an error names the GPU and what is wrong.
+Status CheckGrant(const Grant& grant, const std::vector<GpuInfo>& gpus);
+
 class Allocator {
  public:
   // The sources must outlive the Allocator.

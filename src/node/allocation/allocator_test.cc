@@ -329,5 +329,24 @@ TEST(GrantTest, ParsesAndRejects) {
   EXPECT_FALSE(GrantFromAllocation(R"({"version":2,"containers":[]})", "c", "n").ok());
 }
 
+// Issue 34: a GPU in MIG mode is no CUDA device, so a decision giving the GPU itself would hand
+// the container nothing it can use; its MIG devices are what can be given.
+TEST(CheckGrantTest, AGpuInMigModeIsGivenOnlyThroughItsMigDevices) {
+  std::vector<GpuInfo> gpus = TestGpus(1);
+  gpus[0].mig.capable = true;
+  gpus[0].mig.enabled = true;
+  MigInstanceInfo m;
+  m.uuid = "MIG-a";
+  m.profile = "3g.40gb";
+  m.memory_mib = 40448;
+  gpus[0].mig.instances.push_back(m);
+  Status whole = CheckGrant({.mode = "hard", .devices = {{gpus[0].uuid, 1000, 10}}}, gpus);
+  EXPECT_EQ(whole.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(whole.message(), HasSubstr(gpus[0].uuid + " is in MIG mode: it is no CUDA device"));
+  EXPECT_TRUE(CheckGrant({.mode = "hard", .devices = {{"MIG-a", 1000, 0}}}, gpus).ok());
+  gpus[0].mig.enabled = false;  // capable, not on: the GPU itself is a CUDA device
+  EXPECT_TRUE(CheckGrant({.mode = "hard", .devices = {{gpus[0].uuid, 1000, 10}}}, gpus).ok());
+}
+
 }  // namespace
 }  // namespace tessera::node

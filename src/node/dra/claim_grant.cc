@@ -78,6 +78,11 @@ Result<ClaimGrant> GrantOfClaim(const json& claim, const ClaimRef& ref, const st
                       " (its devices are gpu-<index> of its " + std::to_string(gpus.size()) +
                       " GPUs)");
     }
+    if (gpu->mig.enabled) {
+      return FailedPrecondition(what + ": device " + device + " (" + gpu->uuid +
+                                ") is in MIG mode: it is no CUDA device, and this driver "
+                                "publishes no MIG devices");
+    }
     if (!gpu->healthy && !admin_access) {
       return FailedPrecondition(what + ": device " + device + " (" + gpu->uuid + ") is unhealthy");
     }

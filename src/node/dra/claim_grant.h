@@ -58,8 +58,9 @@ std::string DeviceName(int gpu_index);
 // The grant of `claim` (a ResourceClaim object) for `ref` on the node whose pool is `pool` and
 // whose GPUs are `gpus`. Errors name the claim and say what is wrong: FailedPrecondition for a
 // claim of another UID, one that is not allocated or has no result of this driver, a result in
-// another pool, an unhealthy GPU (admin access excepted: a monitor may watch one), results with
-// and without adminAccess in one claim; NotFound for a device this node does not have;
+// another pool, an unhealthy GPU (admin access excepted: a monitor may watch one), a GPU in MIG
+// mode (no CUDA device; the slice publishes none), results with and without adminAccess in one
+// claim; NotFound for a device this node does not have;
 // InvalidArgument for a malformed consumedCapacity or one larger than the GPU, and for a GpuConfig
 // that is not one (unknown fields or values, a mode for some requests only, elastic without
 // cores).

@@ -210,6 +210,8 @@ TEST(ClaimGrantTest, AdminAccessAndLimitsInOneClaimAreRefused) {
 TEST(ClaimGrantTest, RefusalsSayWhatIsWrong) {
   std::vector<GpuInfo> sick = TestGpus(2);
   sick[1].healthy = false;
+  std::vector<GpuInfo> in_mig = TestGpus(2);
+  in_mig[1].mig.capable = in_mig[1].mig.enabled = true;
   struct Case {
     json claim;
     std::vector<GpuInfo> gpus;
@@ -231,6 +233,8 @@ TEST(ClaimGrantTest, RefusalsSayWhatIsWrong) {
       {Claim({Alloc("gpu-01")}), TestGpus(2), StatusCode::kNotFound, "\"gpu-01\" is not on"},
       {Claim({Alloc("gpu-1")}), sick, StatusCode::kFailedPrecondition,
        "device gpu-1 (GPU-1) is unhealthy"},
+      {Claim({Alloc("gpu-1")}), in_mig, StatusCode::kFailedPrecondition,
+       "device gpu-1 (GPU-1) is in MIG mode: it is no CUDA device"},
       {Claim({Alloc("gpu-0", {{"memory", "81921Mi"}})}), TestGpus(2), StatusCode::kInvalidArgument,
        "is given 81921 MiB, the GPU has 81920 MiB"},
       {Claim({Alloc("gpu-0", {{"memory", "1.5"}})}), TestGpus(2), StatusCode::kInvalidArgument,

@@ -169,6 +169,12 @@ json SliceDevices(const std::vector<GpuInfo>& gpus, std::string_view unhealthy_e
                  {"memoryMiB", std::to_string(g.virtual_memory_mib())}});
       continue;
     }
+    if (g.mig.enabled) {
+      // In MIG mode the GPU is no CUDA device, and the slice has no MIG devices yet.
+      log::Info("GPU in MIG mode left out of the ResourceSlice: DRA publishes no MIG devices",
+                {{"gpu", std::to_string(g.index)}});
+      continue;
+    }
     if (devices.size() == kMaxDevicesPerSlice) {
       log::Error("more GPUs than one ResourceSlice may hold; the rest are not published",
                  {{"max", std::to_string(kMaxDevicesPerSlice)},

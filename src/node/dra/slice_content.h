@@ -55,7 +55,8 @@ std::string BytesQuantity(uint64_t bytes);
 inline constexpr std::string_view kUnhealthyTaintKey = "gpu.tessera.io/unhealthy";
 // spec.devices for these GPUs in index order, at most kMaxDevicesPerSlice; an unhealthy one
 // tainted kUnhealthyTaintKey with `unhealthy_effect`. A GPU with less (virtual) memory than two
-// steps (512 MiB) is left out: the memory request policy would not be valid for it.
+// steps (512 MiB) is left out: the memory request policy would not be valid for it. A GPU in MIG
+// mode is left out too: it is no CUDA device, and the slice has no MIG devices.
 nlohmann::json SliceDevices(const std::vector<GpuInfo>& gpus,
                             std::string_view unhealthy_effect = "NoSchedule");
 

@@ -187,6 +187,17 @@ TEST(SliceContentTest, GpuTooSmallForTwoMemoryStepsIsLeftOut) {
   EXPECT_EQ(devices[0]["name"], "gpu-2");
 }
 
+// Issue 34: a GPU in MIG mode is no CUDA device; the slice has no MIG devices, so it is left out.
+TEST(SliceContentTest, GpuInMigModeIsLeftOut) {
+  GpuInfo mig = Gpu(0, 81920);
+  mig.mig.capable = mig.mig.enabled = true;
+  GpuInfo capable = Gpu(1, 81920);
+  capable.mig.capable = true;  // MIG possible, not on: an ordinary GPU
+  json devices = SliceDevices({mig, capable});
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(devices[0]["name"], "gpu-1");
+}
+
 // The same rules on `cores`, which also has a max: min <= default <= max <= value, max and default
 // min plus whole steps.
 TEST(SliceContentTest, CoresRequestPolicyIsValid) {

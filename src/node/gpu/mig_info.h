@@ -25,7 +25,9 @@ struct MigInstanceInfo {
   // instance access: "/dev/nvidia-caps/nvidia-cap12". Empty when the driver's minors table
   // (/proc/driver/nvidia-caps/mig-minors) was not readable or lacks them.
   std::vector<std::string> caps_paths;
-  bool healthy = true;  // NVML answers for it; the parent's health counts too (MigHealthy)
+  // NVML answers for it. Where it is published (inventory, metrics) an unhealthy parent GPU
+  // makes it unhealthy too.
+  bool healthy = true;
   bool operator==(const MigInstanceInfo&) const = default;
 };
 

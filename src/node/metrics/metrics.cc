@@ -167,6 +167,13 @@ std::string RenderMetrics(const std::string& node, const std::string& state_dir,
          share);
   std::map<std::string, uint64_t> by_gpu;
   for (const Row& r : rows) by_gpu[r.uuid] += r.used;
+  // A GPU's figure counts the use of its MIG devices (rows name the MIG device's UUID).
+  std::map<std::string, uint64_t> with_mig = by_gpu;
+  for (const GpuInfo& g : gpus) {
+    for (const MigInstanceInfo& m : g.mig.instances) {
+      if (auto it = by_gpu.find(m.uuid); it != by_gpu.end()) with_mig[g.uuid] += it->second;
+    }
+  }
   auto per_gpu = [&](const char* name, const char* help, auto value) {
     out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n";
     for (const GpuInfo& g : gpus) {
@@ -180,8 +187,8 @@ std::string RenderMetrics(const std::string& node, const std::string& state_dir,
           "containers' limits may add up to.",
           [](const GpuInfo& g) { return g.virtual_memory_mib() << 20; });
   per_gpu("tessera_gpu_memory_used_by_containers_bytes",
-          "Sum of the containers' and DRA claims' use.",
-          [&](const GpuInfo& g) { return by_gpu[g.uuid]; });
+          "Sum of the containers' and DRA claims' use, its MIG devices' included.",
+          [&](const GpuInfo& g) { return with_mig[g.uuid]; });
   per_gpu("tessera_gpu_healthy", "1 when the GPU is healthy.",
           [](const GpuInfo& g) { return g.healthy ? 1 : 0; });
   RenderMig(out, node, gpus, by_gpu);

@@ -85,6 +85,29 @@ TEST(MetricsTest, ContainersAndGpus) {
 // Issue 28: a process keeps its charge after it exits, until another process of the container
 // sweeps it. The exporter counts only live processes' charges: a container whose processes are
 // all gone reads 0 at once. A slot of an older library (no liveness lock) counts as alive.
+// Issue 34: a MIG device's use counts in its GPU's figure too.
+TEST(MetricsTest, AGpusUseIncludesItsMigDevices) {
+  testing::TempDir dir;
+  WriteAllocation(dir.path(), "abc", "c", {{"MIG-a", 1024, 0}});
+  ASSERT_TRUE(MakeDirs(dir.path() + "/regions/abc").ok());
+  TestRegion r(dir.path() + "/regions/abc/region", 4096);
+  std::vector<GpuInfo> gpus = testing::TestGpus(2);
+  gpus[1].mig.capable = true;
+  gpus[1].mig.enabled = true;
+  MigInstanceInfo m;
+  m.uuid = "MIG-a";
+  m.profile = m.device_name = "3g.40gb";
+  m.memory_mib = 40448;
+  gpus[1].mig.instances.push_back(m);
+  const std::string text = RenderMetrics(kNode, dir.path(), gpus);
+  EXPECT_THAT(text, HasSubstr("tessera_mig_instance_memory_used_by_containers_bytes{" +
+                              GpuOf("GPU-1") + ",mig_uuid=\"MIG-a\""));
+  EXPECT_THAT(text, HasSubstr("tessera_gpu_memory_used_by_containers_bytes{" + GpuOf("GPU-1") +
+                              "} 4096\n"));
+  EXPECT_THAT(text,
+              HasSubstr("tessera_gpu_memory_used_by_containers_bytes{" + GpuOf("GPU-0") + "} 0\n"));
+}
+
 TEST(MetricsTest, MemoryOfProcessesThatAreGoneIsNotCounted) {
   testing::TempDir dir;
   WriteAllocation(dir.path(), "abc", "c", {{"GPU-0", 4096, 0}});

@@ -1,5 +1,6 @@
 #include "node/mig/mig_discovery.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -133,6 +134,12 @@ Result<MigStatus> DiscoverMig(const NvmlLibrary& nvml, nvmlDevice_t device, int 
     m.caps_paths = MigCapsPaths(minors, gpu_minor, m.gpu_instance, m.compute_instance);
     out.instances.push_back(std::move(m));
   }
+  // NVML's MIG device index order is not the GPU instance order; MigStatus promises the latter.
+  std::sort(out.instances.begin(), out.instances.end(),
+            [](const MigInstanceInfo& a, const MigInstanceInfo& b) {
+              return std::pair(a.gpu_instance, a.compute_instance) <
+                     std::pair(b.gpu_instance, b.compute_instance);
+            });
   return out;
 }
 

@@ -105,15 +105,16 @@ Result<std::vector<MigManager::Gi>> MigManager::GpuInstances(const GpuInfo& gpu,
   std::vector<Gi> out;
   for (const mig::GpuInstanceProfile& p : model->profiles) {
     nvmlGpuInstanceProfileInfo_t info{};
-    unsigned id = static_cast<unsigned>(p.profile_id);
-    if (nvml_.DeviceGetGpuInstanceProfileInfo(dev, static_cast<unsigned>(p.nvml_profile), &info) ==
-        NVML_SUCCESS) {
-      id = info.id;
-    }
+    const nvmlReturn_t known =
+        nvml_.DeviceGetGpuInstanceProfileInfo(dev, static_cast<unsigned>(p.nvml_profile), &info);
+    // A profile this driver does not offer on the GPU has no instances; the others still count.
+    if (known == NVML_ERROR_NOT_SUPPORTED || known == NVML_ERROR_INVALID_ARGUMENT) continue;
+    RETURN_IF_ERROR(nvml_.Check(known, "nvmlDeviceGetGpuInstanceProfileInfo")
+                        .WithContext(GpuName(gpu) + ", profile " + p.name));
     nvmlGpuInstance_t handles[mig::kMemorySlices] = {};
     unsigned count = 0;
     RETURN_IF_ERROR(nvml_
-                        .Check(nvml_.DeviceGetGpuInstances(dev, id, handles, &count),
+                        .Check(nvml_.DeviceGetGpuInstances(dev, info.id, handles, &count),
                                "nvmlDeviceGetGpuInstances")
                         .WithContext(GpuName(gpu)));
     for (unsigned i = 0; i < count && i < mig::kMemorySlices; ++i) {
@@ -193,7 +194,8 @@ Result<int> MigManager::CreateGi(nvmlDevice_t dev, const mig::GpuInstanceProfile
   return static_cast<int>(gi_info.id);
 }
 
-Status MigManager::DestroyGi(const Gi& gi) {
+Result<bool> MigManager::DestroyGi(const GpuInfo& gpu, const Gi& gi) {
+  const std::string context = GpuName(gpu) + ": destroying " + gi.Name();
   for (unsigned profile = 0; profile < NVML_COMPUTE_INSTANCE_PROFILE_COUNT; ++profile) {
     nvmlComputeInstance_t cis[8] = {};
     unsigned count = 0;
@@ -201,19 +203,25 @@ Status MigManager::DestroyGi(const Gi& gi) {
       continue;  // a profile this GPU instance cannot hold
     }
     for (unsigned i = 0; i < count && i < 8; ++i) {
-      RETURN_IF_ERROR(
-          nvml_.Check(nvml_.ComputeInstanceDestroy(cis[i]), "nvmlComputeInstanceDestroy"));
+      const nvmlReturn_t r = nvml_.ComputeInstanceDestroy(cis[i]);
+      if (r == NVML_ERROR_IN_USE) return false;
+      RETURN_IF_ERROR(nvml_.Check(r, "nvmlComputeInstanceDestroy").WithContext(context));
     }
   }
-  return nvml_.Check(nvml_.GpuInstanceDestroy(gi.handle), "nvmlGpuInstanceDestroy");
+  const nvmlReturn_t r = nvml_.GpuInstanceDestroy(gi.handle);
+  if (r == NVML_ERROR_IN_USE) return false;
+  RETURN_IF_ERROR(nvml_.Check(r, "nvmlGpuInstanceDestroy").WithContext(context));
+  return true;
 }
 
-Result<MigApplyResult> MigManager::EnsureMigMode(const GpuInfo& gpu) {
+Result<MigApplyResult> MigManager::EnsureMigMode(const GpuInfo& gpu,
+                                                 const std::set<std::string>& held) {
   std::lock_guard lock(mu_);
-  return EnsureMigModeLocked(gpu);
+  return EnsureMigModeLocked(gpu, held);
 }
 
-Result<MigApplyResult> MigManager::EnsureMigModeLocked(const GpuInfo& gpu) {
+Result<MigApplyResult> MigManager::EnsureMigModeLocked(const GpuInfo& gpu,
+                                                       const std::set<std::string>& held) {
   MigApplyResult out;
   ASSIGN_OR_RETURN(nvmlDevice_t dev, Handle(gpu));
   ASSIGN_OR_RETURN(MigStatus status, Discover(gpu));
@@ -222,6 +230,14 @@ Result<MigApplyResult> MigManager::EnsureMigModeLocked(const GpuInfo& gpu) {
                               ": the driver does not support MIG on it");
   }
   if (status.enabled) return out;
+  const std::string index = std::to_string(gpu.index);
+  if (!status.pending && held.count(gpu.uuid) > 0) {
+    // In MIG mode the GPU is no CUDA device: the container's share of it would stop working.
+    out.left.push_back("GPU " + index +
+                       " is given to a container's allocation: MIG mode not turned on until it "
+                       "is free (restart the agent then)");
+    return out;
+  }
   if (!status.pending) {
     nvmlReturn_t activation = NVML_SUCCESS;
     RETURN_IF_ERROR(nvml_
@@ -234,7 +250,6 @@ Result<MigApplyResult> MigManager::EnsureMigModeLocked(const GpuInfo& gpu) {
     }
   }
   out.reset_needed = true;
-  const std::string index = std::to_string(gpu.index);
   out.left.push_back(
       "MIG mode is pending: it takes effect when the GPU is reset, which the driver does only "
       "while no process uses the GPU. Stop the GPU's processes, then reset it (nvidia-smi "
@@ -252,14 +267,26 @@ Result<MigApplyResult> MigManager::ApplyFixed(const GpuInfo& gpu, const MigSetti
     return InvalidArgument(GpuName(gpu) + ": MIG mode " + MigModeName(setting.mode) +
                            " has no layout to apply");
   }
-  ASSIGN_OR_RETURN(MigApplyResult out, EnsureMigModeLocked(gpu));
-  if (out.reset_needed) return out;
+  ASSIGN_OR_RETURN(MigApplyResult out, EnsureMigModeLocked(gpu, held));
+  if (!out.left.empty()) return out;  // MIG mode is not on
+  if (Status s = ApplyLayoutLocked(gpu, setting, *planned, held, out); !s.ok()) {
+    for (const std::string& line : out.done) {
+      log::Info("MIG change", {{"gpu", std::to_string(gpu.index)}, {"what", line}});
+    }
+    return s;
+  }
+  return out;
+}
+
+Status MigManager::ApplyLayoutLocked(const GpuInfo& gpu, const MigSetting& setting,
+                                     const mig::Layout& planned, const std::set<std::string>& held,
+                                     MigApplyResult& out) {
   ASSIGN_OR_RETURN(nvmlDevice_t dev, Handle(gpu));
   ASSIGN_OR_RETURN(std::vector<Gi> gis, GpuInstances(gpu, dev));
   std::vector<mig::Instance> existing;
   for (const Gi& gi : gis)
     existing.push_back({gi.profile->name, gi.start, gi.profile->memory_slices});
-  const mig::Layout want = PlanAround(planned->model(), setting.spec, *planned, existing);
+  const mig::Layout want = PlanAround(planned.model(), setting.spec, planned, existing);
   const std::string layout_text = "the layout \"" + setting.layout + "\" (" + want.ToString() + ")";
   auto wanted = [&](const std::string& profile, int start) {
     return std::any_of(
@@ -285,7 +312,14 @@ Result<MigApplyResult> MigManager::ApplyFixed(const GpuInfo& gpu, const MigSetti
       RETURN_IF_ERROR(now.Create(*gi.profile, gi.start));
       continue;
     }
-    RETURN_IF_ERROR(DestroyGi(gi).WithContext(GpuName(gpu) + ": destroying " + gi.Name()));
+    ASSIGN_OR_RETURN(bool destroyed, DestroyGi(gpu, gi));
+    if (!destroyed) {  // a process started on it after the check
+      out.left.push_back(gi.Name() + " is not in " + layout_text +
+                         ", but the driver found a process on it when destroying it: left alone "
+                         "until it is free");
+      RETURN_IF_ERROR(now.Create(*gi.profile, gi.start));
+      continue;
+    }
     out.done.push_back("destroyed " + gi.Name() + ": not in " + layout_text);
   }
   for (const mig::Instance& w : want.instances()) {
@@ -304,7 +338,7 @@ Result<MigApplyResult> MigManager::ApplyFixed(const GpuInfo& gpu, const MigSetti
     RETURN_IF_ERROR(now.Create(*profile, w.start));
     out.done.push_back("created " + name + ": in " + layout_text);
   }
-  return out;
+  return Status::Ok();
 }
 
 Result<MigInstanceInfo> MigManager::CreateLocked(const GpuInfo& gpu,
@@ -364,7 +398,12 @@ Status MigManager::Destroy(const GpuInfo& gpu, const std::string& uuid,
       return FailedPrecondition(GpuName(gpu) + ": " + gi.Name() + " is in use by " + user +
                                 ": not destroyed");
     }
-    RETURN_IF_ERROR(DestroyGi(gi).WithContext(GpuName(gpu) + ": destroying " + gi.Name()));
+    ASSIGN_OR_RETURN(bool destroyed, DestroyGi(gpu, gi));
+    if (!destroyed) {
+      return FailedPrecondition(GpuName(gpu) + ": " + gi.Name() +
+                                " is in use by a process the driver found when destroying it: "
+                                "not destroyed");
+    }
     log::Info("destroyed a MIG instance", {{"gpu", std::to_string(gpu.index)},
                                            {"instance", gi.Name()},
                                            {"why", "its last user is gone"}});
@@ -383,8 +422,8 @@ Result<std::vector<std::string>> MigManager::DestroyUnused(const GpuInfo& gpu,
   for (const Gi& gi : gis) {
     ASSIGN_OR_RETURN(std::string user, InUse(dev, gi, held));
     if (!user.empty()) continue;
-    RETURN_IF_ERROR(DestroyGi(gi).WithContext(GpuName(gpu) + ": destroying " + gi.Name()));
-    out.push_back(gi.Name());
+    ASSIGN_OR_RETURN(bool destroyed, DestroyGi(gpu, gi));
+    if (destroyed) out.push_back(gi.Name());  // else a process started on it: it stays
   }
   return out;
 }
@@ -397,7 +436,7 @@ Status ApplyMigConfig(MigManager& manager, const MigConfig& config,
     if (setting.mode == MigMode::kNone) continue;
     Result<MigApplyResult> r = setting.mode == MigMode::kFixed
                                    ? manager.ApplyFixed(g, setting, held)
-                                   : manager.EnsureMigMode(g);
+                                   : manager.EnsureMigMode(g, held);
     if (!r.ok()) return r.status();
     const std::string index = std::to_string(g.index);
     for (const std::string& line : r->done) {

@@ -4,7 +4,7 @@
 //
 //   MigManager mig(nvml, minors);
 //   Result<MigApplyResult> r = mig.ApplyFixed(gpu, setting, held);   // fixed mode
-//   Result<MigInstanceInfo> i = mig.CreateFor(gpu, {.memory_mib = 8192}, held);  // dynamic mode
+//   Result<MigInstanceInfo> i = mig.CreateFor(gpu, {.memory_mib = 8192});  // dynamic mode
 //   Status s = mig.Destroy(gpu, i->uuid, held);
 //
 // Thread-safe: one operation at a time (a mutex), so two containers starting at once cannot race
@@ -40,16 +40,20 @@ class MigManager {
 
   // Makes MIG mode current on `gpu` when it is not: enabled at once when no process uses the
   // GPU; otherwise the mode stays pending, `reset_needed` is set and `left` says what the
-  // operator must do (reset the GPU when idle, or reboot). FailedPrecondition when the GPU has
-  // no MIG.
-  Result<MigApplyResult> EnsureMigMode(const GpuInfo& gpu);
+  // operator must do (reset the GPU when idle, or reboot). When a container's allocation names
+  // the GPU itself (`held`; in MIG mode it would be no CUDA device, so the share would be lost),
+  // nothing is changed and `left` says so. `left` is empty exactly when MIG mode is on.
+  // FailedPrecondition when the GPU has no MIG.
+  Result<MigApplyResult> EnsureMigMode(const GpuInfo& gpu, const std::set<std::string>& held);
 
-  // Fixed mode: EnsureMigMode, then the GPU's GPU instances made to match the setting's layout.
-  // Instances already there of a profile the layout wants are kept where they are when the
-  // layout's counts allow it (a list without starts, all-<profile>, all-balanced); the others
-  // are destroyed unless in use; missing ones are created (with their full compute instance)
-  // unless an instance in use is in the way. Errors: the setting does not fit the GPU
-  // (CheckMigSetting), or NVML fails.
+  // Fixed mode: EnsureMigMode (with `held`), then the GPU's GPU instances made to match the
+  // setting's layout. Instances already there of a profile the layout wants are kept where they are
+  // when the layout's counts allow it (a list without starts, all-<profile>, all-balanced); the
+  // others are destroyed unless in use; missing ones are created (with their full compute instance)
+  // unless an instance in use is in the way. An instance that the driver finds in use while
+  // destroying it (a process started after the check) is a `left` line. Errors: the setting
+  // does not fit the GPU (CheckMigSetting), or NVML fails; the changes made before the failure
+  // are logged ("MIG change") before the error returns.
   Result<MigApplyResult> ApplyFixed(const GpuInfo& gpu, const MigSetting& setting,
                                     const std::set<std::string>& held);
 
@@ -65,8 +69,9 @@ class MigManager {
   // FailedPrecondition (naming the PIDs or the allocation) while it is in use; NotFound when the
   // GPU has no such MIG device.
   Status Destroy(const GpuInfo& gpu, const std::string& uuid, const std::set<std::string>& held);
-  // Dynamic mode's sweep: destroys every GPU instance of the GPU that nothing uses; returns
-  // what it destroyed ("1g.10gb@6 (MIG-...)").
+  // Dynamic mode's sweep: destroys every GPU instance of the GPU that nothing uses (one the
+  // driver finds in use when destroying it stays); returns what it destroyed ("1g.10gb@6
+  // (MIG-...)").
   Result<std::vector<std::string>> DestroyUnused(const GpuInfo& gpu,
                                                  const std::set<std::string>& held);
 
@@ -83,10 +88,17 @@ class MigManager {
   Result<std::string> InUse(nvmlDevice_t dev, const Gi& gi,
                             const std::set<std::string>& held) const;
   Result<int> CreateGi(nvmlDevice_t dev, const mig::GpuInstanceProfile& profile, int start);
-  Status DestroyGi(const Gi& gi);
+  // Destroys the GPU instance with its compute instances. Returns false, having destroyed
+  // nothing more, when the driver answers that a process uses it (NVML_ERROR_IN_USE).
+  Result<bool> DestroyGi(const GpuInfo& gpu, const Gi& gi);
+  // ApplyFixed after MIG mode is on: the instances made to match `planned`, each change added
+  // to `out` as it is made (so a later failure still has them).
+  Status ApplyLayoutLocked(const GpuInfo& gpu, const MigSetting& setting,
+                           const mig::Layout& planned, const std::set<std::string>& held,
+                           MigApplyResult& out);
   Result<MigInstanceInfo> CreateLocked(const GpuInfo& gpu, const mig::GpuInstanceProfile& profile,
                                        int start);
-  Result<MigApplyResult> EnsureMigModeLocked(const GpuInfo& gpu);
+  Result<MigApplyResult> EnsureMigModeLocked(const GpuInfo& gpu, const std::set<std::string>& held);
 
   const NvmlLibrary& nvml_;
   const MigMinors minors_;

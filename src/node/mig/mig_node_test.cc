@@ -75,7 +75,7 @@ class MigNodeTest : public ::testing::Test {
   // Turns MIG on for GPU `index` (no process uses it) and returns the GPUs as they are then.
   std::vector<GpuInfo> EnableMig(int index) {
     std::vector<GpuInfo> gpus = Discover();
-    Result<MigApplyResult> r = manager_->EnsureMigMode(gpus[index]);
+    Result<MigApplyResult> r = manager_->EnsureMigMode(gpus[index], {});
     EXPECT_TRUE(r.ok()) << r.status().message();
     return Discover();
   }
@@ -245,7 +245,7 @@ TEST_F(MigNodeTest, MigModeThatCannotTakeEffectSaysHowToReset) {
   const pid_t pid = StartLoad("1", 1);  // GPU 1 busy: the mode stays pending
   ASSERT_GT(pid, 0);
   std::vector<GpuInfo> gpus = Discover();
-  Result<MigApplyResult> r = manager_->EnsureMigMode(gpus[1]);
+  Result<MigApplyResult> r = manager_->EnsureMigMode(gpus[1], {});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(r->reset_needed);
   ASSERT_EQ(r->left.size(), 1u);
@@ -259,7 +259,77 @@ TEST_F(MigNodeTest, MigModeThatCannotTakeEffectSaysHowToReset) {
   ASSERT_EQ(Simgpu("reset-gpu 1"), 0);
   EXPECT_TRUE(Discover()[1].mig.enabled);
   // The plain GPU has no MIG at all.
-  EXPECT_EQ(manager_->EnsureMigMode(gpus[2]).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(manager_->EnsureMigMode(gpus[2], {}).status().code(), StatusCode::kFailedPrecondition);
+}
+
+// A container's allocation naming the GPU itself (a share, with no process right now) keeps
+// MIG mode off: in MIG mode the GPU would be no CUDA device and the share would stop working.
+TEST_F(MigNodeTest, AGpuGivenToAnAllocationIsNotTurnedToMig) {
+  std::vector<GpuInfo> gpus = Discover("fixed", "7g.80gb", "1=none;2=none");
+  Result<MigApplyResult> r = manager_->EnsureMigMode(gpus[0], {gpus[0].uuid});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->complete());
+  EXPECT_THAT(r->left, ElementsAre(HasSubstr("GPU 0 is given to a container's allocation: MIG "
+                                             "mode not turned on until it is free")));
+  Result<MigConfig> config = ParseMigConfig("fixed", "7g.80gb", "1=none;2=none");
+  ASSERT_TRUE(config.ok());
+  ASSERT_TRUE(ApplyMigConfig(*manager_, *config, gpus, {gpus[0].uuid}).ok());
+  gpus = Discover();
+  EXPECT_FALSE(gpus[0].mig.enabled);
+  EXPECT_FALSE(gpus[0].mig.pending);
+  EXPECT_TRUE(gpus[0].mig.instances.empty());
+}
+
+// A process that starts on an instance after the in-use check makes the driver refuse to destroy
+// it (NVML_ERROR_IN_USE): the instance is left alone, reported, and the apply goes on.
+TEST_F(MigNodeTest, AnInstanceTheDriverFindsInUseWhenDestroyingItIsLeftAlone) {
+  std::vector<GpuInfo> gpus = EnableMig(0);
+  Result<MigInstanceInfo> m = manager_->Create(gpus[0], "1g.10gb", 4);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_GT(StartLoad(m->uuid, 0), 0);
+  // The process list the check reads is taken before the process started.
+  nvml_->DeviceGetComputeRunningProcesses = [](nvmlDevice_t, unsigned* count, nvmlProcessInfo_t*) {
+    *count = 0;
+    return NVML_SUCCESS;
+  };
+  Result<MigConfig> c = ParseMigConfig("fixed", "7g.80gb", "");
+  ASSERT_TRUE(c.ok());
+  Result<MigApplyResult> r = manager_->ApplyFixed(Discover()[0], c->all, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->left.size(), 2u) << ::testing::PrintToString(r->left);
+  EXPECT_THAT(r->left[0], HasSubstr("1g.10gb@4 (" + m->uuid + ") is not in the layout"));
+  EXPECT_THAT(r->left[0], HasSubstr("the driver found a process on it when destroying it"));
+  EXPECT_THAT(r->left[1], HasSubstr("cannot create 7g.80gb@0"));
+  EXPECT_THAT(Placements(Discover()[0]), ElementsAre("1g.10gb@4"));
+}
+
+// A driver that does not offer one of the model's profiles still shows the instances of the others.
+const mig::GpuInstanceProfile* unoffered = nullptr;
+decltype(&nvmlDeviceGetGpuInstanceProfileInfo) real_profile_info = nullptr;
+decltype(&nvmlDeviceGetGpuInstances) real_gpu_instances = nullptr;
+
+TEST_F(MigNodeTest, AProfileTheDriverDoesNotOfferIsSkipped) {
+  std::vector<GpuInfo> gpus = EnableMig(0);
+  ASSERT_TRUE(manager_->Create(gpus[0], "1g.10gb", 0).ok());
+  Result<const mig::GpuInstanceProfile*> p =
+      mig::FindProfile(*mig::FindModel(gpus[0].model), "7g.80gb");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  unoffered = *p;
+  real_profile_info = nvml_->DeviceGetGpuInstanceProfileInfo;
+  real_gpu_instances = nvml_->DeviceGetGpuInstances;
+  nvml_->DeviceGetGpuInstanceProfileInfo = [](nvmlDevice_t dev, unsigned profile,
+                                              nvmlGpuInstanceProfileInfo_t* info) {
+    if (profile == static_cast<unsigned>(unoffered->nvml_profile)) return NVML_ERROR_NOT_SUPPORTED;
+    return real_profile_info(dev, profile, info);
+  };
+  nvml_->DeviceGetGpuInstances = [](nvmlDevice_t dev, unsigned id, nvmlGpuInstance_t* gis,
+                                    unsigned* count) {
+    if (id == static_cast<unsigned>(unoffered->profile_id)) return NVML_ERROR_INVALID_ARGUMENT;
+    return real_gpu_instances(dev, id, gis, count);
+  };
+  Result<mig::Layout> layout = manager_->CurrentLayout(gpus[0]);
+  ASSERT_TRUE(layout.ok()) << layout.status().message();
+  EXPECT_EQ(layout->ToString(), "1g.10gb@0");
 }
 
 TEST_F(MigNodeTest, DynamicModeCreatesByThePolicyAndDestroysWhenUnused) {
