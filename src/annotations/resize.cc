@@ -26,8 +26,10 @@ Result<ResizeRequest> ParseResizeRequest(std::string_view text) {
   int cores = 0;
   RETURN_IF_ERROR(Field(doc, "id", where, r.id, true));
   RETURN_IF_ERROR(Field(doc, "container", where, r.container, true));
-  // A negative number is not unsigned: say what is allowed rather than "the wrong type".
-  if (auto m = doc.find("memoryMiB"); m != doc.end() && m->is_number_integer() && *m < 0) {
+  // A negative number is not unsigned: say what is allowed rather than "the wrong type". (The
+  // test is on the type: json's `< 0` takes an unsigned number above 2^63 for a negative one.)
+  if (auto m = doc.find("memoryMiB"); m != doc.end() && m->is_number_integer() &&
+                                      !m->is_number_unsigned() && m->get<int64_t>() < 0) {
     return InvalidArgument(where + ": \"memoryMiB\" " + m->dump() +
                            " is not allowed: give the memory per GPU in MiB, at least 1");
   }
@@ -43,6 +45,11 @@ Result<ResizeRequest> ParseResizeRequest(std::string_view text) {
       return InvalidArgument(where +
                              ": \"memoryMiB\" 0 is not allowed: give the memory per GPU in MiB, "
                              "at least 1");
+    }
+    if (memory > kMaxResizeMemoryMiB) {
+      return InvalidArgument(where + ": \"memoryMiB\" " + std::to_string(memory) +
+                             " is not allowed: give the memory per GPU in MiB, 1 to " +
+                             std::to_string(kMaxResizeMemoryMiB));
     }
     r.memory_mib = memory;
   }

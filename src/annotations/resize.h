@@ -24,6 +24,9 @@ namespace tessera::annotations {
 
 // The longest request id; ids are chosen by the requester (kubectl tessera resize: 16 hex digits).
 inline constexpr size_t kMaxResizeIdLength = 63;
+// The most memory per GPU a request may ask (16 TiB, the bound quotas use): larger values would
+// overflow the sums and the byte limits the scheduler and the node agent compute from it.
+inline constexpr uint64_t kMaxResizeMemoryMiB = uint64_t{1} << 24;
 
 struct ResizeRequest {
   std::string id;                      // names this request; a new request needs a new id

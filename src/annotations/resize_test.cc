@@ -29,6 +29,13 @@ TEST(ResizeAnnotations, RequestErrorsSayWhatIsAllowed) {
             std::string::npos);
   EXPECT_NE(error(R"({"version":1,"id":"a","container":"c","memoryMiB":-5})").find("at least 1"),
             std::string::npos);
+  // 2^64 - 4096 MiB would wrap the scheduler's sums and the node's byte limit.
+  EXPECT_NE(error(R"({"version":1,"id":"a","container":"c","memoryMiB":18446744073709547520})")
+                .find("\"memoryMiB\" 18446744073709547520 is not allowed: give the memory per "
+                      "GPU in MiB, 1 to 16777216"),
+            std::string::npos);
+  EXPECT_TRUE(
+      ParseResizeRequest(R"({"version":1,"id":"a","container":"c","memoryMiB":16777216})").ok());
   EXPECT_NE(error(R"({"version":1,"id":"","container":"c","cores":5})").find("\"id\" must be"),
             std::string::npos);
   EXPECT_NE(error(R"({"version":1,"id":"a","cores":5})").find("\"container\" is missing"),

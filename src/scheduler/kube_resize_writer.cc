@@ -10,7 +10,13 @@ Result<nlohmann::json> KubeResizeWriter::PatchPod(
     const std::string& resource_version) {
   kube::StringMapChanges changes;
   for (const auto& [name, value] : annotations) changes[name] = value;
-  return client_.PatchAnnotations(kube::kPods, pod.ns, pod.name, changes, resource_version);
+  return client_.MergePatch(kube::kPods, pod.ns, pod.name,
+                            kube::MetadataMapPatch("annotations", changes, resource_version), "",
+                            {.timeout = timeout_});
+}
+
+Result<nlohmann::json> KubeResizeWriter::GetPod(const PodId& pod) {
+  return client_.Get(kube::kPods, pod.ns, pod.name, {.timeout = timeout_});
 }
 
 Status KubeResizeWriter::RecordEvent(const nlohmann::json& pod, const std::string& name,

@@ -69,12 +69,22 @@ void QuotaLedger::Track(EventType type, const std::string& ns, const json& objec
     // A deleted or finished object no longer counts, even if admitted a moment ago.
     it->second.admitted.erase(key);
     it->second.admitted.erase(by_name);
+    it->second.admitted.erase(key + kResizeKey);
     return;
   }
   Namespace& n = it != namespaces_.end() ? it->second : namespaces_[ns];
   // The watch shows it now: counted once, as an object.
   n.admitted.erase(key);
   n.admitted.erase(by_name);
+  // A resize's growth is counted by the object once it shows the new size (an older event does
+  // not).
+  if (auto r = n.admitted.find(key + kResizeKey); r != n.admitted.end()) {
+    const GpuUsage counted = ask.Resolve(LargestLocked());
+    if (counted.memory_bytes >= r->second.resized_to.memory_bytes &&
+        counted.cores >= r->second.resized_to.cores) {
+      n.admitted.erase(r);
+    }
+  }
   n.objects[key] = std::move(ask);
 }
 
@@ -211,11 +221,12 @@ std::vector<NamespaceQuotas> QuotaLedger::Quotas() const {
 }
 
 std::string QuotaLedger::AdmitResize(const std::string& ns, const std::string& uid,
-                                     const PodAsk& resized, const std::string& what) const {
+                                     const PodAsk& resized, const std::string& what) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = namespaces_.find(ns);
   if (it == namespaces_.end() || it->second.quotas.empty()) return "";
-  const Namespace& n = it->second;
+  Namespace& n = it->second;
+  n.admitted.erase(uid + kResizeKey);  // an earlier answer's growth, not written or shown
   const uint64_t largest = LargestLocked();
   auto object = n.objects.find(uid);
   const GpuUsage now = object != n.objects.end() ? object->second.Resolve(largest) : GpuUsage{};
@@ -223,13 +234,24 @@ std::string QuotaLedger::AdmitResize(const std::string& ns, const std::string& u
   GpuUsage growth{std::max<int64_t>(0, after.memory_bytes - now.memory_bytes),
                   std::max<int64_t>(0, after.cores - now.cores)};
   if (growth.memory_bytes == 0 && growth.cores == 0) return "";
-  const GpuUsage used = UsedLocked(n, largest, now_());
+  const auto at = now_();
+  const GpuUsage used = UsedLocked(n, largest, at);
   for (const auto& [name, limits] : n.quotas) {
     if (std::string refused = QuotaDenial(ns, limits, used, growth, what); !refused.empty()) {
       return refused;
     }
   }
+  n.admitted[uid + kResizeKey] = {
+      .ask = {.app = {.memory_bytes = growth.memory_bytes, .cores = growth.cores}},
+      .expires = at + admitted_ttl_,
+      .resized_to = after};
   return "";
+}
+
+void QuotaLedger::ForgetResize(const std::string& ns, const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = namespaces_.find(ns);
+  if (it != namespaces_.end()) it->second.admitted.erase(uid + kResizeKey);
 }
 
 std::string QuotaLedger::Admit(const std::string& ns, const std::string& uid, const PodAsk& ask,

@@ -62,10 +62,13 @@ class QuotaLedger {
   // Whether the pod of `uid` in `ns` may grow to `resized` (its whole ask after a resize,
   // AskOfPod): empty when it fits every quota of `ns`, else the refusal of the first quota it
   // passes, with what the namespace uses now as used and the growth over the pod's present count as
-  // asked (QuotaDenial; `what` says what grows). A shrink always fits. Records nothing: the pod's
-  // watch event carries its new decision.
+  // asked (QuotaDenial; `what` says what grows). A shrink always fits. A growth that fits counts
+  // as used until the pod's watch event shows it at its new size, ForgetResize, or admitted_ttl
+  // passes (so that a pod admitted meanwhile sees it).
   std::string AdmitResize(const std::string& ns, const std::string& uid, const PodAsk& resized,
-                          const std::string& what) const;
+                          const std::string& what);
+  // Drops the growth AdmitResize recorded for the pod of `uid` (its answer was not written).
+  void ForgetResize(const std::string& ns, const std::string& uid);
 
   // What `ns` uses now, as Admit counts it.
   GpuUsage Used(const std::string& ns) const;
@@ -81,7 +84,9 @@ class QuotaLedger {
   struct Admitted {
     PodAsk ask;
     std::chrono::steady_clock::time_point expires;
+    GpuUsage resized_to;  // a resize's growth (by UID + kResizeKey): the pod's size after it
   };
+  static constexpr char kResizeKey[] = "#resize";
   struct Namespace {
     std::map<std::string, QuotaLimits> quotas;  // by ResourceQuota name
     std::map<std::string, PodAsk> objects;      // pods and claims, by UID

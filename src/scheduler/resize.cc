@@ -69,14 +69,16 @@ Result<Allocation> ResizeDecision(const Allocation& current, const ResizeRequest
   for (const DeviceAllocation& d : container->devices) {
     auto gpu = std::find_if(gpus.begin(), gpus.end(),
                             [&](const GpuSlot& g) { return g.info.uuid == d.uuid; });
-    if (gpu == gpus.end()) {
-      return FailedPrecondition(prefix + "its GPU " + d.uuid +
-                                " is not in the node's inventory now; it cannot grow there");
-    }
     const GpuCharge* was = ChargeOn(before, d.uuid);
     const GpuCharge* now = ChargeOn(after, d.uuid);
     const uint64_t held_mib = was ? was->memory_mib : 0;
     const int held_cores = was ? was->cores : 0;
+    if (gpu == gpus.end()) {
+      // A shrink is always granted (docs/resize.md), even on a GPU gone from the inventory.
+      if (now->memory_mib <= held_mib && now->cores <= held_cores) continue;
+      return FailedPrecondition(prefix + "its GPU " + d.uuid +
+                                " is not in the node's inventory now; it cannot grow there");
+    }
     const uint64_t others_mib = gpu->used_mib - std::min(gpu->used_mib, held_mib);
     const int others_cores = gpu->used_cores - std::min(gpu->used_cores, held_cores);
     const uint64_t total = gpu->info.virtual_memory_mib();
@@ -84,14 +86,17 @@ Result<Allocation> ResizeDecision(const Allocation& current, const ResizeRequest
     // other containers keep of the pod's charge.
     const uint64_t kept_mib = now->memory_mib - std::min(now->memory_mib, d.memory_mib);
     const int kept_cores = now->cores - std::min(now->cores, d.cores);
-    if (now->memory_mib > held_mib && others_mib + now->memory_mib > total) {
-      const uint64_t free = total - std::min(total, others_mib + kept_mib);
+    // Compared without a sum that could wrap around.
+    if (now->memory_mib > held_mib &&
+        (now->memory_mib > total || others_mib > total - now->memory_mib)) {
+      const uint64_t room = total - std::min(total, others_mib);
+      const uint64_t free = room - std::min(room, kept_mib);
       return FailedPrecondition(prefix + "insufficient GPU memory: need " +
                                 std::to_string(wanted.memory_mib) + " MiB on 1 GPU, largest free " +
                                 std::to_string(free) + " MiB (" + GpuName(*gpu) +
                                 VirtualMemoryNote(*gpu) + ")");
     }
-    if (now->cores > held_cores && others_cores + now->cores > 100) {
+    if (now->cores > held_cores && (now->cores > 100 || others_cores > 100 - now->cores)) {
       const int free = std::max(0, 100 - others_cores - kept_cores);
       return FailedPrecondition(prefix + "insufficient GPU compute: need " +
                                 std::to_string(wanted.cores) + "% cores on 1 GPU, most free " +

@@ -3,6 +3,11 @@
 // the quota at resize, and what the webhook refuses.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <thread>
+
 #include "annotations/names.h"
 #include "scheduler/annotation_guard.h"
 #include "scheduler/cluster_state.h"
@@ -77,6 +82,31 @@ TEST(ResizeDecision, AGrowthThatDoesNotFitIsRefusedInTheFiltersWords) {
   EXPECT_EQ(r.status().message(),
             "container \"main\": insufficient GPU compute: need 80% cores on 1 GPU, most free "
             "40% (GPU 0, L4)");
+}
+
+TEST(ResizeDecision, AHugeGrowthIsRefusedRatherThanWrappingAround) {
+  // Others hold 12000 MiB: 12000 + (2^64 - 4096) wraps to 7904, which would look like room.
+  Result<Allocation> r =
+      ResizeDecision(Decision(), {.id = "1", .container = "main", .memory_mib = UINT64_MAX - 4095},
+                     Slots(24000, 16096, 30, 2));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "container \"main\": insufficient GPU memory: need 18446744073709547520 MiB on 1 "
+            "GPU, largest free 12000 MiB (GPU 0, L4)");
+}
+
+TEST(ResizeDecision, AShrinkOnAGpuGoneFromTheInventoryIsGrantedAGrowthIsNot) {
+  Result<Allocation> r = ResizeDecision(
+      Decision(4096, 30, "GPU-gone"),
+      {.id = "1", .container = "main", .memory_mib = 1024, .cores = 20}, Slots(24000, 4096, 30));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->containers[0].devices[0].memory_mib, 1024u);
+  r = ResizeDecision(Decision(4096, 30, "GPU-gone"),
+                     {.id = "1", .container = "main", .memory_mib = 1024, .cores = 40},
+                     Slots(24000, 4096, 30));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("its GPU GPU-gone is not in the node's inventory now"),
+            std::string::npos);
 }
 
 TEST(ResizeDecision, AShrinkAlwaysFitsAndElasticBurstFollowsCores) {
@@ -173,20 +203,28 @@ class FakeWriter : public ResizeWriter {
  public:
   json pod;
   int patches = 0;
+  int conflicts = 0, gets = 0;
   bool conflict_next = false;
+  std::function<void()> during_patch;  // what happens elsewhere while the patch is on its way
   std::vector<std::pair<std::string, std::string>> events;  // (name, reason)
   std::vector<std::string> messages;
 
   Result<json> PatchPod(const PodId&, const std::map<std::string, std::string>& annotations,
                         const std::string& resource_version) override {
+    if (during_patch) during_patch();
     if (conflict_next || resource_version != pod["metadata"].value("resourceVersion", "")) {
       conflict_next = false;
+      ++conflicts;
       return Status(StatusCode::kConflict, "the object has been modified");
     }
     ++patches;
     for (const auto& [k, v] : annotations) pod["metadata"]["annotations"][k] = v;
     pod["metadata"]["resourceVersion"] =
         std::to_string(std::stoi(pod["metadata"].value("resourceVersion", "0")) + 1);
+    return pod;
+  }
+  Result<json> GetPod(const PodId&) override {
+    ++gets;
     return pod;
   }
   Status RecordEvent(const json&, const std::string& name, const std::string&,
@@ -238,6 +276,24 @@ TEST(Resizer, GrantsAGrowthOnceWithTheNewDecisionAndAnEvent) {
   EXPECT_EQ(f.Gpu().used_mib, 8192u);
 }
 
+TEST(Resizer, AReplicaThatNoLongerLeadsWritesNothingAndGivesTheChargeBack) {
+  StateFixture f;
+  FakeWriter api;
+  api.pod = WithRequest(Pod("p", Decision()),
+                        {.id = "r1", .container = "main", .memory_mib = 8192, .cores = 40});
+  Leadership leadership(true);  // elected, not leading (any more)
+  Resizer resizer(f.state, nullptr, api, &leadership);
+  ASSERT_TRUE(resizer.Process(api.pod).ok());
+  EXPECT_EQ(api.patches, 0);
+  EXPECT_TRUE(api.events.empty());
+  EXPECT_EQ(f.Gpu().used_mib, 4096u);
+  EXPECT_EQ(f.Gpu().used_cores, 30);
+  leadership.Lead();
+  ASSERT_TRUE(resizer.Process(api.pod).ok());
+  EXPECT_EQ(api.patches, 1);
+  EXPECT_EQ(f.Gpu().used_mib, 8192u);
+}
+
 TEST(Resizer, ARefusalSaysWhyKeepsTheChargeAndIsAWarningEvent) {
   StateFixture f;
   // Another pod holds 18000 MiB of the GPU.
@@ -275,6 +331,51 @@ TEST(Resizer, AConflictUndoesTheChargeAndTheNextEventAnswers) {
   ASSERT_TRUE(resizer.Process(api.pod).ok());
   EXPECT_TRUE(StatusOf(api.pod).granted);
   EXPECT_EQ(f.Gpu().used_mib, 8192u);
+  EXPECT_EQ(api.patches, 1);
+}
+
+// Waits (2 s at most) until GPU-a holds `mib`, for the worker thread.
+bool WaitForUsed(StateFixture& f, uint64_t mib) {
+  for (int i = 0; i < 200 && f.Gpu().used_mib != mib; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return f.Gpu().used_mib == mib;
+}
+
+TEST(Resizer, TheWorkerAnswersAStaleCopyFromThePodReadAgain) {
+  // A LIST from before the latest event (the API holds resourceVersion 2) with no event to come.
+  StateFixture f;
+  FakeWriter api;
+  api.pod =
+      WithRequest(Pod("p", Decision()), {.id = "r3", .container = "main", .memory_mib = 8192});
+  json stale = api.pod;
+  api.pod["metadata"]["resourceVersion"] = "2";
+  Resizer resizer(f.state, nullptr, api, nullptr);
+  resizer.Start();
+  resizer.OnPod(EventType::kModified, stale);
+  EXPECT_TRUE(WaitForUsed(f, 8192));
+  resizer.Stop();
+  EXPECT_EQ(api.conflicts, 1);
+  EXPECT_EQ(api.gets, 1);
+  EXPECT_EQ(api.patches, 1);
+  EXPECT_TRUE(StatusOf(api.pod).granted);
+}
+
+TEST(Resizer, AnOlderCopyNeverReplacesAQueuedPod) {
+  StateFixture f;
+  FakeWriter api;
+  api.pod =
+      WithRequest(Pod("p", Decision()), {.id = "r3", .container = "main", .memory_mib = 8192});
+  json older = api.pod;
+  api.pod["metadata"]["resourceVersion"] = "12";  // numbers, not text: "12" is newer than "9"
+  older["metadata"]["resourceVersion"] = "9";
+  Resizer resizer(f.state, nullptr, api, nullptr);
+  resizer.OnPod(EventType::kModified, api.pod);
+  resizer.OnPod(EventType::kModified, older);  // the LIST made when leading started
+  resizer.Start();
+  EXPECT_TRUE(WaitForUsed(f, 8192));
+  resizer.Stop();
+  EXPECT_EQ(api.conflicts, 0);
   EXPECT_EQ(api.patches, 1);
 }
 
@@ -330,6 +431,83 @@ TEST(Resizer, TheQuotaIsCheckedAtResizeWithUsedAskedAndLeft) {
   QuotaLedger rebuilt{DialectConfig{}};
   rebuilt.OnPod(EventType::kAdded, api.pod);
   EXPECT_EQ(rebuilt.Used("default").memory_bytes, int64_t{6} << 30);
+}
+
+TEST(Resizer, AGrowthCountsAgainstTheQuotaFromTheDecisionUntilThePodShowsIt) {
+  StateFixture f;
+  QuotaLedger ledger{DialectConfig{}};
+  ledger.OnNode(EventType::kAdded, MakeNode("n1", {testing::Gpu("GPU-a", 0, "L4", 24000)}));
+  ledger.OnQuota(EventType::kAdded,
+                 {{"metadata", {{"name", "gpu-quota"}, {"namespace", "default"}}},
+                  {"spec", {{"hard", {{"requests.tessera.io/gpu-memory", "8Gi"}}}}}});
+  FakeWriter api;
+  api.pod = Pod("p", Decision());
+  const json before = api.pod;
+  ledger.OnPod(EventType::kAdded, api.pod);
+  Resizer resizer(f.state, &ledger, api, nullptr);
+  // While the answer is written, a pod created in the namespace sees the growth.
+  PodAsk four_gib{.app = {.memory_bytes = int64_t{4} << 30}};
+  std::string refused_meanwhile;
+  api.during_patch = [&] {
+    refused_meanwhile = ledger.Admit("default", "uid-q", four_gib, "pod default/q", false);
+  };
+  api.pod = WithRequest(api.pod, {.id = "r1", .container = "main", .memory_mib = 6144});
+  ASSERT_TRUE(resizer.Process(api.pod).ok());
+  EXPECT_TRUE(StatusOf(api.pod).granted);
+  EXPECT_NE(refused_meanwhile.find("6 GiB used"), std::string::npos) << refused_meanwhile;
+  EXPECT_EQ(ledger.Used("default").memory_bytes, int64_t{6} << 30);
+  // An event from before the patch does not drop it; the patched pod's event counts it instead.
+  ledger.OnPod(EventType::kModified, before);
+  EXPECT_EQ(ledger.Used("default").memory_bytes, int64_t{6} << 30);
+  ledger.OnPod(EventType::kModified, api.pod);
+  EXPECT_EQ(ledger.Used("default").memory_bytes, int64_t{6} << 30);
+  // A growth whose patch fails counts no more.
+  api.during_patch = nullptr;
+  api.conflict_next = true;
+  api.pod = WithRequest(api.pod, {.id = "r2", .container = "main", .memory_mib = 7168});
+  EXPECT_EQ(resizer.Process(api.pod).code(), StatusCode::kConflict);
+  EXPECT_EQ(ledger.Used("default").memory_bytes, int64_t{6} << 30);
+}
+
+TEST(Resizer, APodDeletedWhileItsAnswerIsWrittenIsNotChargedAgain) {
+  StateFixture f;
+  QuotaLedger ledger{DialectConfig{}};
+  ledger.OnQuota(EventType::kAdded,
+                 {{"metadata", {{"name", "gpu-quota"}, {"namespace", "default"}}},
+                  {"spec", {{"hard", {{"requests.tessera.io/gpu-memory", "20Gi"}}}}}});
+  FakeWriter api;
+  api.pod =
+      WithRequest(Pod("p", Decision()), {.id = "r1", .container = "main", .memory_mib = 6144});
+  ledger.OnPod(EventType::kAdded, api.pod);
+  Resizer resizer(f.state, &ledger, api, nullptr);
+  // The watch delivers the pod's deletion before the patch's response comes back.
+  api.during_patch = [&] {
+    ASSERT_TRUE(f.state.OnPod(EventType::kDeleted, api.pod).ok());
+    ledger.OnPod(EventType::kDeleted, api.pod);
+  };
+  ASSERT_TRUE(resizer.Process(api.pod).ok());
+  EXPECT_EQ(f.Gpu().used_mib, 0u);
+  EXPECT_EQ(f.Gpu().used_cores, 0);
+  EXPECT_EQ(ledger.Used("default").memory_bytes, 0);
+}
+
+TEST(Resizer, APodWhoseRequestCannotBeCountedIsRefusedWhereQuotasApply) {
+  StateFixture f;
+  QuotaLedger ledger{DialectConfig{}};
+  FakeWriter api;
+  json pod = Pod("p", Decision());
+  pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpucores"] = "lots";
+  api.pod = WithRequest(pod, {.id = "r1", .container = "main", .memory_mib = 6144});
+  Resizer resizer(f.state, &ledger, api, nullptr);
+  ASSERT_TRUE(resizer.Process(api.pod).ok());
+  ResizeStatus status = StatusOf(api.pod);
+  EXPECT_FALSE(status.granted);
+  EXPECT_EQ(status.message.rfind("the pod's GPU request cannot be counted against the "
+                                 "namespace's quotas: ",
+                                 0),
+            0u)
+      << status.message;
+  EXPECT_EQ(f.Gpu().used_mib, 4096u);
 }
 
 TEST(Resizer, ASignedStateSignsTheNewDecisionAndRefusesOneThatDoesNotVerify) {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 #include <tuple>
 
 #include "common/json_text.h"
@@ -76,6 +77,20 @@ std::pair<uint64_t, int> SizeOf(const Allocation& decision, const std::string& c
   return {c->devices.front().memory_mib, c->devices.front().cores};
 }
 
+// Whether `pod` is an older copy than `than` by resourceVersion. Kubernetes calls the versions
+// opaque; they are etcd's revisions, numbers, and only numbers are compared (else: not older).
+bool Older(const json& pod, const json& than) {
+  const std::string a = MetaText(pod, "resourceVersion"), b = MetaText(than, "resourceVersion");
+  auto number = [](const std::string& v) -> std::optional<uint64_t> {
+    if (v.empty() || v.size() > 19 || v.find_first_not_of("0123456789") != std::string::npos) {
+      return std::nullopt;
+    }
+    return std::stoull(v);
+  };
+  const std::optional<uint64_t> x = number(a), y = number(b);
+  return x && y && *x < *y;
+}
+
 }  // namespace
 
 Resizer::Resizer(ClusterState& state, QuotaLedger* quotas, ResizeWriter& writer,
@@ -147,6 +162,8 @@ void Resizer::OnPod(EventType type, const json& pod) {
     auto done = evented_.find(key);
     if (done != evented_.end() && done->second == status->id) return;
   }
+  auto queued = queued_.find(key);
+  if (queued != queued_.end() && Older(pod, queued->second)) return;
   queued_[key] = pod;
   cv_.notify_all();
 }
@@ -162,6 +179,14 @@ void Resizer::Run() {
     queued_.erase(queued_.begin());
     lock.unlock();
     Status s = !leadership_ || leadership_->Leading() ? Process(pod) : Status::Ok();
+    // A lost race is decided again from the pod as it is now: its next event may never come
+    // (the LIST that started leading can be older than an event already seen).
+    for (int i = 0; i < kConflictRereads && s.code() == StatusCode::kConflict; ++i) {
+      Result<json> now = writer_.GetPod(IdOf(pod));
+      if (!now.ok()) break;  // the Conflict stands: the pod's next event answers
+      pod = std::move(*now);
+      s = !leadership_ || leadership_->Leading() ? Process(pod) : Status::Ok();
+    }
     lock.lock();
     if (!s.ok()) {
       // A Conflict is answered from the pod's newer event; other errors are tried again in a
@@ -212,15 +237,20 @@ Status Resizer::Answer(const json& pod, const PodId& id, const std::string& requ
         id, [&](const Allocation& current, std::span<const GpuSlot> gpus) -> Result<Allocation> {
           ASSIGN_OR_RETURN(Allocation next, ResizeDecision(current, *request, gpus));
           if (quotas_) {
-            if (Result<PodRequest> asked = ParsePod(pod, state_.dialects()); asked.ok()) {
-              const auto [from_mib, from_cores] = SizeOf(current, request->container);
-              const auto [to_mib, to_cores] = SizeOf(next, request->container);
-              std::string refused = quotas_->AdmitResize(
-                  id.ns, MetaText(pod, "uid"), AskOfPod(*asked, &next),
-                  "container \"" + request->container + "\" of pod " + id.Key() + " from " +
-                      SizeText(from_mib, from_cores) + " to " + SizeText(to_mib, to_cores));
-              if (!refused.empty()) return FailedPrecondition(refused);
+            Result<PodRequest> asked = ParsePod(pod, state_.dialects());
+            if (!asked.ok()) {
+              return FailedPrecondition(
+                  "the pod's GPU request cannot be counted against the "
+                  "namespace's quotas: " +
+                  asked.status().message());
             }
+            const auto [from_mib, from_cores] = SizeOf(current, request->container);
+            const auto [to_mib, to_cores] = SizeOf(next, request->container);
+            std::string refused = quotas_->AdmitResize(
+                id.ns, MetaText(pod, "uid"), AskOfPod(*asked, &next),
+                "container \"" + request->container + "\" of pod " + id.Key() + " from " +
+                    SizeText(from_mib, from_cores) + " to " + SizeText(to_mib, to_cores));
+            if (!refused.empty()) return FailedPrecondition(refused);
           }
           granted = next;
           return next;
@@ -256,14 +286,26 @@ Status Resizer::Answer(const json& pod, const PodId& id, const std::string& requ
     }
   }
   patch[annotations::kResizeStatus] = ResizeStatusToJson(answer);
+  // Leadership may have ended while this was decided: the replica that leads now answers.
+  // The answer is not written: the charge and the growth go back.
+  auto undo = [&] {
+    if (!previous) return;
+    state_.CancelResize(id, *previous);
+    if (quotas_) quotas_->ForgetResize(id.ns, MetaText(pod, "uid"));
+  };
+  // Leadership may have ended while this was decided: the replica that leads now answers.
+  if (leadership_ && !leadership_->Leading()) {
+    undo();
+    return Status::Ok();
+  }
   Result<json> patched = writer_.PatchPod(id, patch, MetaText(pod, "resourceVersion"));
   if (!patched.ok()) {
-    if (previous) state_.CancelResize(id, *previous);
+    undo();
     return patched.status();
   }
-  // The state and the ledger follow at once, before the watch shows the patch.
-  (void)state_.OnPod(EventType::kModified, *patched);
-  if (quotas_) quotas_->OnPod(EventType::kModified, *patched);
+  // The state holds the new charge since Resize, and the ledger the growth since AdmitResize,
+  // until the watch shows the patch: the patched pod is not applied here, since a newer event
+  // (a deletion) may have come already and must not be undone.
   log::Info(answer.granted ? "resize granted" : "resize refused",
             {{"pod", id.Key()}, {"request", answer.id}, {"message", answer.message}});
   RecordAnswer(*patched, answer);

@@ -6,8 +6,10 @@
 // with the status; refused, the status alone. Each answer gets an Event on the pod, named after
 // the request, so that a replica that takes over re-creates a missing one (for answers of the
 // last kEventWindow; Kubernetes keeps Events an hour by default). A patch that
-// loses a race (Conflict) is undone and the request decided again from the pod's next event, so
-// nothing is applied twice and nothing is lost across restarts and leader changes.
+// loses a race (Conflict) is undone and the request decided again from the pod as the API has it
+// then (read again, a few times at most) or from its next event, so nothing is applied twice and
+// nothing is lost across restarts and leader changes. A queued pod is never replaced by an older
+// copy (a LIST made when leading starts can be older than the events queued already).
 // Thread-safe; OnPod may be called from the watch thread, Process from any one.
 //
 //   Resizer resizer(state, &ledger, writer, &leadership);
@@ -42,11 +44,17 @@ class ResizeWriter {
   virtual Result<nlohmann::json> PatchPod(const PodId& pod,
                                           const std::map<std::string, std::string>& annotations,
                                           const std::string& resource_version) = 0;
+  // The pod as the API has it now (its answer lost a race: the next try starts from this copy).
+  virtual Result<nlohmann::json> GetPod(const PodId& pod) = 0;
   // Creates the Event `name` about `pod`; OK when one of that name exists already.
   virtual Status RecordEvent(const nlohmann::json& pod, const std::string& name,
                              const std::string& type, const std::string& reason,
                              const std::string& message) = 0;
 };
+
+// How many times the worker reads a pod again after its answer lost a race, before it waits for
+// the pod's next event.
+inline constexpr int kConflictRereads = 3;
 
 // How old an answer may be for a replica that takes over to make its Event when it is missing.
 inline constexpr int64_t kEventWindowSeconds = 30 * 60;

@@ -34,6 +34,14 @@ Options WithLeadership(Options options, const Leadership& leadership) {
   return options;
 }
 
+// The bound on a Binding's and a resize answer's call: with several replicas each must be answered
+// before another replica may take over (the leader stops at renew-deadline, a follower takes the
+// Lease at lease-duration). 0, the client's own, with one replica.
+std::chrono::milliseconds CallTimeout(const AppOptions& options) {
+  return options.elected ? (options.election.lease_duration - options.election.renew_deadline) / 2
+                         : std::chrono::milliseconds(0);
+}
+
 }  // namespace
 
 AppOptions AppOptions::FromConfig(const config::Config& cfg) {
@@ -128,11 +136,7 @@ SchedulerApp::SchedulerApp(kube::Client& client, AppOptions options)
       options_(options),
       leadership_(options.elected, [this] { return elector_ ? elector_->Leader() : ""; }),
       state_(options.dialects, options.signing),
-      // With several replicas a Binding must be answered before another replica may take over:
-      // the leader stops binding at renew-deadline, a follower takes the Lease at lease-duration.
-      binder_(client, options.elected
-                          ? (options.election.lease_duration - options.election.renew_deadline) / 2
-                          : std::chrono::milliseconds(0)),
+      binder_(client, CallTimeout(options)),
       evictor_(client),
       metrics_(options.signing),
       engine_(state_, binder_, WithLeadership(options.engine, leadership_), &metrics_),
@@ -150,7 +154,7 @@ SchedulerApp::SchedulerApp(kube::Client& client, AppOptions options)
       quota_ledger_(options.dialects, std::chrono::seconds(60), std::chrono::steady_clock::now,
                     options.signing),
       quota_source_(client, quota_ledger_, &dra_shares_),
-      resize_writer_(client),
+      resize_writer_(client, CallTimeout(options)),
       resizer_(state_, &quota_ledger_, resize_writer_, &leadership_),
       webhook_(state_, options.scheduler_name, options.trusted_users, options.gpu_node_selector,
                {.mode = options.dra, .templates = &claim_templates_, .metrics = &metrics_},

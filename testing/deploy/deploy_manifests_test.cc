@@ -390,7 +390,7 @@ TEST_F(DeployTest, WebhooksPointAtTheSchedulerAndGetTheirCertificate) {
         for (const char* a :
              {"tessera.io/allocation", "tessera.io/allocated", "tessera.io/allocation-failed",
               "tessera.io/allocation-signature", "tessera.io/allocated-signature",
-              "tessera.io/allocation-failed-signature"}) {
+              "tessera.io/allocation-failed-signature", "tessera.io/resize-status"}) {
           EXPECT_NE(expression.find(std::string("'") + a + "'"), std::string::npos) << a;
         }
         continue;

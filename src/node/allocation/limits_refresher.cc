@@ -90,6 +90,12 @@ std::vector<std::string> LimitsRefresher::RunOnce(const std::vector<GpuInfo>& gp
                             : grant.status().message());
       continue;
     }
+    // The same bounds as at PreStartContainer: a decision larger than the GPU is never written.
+    if (Status fits = CheckGrant(**grant, gpus); !fits.ok()) {
+      problems.insert(id);
+      Report(id, fits.message());
+      continue;
+    }
     const std::string limits_path = e.path().string() + "/limits";
     std::map<std::string, std::string> before = KeyValues(limits_path);
     std::vector<std::string> held = UuidsOfLimits(before);
@@ -106,7 +112,9 @@ std::vector<std::string> LimitsRefresher::RunOnce(const std::vector<GpuInfo>& gp
     }
     // A new limit below what the container holds is a ceiling for its new allocations: the
     // host-side memory check goes on allowing its limit before (the guard-floor file, written
-    // before the limits) until the container's usage falls under the new one.
+    // before the limits). The library applies the new file up to a second later, so the container
+    // may grow under its old limit meanwhile: every shrink writes the floor, and it goes only once
+    // the library has applied the new limit (the region says so) and the usage is under it.
     const RegionFigures region = ReadRegionFigures(RegionDirOf(options_.state_dir, id) + "/region");
     const std::string floor_path = e.path().string() + "/" + kGuardFloorFile;
     std::map<std::string, std::string> floors = KeyValues(floor_path);
@@ -116,11 +124,17 @@ std::vector<std::string> LimitsRefresher::RunOnce(const std::vector<GpuInfo>& gp
       const std::string n = std::to_string(i);
       const uint64_t limit = (*grant)->devices[i].memory_mib * kMiB;
       const uint64_t used = i < region.used.size() ? region.used[i] : 0;
-      if (limit == 0 || used <= limit) continue;
-      const uint64_t floor = std::max(Number(floors, "floor." + n), Number(before, "memory." + n));
+      const uint64_t old_limit = Number(before, "memory." + n);
+      const uint64_t old_floor = Number(floors, "floor." + n);
+      if (limit == 0) continue;
+      const bool shrinks = old_limit > limit;
+      // No region: no process of the container has run, none holds anything.
+      const bool applied = i >= region.limits.size() || region.limits[i] == limit;
+      if (!shrinks && (old_floor <= limit || (used <= limit && applied))) continue;
+      const uint64_t floor = std::max(old_floor, old_limit);
       if (floor <= limit) continue;
       floor_text += "floor." + n + "=" + std::to_string(floor) + "\n";
-      if (Number(floors, "floor." + n) == 0) above.push_back(i);
+      if (shrinks && used > limit) above.push_back(i);
     }
     Status floor_written = Status::Ok();
     if (!floor_text.empty()) {

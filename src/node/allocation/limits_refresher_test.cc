@@ -3,6 +3,7 @@
 // limit below what the container holds is said on the pod.
 #include "node/allocation/limits_refresher.h"
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
@@ -114,6 +115,15 @@ TEST_F(LimitsRefresherTest, ADecisionNamingOtherGpusOrNoneForTheContainerLeavesT
   EXPECT_EQ(Limits(), before);
 }
 
+TEST_F(LimitsRefresherTest, ADecisionLargerThanTheGpuLeavesTheFile) {
+  // 2^64 - 4096 MiB in bytes wraps around: checked like PreStartContainer's grant.
+  const std::string before = Limits();
+  LimitsRefresher refresher = Refresher();
+  store_.Put(MakePod("p", kNode, "nvidia.com/gpu", 1, {{"GPU-1", UINT64_MAX - 4095, 30}}));
+  EXPECT_TRUE(refresher.RunOnce(TestGpus(2)).empty());
+  EXPECT_EQ(Limits(), before);
+}
+
 TEST_F(LimitsRefresherTest, ANewLimitBelowWhatTheContainerHoldsIsACeilingSaidOnThePod) {
   TestRegion region(allocator_->RegionDir(id_) + "/region", uint64_t{3072} << 20);
   store_.Put(MakePod("p", kNode, "nvidia.com/gpu", 1, {{"GPU-1", 2048, 30}}));
@@ -136,10 +146,49 @@ TEST_F(LimitsRefresherTest, ANewLimitBelowWhatTheContainerHoldsIsACeilingSaidOnT
   region.region->slots[0].used_bytes[0] = uint64_t{1024} << 20;
   region.region->devices[0].used_bytes = uint64_t{1024} << 20;
   region.Write();
+  // Under the new limit, but the library has not applied it yet: the floor stays.
+  EXPECT_TRUE(refresher.RunOnce(TestGpus(2)).empty());
+  EXPECT_EQ(ReadAllocationFolders(opts_.state_dir)[0].devices[0].guard_floor_bytes,
+            uint64_t{4096} << 20);
+  region.region->devices[0].limit_bytes = uint64_t{2048} << 20;
+  region.Write();
   EXPECT_TRUE(refresher.RunOnce(TestGpus(2)).empty());
   EXPECT_EQ(ReadAllocationFolders(opts_.state_dir)[0].devices[0].guard_floor_bytes, 0u);
   EXPECT_FALSE(std::filesystem::exists(allocator_->AllocationDir(id_) + "/guard-floor"));
   EXPECT_EQ(store_.Events().size(), 1u);
+}
+
+TEST_F(LimitsRefresherTest, AShrinkKeepsTheOldLimitForTheGuardUntilTheLibraryAppliesTheNewOne) {
+  // The container holds 1024 MiB, under the new limit of 2048: the floor is written all the same,
+  // since it may grow under its old limit of 4096 until the library reads the new file.
+  TestRegion region(allocator_->RegionDir(id_) + "/region", uint64_t{1024} << 20);
+  region.region->devices[0].limit_bytes = uint64_t{4096} << 20;
+  region.Write();
+  store_.Put(MakePod("p", kNode, "nvidia.com/gpu", 1, {{"GPU-1", 2048, 30}}));
+  LimitsRefresher refresher = Refresher();
+  EXPECT_EQ(refresher.RunOnce(TestGpus(2)).size(), 1u);
+  EXPECT_TRUE(store_.Events().empty());  // nothing held above the new limit
+  EXPECT_EQ(ReadAllocationFolders(opts_.state_dir)[0].devices[0].guard_floor_bytes,
+            uint64_t{4096} << 20);
+  // It grew to 3072 MiB before the library applied the new limit: the guard still allows it.
+  region.region->slots[0].used_bytes[0] = uint64_t{3072} << 20;
+  region.region->devices[0].used_bytes = uint64_t{3072} << 20;
+  region.Write();
+  EXPECT_TRUE(refresher.RunOnce(TestGpus(2)).empty());
+  EXPECT_EQ(ReadAllocationFolders(opts_.state_dir)[0].devices[0].guard_floor_bytes,
+            uint64_t{4096} << 20);
+  // Applied, but still above it: kept. Under it: gone.
+  region.region->devices[0].limit_bytes = uint64_t{2048} << 20;
+  region.Write();
+  EXPECT_TRUE(refresher.RunOnce(TestGpus(2)).empty());
+  EXPECT_EQ(ReadAllocationFolders(opts_.state_dir)[0].devices[0].guard_floor_bytes,
+            uint64_t{4096} << 20);
+  region.region->slots[0].used_bytes[0] = uint64_t{512} << 20;
+  region.region->devices[0].used_bytes = uint64_t{512} << 20;
+  region.Write();
+  EXPECT_TRUE(refresher.RunOnce(TestGpus(2)).empty());
+  EXPECT_EQ(ReadAllocationFolders(opts_.state_dir)[0].devices[0].guard_floor_bytes, 0u);
+  EXPECT_FALSE(std::filesystem::exists(allocator_->AllocationDir(id_) + "/guard-floor"));
 }
 
 }  // namespace

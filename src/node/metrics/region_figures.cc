@@ -39,6 +39,9 @@ RegionFigures ReadRegionFigures(const std::string& path) {
                                static_cast<ssize_t>(sizeof(tessera_region_spill));
     out.used.assign(TESSERA_REGION_MAX_DEVICES, 0);
     out.spilled.assign(TESSERA_REGION_MAX_DEVICES, 0);
+    for (int i = 0; i < TESSERA_REGION_MAX_DEVICES; ++i) {
+      out.limits.push_back(r->devices[i].limit_bytes);
+    }
     for (int s = 0; s < TESSERA_REGION_MAX_SLOTS; ++s) {
       const tessera_region_slot& slot = r->slots[s];
       if (slot.pid == 0 || !SlotAlive(fd, slot, s)) continue;

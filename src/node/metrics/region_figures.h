@@ -13,10 +13,11 @@
 namespace tessera::node {
 
 // Per device index (TESSERA_REGION_MAX_DEVICES entries): bytes charged, and of them spilled.
-// Both empty when the region is missing, of another version or too short; `spilled` all zero
+// All empty when the region is missing, of another version or too short; `spilled` all zero
 // when the region has no spill appendix (a library before issue 33).
+// `limits`: the memory limit in bytes the library last applied on each device (0: none yet).
 struct RegionFigures {
-  std::vector<uint64_t> used, spilled;
+  std::vector<uint64_t> used, spilled, limits;
 };
 
 // The figures of the region file at `path`, counting only the slots of live processes. A process
