@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <thread>
 
 #include "common/strings.h"
@@ -23,6 +24,9 @@ namespace {
 
 constexpr int kDefaultPort = 8420;
 constexpr int kSchedulerPort = 8443;  // deploy/scheduler: the container port named "https"
+constexpr char kDefaultNamespace[] = "tessera-system";
+// The label the leading scheduler replica's pod carries (scheduler/scheduler_app.h kLeaderLabel).
+constexpr char kLeaderLabel[] = "tessera.io/scheduler-leader";
 
 struct SchedulerPod {
   std::string ns, name;
@@ -49,28 +53,38 @@ int PortOf(const kube::Json& pod) {
   return first > 0 ? first : kSchedulerPort;
 }
 
-// A running scheduler pod, ready ones first, by namespace and name.
+bool IsLeader(const kube::Json& pod) {
+  const std::map<std::string, std::string> labels = kube::Labels(pod);
+  auto it = labels.find(kLeaderLabel);
+  return it != labels.end() && it->second == "true";
+}
+
+// A running scheduler pod of namespace `ns`: the leader first (only it has the pending pods'
+// filter reasons), then a ready one, then by name.
 Result<SchedulerPod> FindScheduler(kube::Client& client, const std::string& ns) {
   Result<kube::ObjectList> pods =
       client.List(kube::kPods, {.ns = ns, .label_selector = kSchedulerPodSelector});
   if (!pods.ok()) {
     return pods.status().WithContext("cannot list the scheduler's pods (label " +
-                                     std::string(kSchedulerPodSelector) + ")");
+                                     std::string(kSchedulerPodSelector) + ") in namespace " + ns);
   }
+  auto rank = [](const kube::Json& pod) { return 2 * IsLeader(pod) + IsReady(pod); };
   const kube::Json* best = nullptr;
   for (const kube::Json& pod : pods->items) {
     if (kube::PhaseOf(pod) != "Running" ||
         pod.contains("/metadata/deletionTimestamp"_json_pointer)) {
       continue;
     }
-    if (best == nullptr || (IsReady(pod) && !IsReady(*best))) best = &pod;
+    if (best == nullptr || rank(pod) > rank(*best) ||
+        (rank(pod) == rank(*best) && kube::NameOf(pod) < kube::NameOf(*best))) {
+      best = &pod;
+    }
   }
   if (best == nullptr) {
     return NotFound("no running Tessera scheduler pod (label " +
-                    std::string(kSchedulerPodSelector) + ") in " +
-                    (ns.empty() ? "any namespace" : "namespace " + ns) +
-                    "; is Tessera installed in this cluster? (kubectl tessera version lists its "
-                    "pods)");
+                    std::string(kSchedulerPodSelector) + ") in namespace " + ns +
+                    "; is Tessera installed in this cluster, in another namespace (-n)? (kubectl "
+                    "tessera version lists its pods in every namespace)");
   }
   return SchedulerPod{kube::NamespaceOf(*best), kube::NameOf(*best), PortOf(*best)};
 }
@@ -100,7 +114,8 @@ Result<std::string> FindPage(kube::Client& client, const SchedulerPod& pod,
       if (answer->status == 401 || answer->status == 403) {
         return Status(StatusCode::kPermissionDenied,
                       "the API server does not let you reach " + who + ": " + *refused +
-                          " (needs get on pods/proxy in namespace " + pod.ns + ")");
+                          " (needs get on pods/proxy in namespace " + pod.ns +
+                          ", and create for the page's would-it-fit form)");
       }
       if (answer->status == 404) {
         return NotFound(who + " is gone (" + *refused + "); try again");
@@ -127,7 +142,9 @@ std::string UrlHost(const std::string& address) {
   return address.find(':') != std::string::npos ? "[" + address + "]" : address;
 }
 
-// Starts `argv` with its output discarded and reaps it on a thread of its own.
+// Starts `argv` with its output discarded and reaps it on a thread of its own. The child gets an
+// empty signal mask (this thread blocks SIGINT and SIGTERM for sigwait) and a process group of
+// its own, so Ctrl-C here does not reach the browser.
 Status Spawn(const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -136,8 +153,16 @@ Status Spawn(const std::vector<std::string>& argv) {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
   pid_t pid = 0;
-  int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  int rc = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   if (rc == ENOENT) return NotFound(argv[0] + " is not on PATH");
   if (rc != 0) return Unavailable("cannot start " + argv[0] + ": " + std::strerror(rc));
@@ -186,6 +211,11 @@ void AddUiKeys(config::Schema& schema) {
               .default_value = "false",
               .help = "print the page's address without opening a browser",
               .flags = {"no-browser"}});
+  schema.Add({.path = "ui.namespace",
+              .type = config::Type::kString,
+              .default_value = kDefaultNamespace,
+              .help = "namespace of the Tessera scheduler's pods that kubectl tessera ui reaches "
+                      "(-n NAMESPACE sets it too); no other namespace is searched"});
 }
 
 UiHooks ProcessUiHooks() {
@@ -223,10 +253,20 @@ int RunUi(const config::Config& config, const std::vector<std::string>& position
            "Kubernetes credentials, so it is not offered to other machines\n";
     return 2;
   }
+  // -n (inspect.namespace) when given, else ui.namespace: never every namespace, where any pod
+  // with the scheduler's label (a decoy) would be served with the user's credentials.
+  const bool namespace_given =
+      config.SourceOf("inspect.namespace").kind != config::Source::Kind::kDefault;
+  const std::string ns = config.GetString(namespace_given ? "inspect.namespace" : "ui.namespace");
+  if (ns.empty()) {
+    err << "kubectl tessera ui: " << (namespace_given ? "-n" : "ui.namespace")
+        << " is empty: name the namespace of the Tessera scheduler (tessera-system by default); "
+           "ui does not search every namespace\n";
+    return 2;
+  }
   Result<std::unique_ptr<kube::Client>> client = InspectClient(config, env, *timeout);
-  Result<SchedulerPod> pod = client.ok()
-                                 ? FindScheduler(**client, config.GetString("inspect.namespace"))
-                                 : Result<SchedulerPod>(client.status());
+  Result<SchedulerPod> pod =
+      client.ok() ? FindScheduler(**client, ns) : Result<SchedulerPod>(client.status());
   Result<std::string> upstream =
       pod.ok() ? FindPage(**client, *pod, *timeout) : Result<std::string>(pod.status());
   if (!upstream.ok()) {

@@ -1,12 +1,14 @@
 // `kubectl tessera ui [--port 8420] [--address 127.0.0.1] [--no-browser] [-n NAMESPACE]`: opens
 // the Tessera scheduler's web page (docs/ui.md) on this machine. Finds a running scheduler pod
-// (label app.kubernetes.io/name=tessera-scheduler, in -n or every namespace), checks through the
+// (label app.kubernetes.io/name=tessera-scheduler, in -n or ui.namespace, tessera-system by
+// default, never another; the leader first, then a ready one), checks through the
 // API server's pods/proxy that it serves the page (https, else http, on its "https" container
 // port), then serves it locally through a UiProxy until interrupted, prints the address and opens
 // a browser when one is found. kubectl's connection flags and kube.* keys apply as for inspect.
-// Keys (prefix "ui"): address, port, no-browser.
+// Keys (prefix "ui"): address, port, no-browser, namespace.
 // Exit codes: 0 stopped by the user; 1 no scheduler, no page, no answer, or the local port is
-// taken; 2 bad arguments (a non-loopback --address, a port out of range, a bad timeout).
+// taken; 2 bad arguments (a non-loopback --address, a port out of range, a bad timeout, an empty
+// namespace).
 // Thread-compatible: one run at a time.
 #pragma once
 

@@ -9,7 +9,10 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <filesystem>
+#include <fstream>
 #include <future>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -164,15 +167,17 @@ class UiCommandTest : public FakeApiTest {
         client_->Create(kube::kNamespaces, "", {{"metadata", {{"name", "tessera-system"}}}}).ok());
   }
 
-  // A Running, Ready scheduler pod whose "https" port is `port` on 127.0.0.1.
-  void AddSchedulerPod(const std::string& name, int port, bool running = true) {
-    Json pod =
-        kube::PodObject("tessera-system", name, {{"app.kubernetes.io/name", "tessera-scheduler"}});
+  // A Running, Ready scheduler pod whose "https" port is `port` on 127.0.0.1, in `ns`.
+  void AddSchedulerPod(const std::string& name, int port, bool running = true,
+                       const std::string& ns = "tessera-system",
+                       std::map<std::string, std::string> labels = {}) {
+    labels["app.kubernetes.io/name"] = "tessera-scheduler";
+    Json pod = kube::PodObject(ns, name, labels);
     pod["spec"]["containers"][0]["ports"] = {{{"name", "https"}, {"containerPort", port}}};
     pod["status"] = {{"phase", running ? "Running" : "Pending"},
                      {"podIP", "127.0.0.1"},
                      {"conditions", {{{"type", "Ready"}, {"status", running ? "True" : "False"}}}}};
-    auto created = client_->Create(kube::kPods, "tessera-system", pod);
+    auto created = client_->Create(kube::kPods, ns, pod);
     ASSERT_TRUE(created.ok()) << created.status().ToString();
   }
 
@@ -282,9 +287,63 @@ TEST_F(UiCommandTest, SaysWhenNoSchedulerRuns) {
   UiRun run(Args({}));
   EXPECT_EQ(run.Join(), 1);
   EXPECT_NE(run.err().find("no running Tessera scheduler pod (label "
-                           "app.kubernetes.io/name=tessera-scheduler) in any namespace"),
+                           "app.kubernetes.io/name=tessera-scheduler) in namespace "
+                           "tessera-system"),
             std::string::npos)
       << run.err();
+}
+
+// Issue 35 review: a pod with the scheduler's label in another namespace (one that sorts first)
+// is never served the user's page and the token pasted there: only tessera-system (or -n) is read.
+TEST_F(UiCommandTest, ADecoyPodInAnotherNamespaceIsNeverReached) {
+  ASSERT_TRUE(client_->Create(kube::kNamespaces, "", {{"metadata", {{"name", "aaa-decoy"}}}}).ok());
+  StandInScheduler decoy(/*ui=*/true);
+  AddSchedulerPod("tessera-scheduler-0", decoy.port(), true, "aaa-decoy");
+  {
+    UiRun only_decoy(Args({}));
+    EXPECT_EQ(only_decoy.Join(), 1);
+    EXPECT_NE(only_decoy.err().find("no running Tessera scheduler pod (label "
+                                    "app.kubernetes.io/name=tessera-scheduler) in namespace "
+                                    "tessera-system"),
+              std::string::npos)
+        << only_decoy.err();
+  }
+  StandInScheduler scheduler(/*ui=*/true);
+  AddSchedulerPod("tessera-scheduler-1", scheduler.port());
+  UiRun run(Args({}));
+  const std::string url = run.WaitForUrl();
+  ASSERT_FALSE(url.empty()) << run.err();
+  EXPECT_NE(run.out().find("pod tessera-system/tessera-scheduler-1"), std::string::npos)
+      << run.out();
+  httplib::Client local("127.0.0.1", std::stoi(url.substr(17)));
+  auto inspect = local.Get("/inspect", {{"Authorization", "Bearer page-token"}});
+  ASSERT_TRUE(inspect);
+  EXPECT_EQ(inspect->status, 200);
+  EXPECT_EQ(scheduler.seen().size(), 1u);
+  EXPECT_TRUE(decoy.seen().empty());
+  EXPECT_EQ(run.Stop(), 0) << run.err();
+
+  UiRun empty(Args({"-n", ""}));
+  EXPECT_EQ(empty.Join(), 2);
+  EXPECT_NE(empty.err().find("-n is empty: name the namespace of the Tessera scheduler"),
+            std::string::npos)
+      << empty.err();
+}
+
+// Only the leading replica has the pending pods' filter reasons: its pod is chosen over a
+// ready one that sorts first.
+TEST_F(UiCommandTest, PrefersTheLeadingReplica) {
+  StandInScheduler follower(/*ui=*/true), leader(/*ui=*/true);
+  AddSchedulerPod("tessera-scheduler-a", follower.port());
+  AddSchedulerPod("tessera-scheduler-b", leader.port(), true, "tessera-system",
+                  {{"tessera.io/scheduler-leader", "true"}});
+  UiRun run(Args({"--no-browser"}));
+  for (int i = 0; i < 500 && run.out().find("Press Ctrl-C") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_NE(run.out().find("pod tessera-system/tessera-scheduler-b"), std::string::npos)
+      << run.out() << run.err();
+  EXPECT_EQ(run.Stop(), 0);
 }
 
 TEST_F(UiCommandTest, SaysWhenTheSchedulerServesNoPage) {
@@ -342,6 +401,43 @@ TEST_F(UiCommandTest, RefusesAnAddressOtherMachinesReach) {
   UiRun extra(Args({"somewhere"}));
   EXPECT_EQ(extra.Join(), 2);
   EXPECT_NE(extra.err().find("takes no arguments, got somewhere"), std::string::npos);
+}
+
+// The real command blocks SIGINT and SIGTERM in its thread for sigwait: the browser it starts
+// must not inherit that mask (it could not be stopped with Ctrl-C or kill), and runs in a process
+// group of its own (the terminal's Ctrl-C stops the command, not the browser). $BROWSER runs
+// through /bin/sh: where that is dash, which clears its signal mask at start, the mask half
+// passes without the fix too; the process group half does not.
+TEST(UiBrowser, StartsWithNoSignalBlockedInAProcessGroupOfItsOwn) {
+  const std::string dir = ::testing::TempDir() + "/ui-browser-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  const std::string seen = dir + "/seen";
+  const std::string script = dir + "/browser";
+  {
+    std::ofstream out(script);
+    out << "#!/bin/sh\n"
+        << "grep '^SigBlk:' /proc/$$/status > '" << seen << ".tmp'\n"
+        << "cut -d' ' -f5 /proc/$$/stat >> '" << seen << ".tmp'\n"
+        << "mv '" << seen << ".tmp' '" << seen << "'\n";
+  }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  setenv("BROWSER", script.c_str(), 1);
+  Status opened;
+  // ProcessUiHooks blocks the signals in its calling thread: a thread of the test's own.
+  std::thread([&] { opened = ProcessUiHooks().open_browser("http://127.0.0.1:1/ui/"); }).join();
+  unsetenv("BROWSER");
+  ASSERT_TRUE(opened.ok()) << opened.ToString();
+  for (int i = 0; i < 500 && !std::filesystem::exists(seen); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::ifstream in(seen);
+  std::string blocked, group;
+  std::getline(in, blocked);
+  std::getline(in, group);
+  EXPECT_EQ(blocked, "SigBlk:\t0000000000000000");
+  ASSERT_FALSE(group.empty());
+  EXPECT_NE(std::stol(group), static_cast<long>(getpgrp()));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(UiProxyPaths, PassesOnOnlyThePagesRequests) {

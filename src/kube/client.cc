@@ -33,6 +33,13 @@ bool Retryable(const HttpResponse& response) {
   return response.status >= 500 && response.retry_after_seconds.has_value();
 }
 
+// Whether `response` is the API server's own error answer, a meta/v1 Status; through pods/proxy
+// (Client::Send) an answer without one comes from the pod.
+bool IsApiServerStatus(const HttpResponse& response) {
+  Json body = Json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  return body.is_object() && body.value("kind", "") == "Status";
+}
+
 Result<Json> ParseBody(const HttpResponse& response, const std::string& context) {
   if (response.status < 200 || response.status >= 300) {
     return ApiErrorFromResponse(response.status, response.body).ToStatus(context);
@@ -185,21 +192,23 @@ Result<Json> Client::Request(const std::string& method, const std::string& path,
   std::string token;
   RETURN_IF_ERROR(Prepare(request, &token));
   const std::string context = method + " " + path;
-  ASSIGN_OR_RETURN(HttpResponse response, Exchange(request, token, cancel));
+  ASSIGN_OR_RETURN(HttpResponse response, Exchange(request, token, cancel, /*passed_on=*/false));
   if (response.cancelled) return Unavailable(context + ": cancelled");
   return ParseBody(response, context);
 }
 
-Result<HttpResponse> Client::Exchange(HttpRequest& request, std::string& token,
-                                      CancelToken* cancel) {
+Result<HttpResponse> Client::Exchange(HttpRequest& request, std::string& token, CancelToken* cancel,
+                                      bool passed_on) {
   auto send = [&] {
     return WithRetries(
         request, [&] { return transport_->Do(request, cancel); }, cancel);
   };
   ASSIGN_OR_RETURN(HttpResponse response, send());
   // An exec plugin's credential the server refuses is fetched anew once, as kubectl does; the
-  // second try has what is left of the request's timeout.
-  if (response.status == 401 && !token.empty() && token_.Refused(token)) {
+  // second try has what is left of the request's timeout. An answer the API server passed on
+  // (a pod's 401 through pods/proxy) says nothing of the credential: only its own Status does.
+  if (response.status == 401 && !token.empty() && (!passed_on || IsApiServerStatus(response)) &&
+      token_.Refused(token)) {
     RETURN_IF_ERROR(Authorize(request, &token));
     ASSIGN_OR_RETURN(response, send());
   }
@@ -215,7 +224,7 @@ Result<HttpResponse> Client::Send(HttpRequest request, CancelToken* cancel) {
   RETURN_IF_ERROR(Prepare(request, &token));
   // Prepare's first header is its Accept: the caller's own wins.
   if (has_accept) request.headers.erase(request.headers.begin() + given);
-  return Exchange(request, token, cancel);
+  return Exchange(request, token, cancel, /*passed_on=*/true);
 }
 
 Result<Json> Client::Get(const Resource& resource, const std::string& ns, const std::string& name,

@@ -144,7 +144,9 @@ class Client {
 
   // One request as given (method, path, headers, body, timeout) with the same limits, auth,
   // impersonation and retries, for callers that pass the answer on (kubectl tessera ui through
-  // the API server's proxy). Any HTTP status is an answer; errors only when none arrived.
+  // the API server's proxy). Any HTTP status is an answer; errors only when none arrived. A 401
+  // renews an exec plugin's token only when its body is the API server's own meta/v1 Status,
+  // not a 401 of the pod behind the proxy.
   // Adds "Accept: application/json" unless the request has an Accept header.
   Result<HttpResponse> Send(HttpRequest request, CancelToken* cancel = nullptr);
 
@@ -158,8 +160,10 @@ class Client {
   // auth when there is no token).
   Status Authorize(HttpRequest& request, std::string* token);
   // Sends a prepared request with retries; a 401 to an exec plugin's `token` fetches a new one
-  // (into `token`) and tries once more.
-  Result<HttpResponse> Exchange(HttpRequest& request, std::string& token, CancelToken* cancel);
+  // (into `token`) and tries once more. With `passed_on` (the answer may be another server's,
+  // through the API server's proxy) only a 401 whose body is a meta/v1 Status does.
+  Result<HttpResponse> Exchange(HttpRequest& request, std::string& token, CancelToken* cancel,
+                                bool passed_on);
   // Runs `attempt` until it yields a response that is not a retryable 429/5xx or retries run out.
   Result<HttpResponse> WithRetries(HttpRequest& request,
                                    const std::function<Result<HttpResponse>()>& attempt,

@@ -34,6 +34,18 @@ class ExecClientTest : public ::testing::Test {
       }
       res.set_content(R"({"metadata":{"name":"n1"}})", "application/json");
     });
+    // A pod behind the API server's pods/proxy that refuses whatever it is sent with a 401 of its
+    // own; the API server refuses a token it does not accept with its Status.
+    server_.Get("/api/v1/namespaces/s/pods/p/proxy/inspect",
+                [this](const httplib::Request& req, httplib::Response& res) {
+                  std::lock_guard lock(mutex_);
+                  authorization_ = req.get_header_value("Authorization");
+                  res.status = 401;
+                  res.set_content(authorization_ == "Bearer " + accepted_
+                                      ? R"({"error":"no token for the scheduler"})"
+                                      : R"({"kind":"Status","code":401,"reason":"Unauthorized"})",
+                                  "application/json");
+                });
     port_ = server_.bind_to_any_port("127.0.0.1");
     serving_ = std::thread([this] { server_.listen_after_bind(); });
     for (int i = 0; i < 500 && !server_.is_running(); ++i) {
@@ -132,6 +144,37 @@ echo '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredentia
   EXPECT_FALSE(refused.ok());
   EXPECT_EQ(Authorization(), "Bearer third");
   EXPECT_EQ(Runs(), "run\nrun\nrun\n");  // one new try, no loop
+  client.reset();
+}
+
+// Issue 35 review: through pods/proxy a 401 of the pod (kubectl tessera ui's page polling a
+// scheduler that wants a token) is passed on; it must not run the plugin again on every poll.
+// The API server's own 401 (a Status) still does.
+TEST_F(ExecClientTest, APodsRefusalThroughTheProxyKeepsThePluginsToken) {
+  Serve("second");
+  std::unique_ptr<Client> client = ClientWithPlugin(R"sh(#!/bin/sh
+runs="$(dirname "$0")/runs"
+echo run >> "$runs"
+token=first
+[ "$(wc -l < "$runs")" -ge 2 ] && token=second
+echo '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"'$token'"}}'
+)sh");
+  ASSERT_NE(client, nullptr);
+  const HttpRequest poll{.path = "/api/v1/namespaces/s/pods/p/proxy/inspect"};
+  Result<HttpResponse> refused_by_api_server = client->Send(poll);
+  ASSERT_TRUE(refused_by_api_server.ok()) << refused_by_api_server.status().ToString();
+  EXPECT_EQ(refused_by_api_server->status, 401);
+  EXPECT_EQ(Authorization(), "Bearer second");
+  EXPECT_EQ(Runs(), "run\nrun\n");  // the API server's Status: a new token, once
+
+  for (int i = 0; i < 3; ++i) {
+    Result<HttpResponse> refused_by_pod = client->Send(poll);
+    ASSERT_TRUE(refused_by_pod.ok()) << refused_by_pod.status().ToString();
+    EXPECT_EQ(refused_by_pod->status, 401);
+    EXPECT_EQ(refused_by_pod->body, R"({"error":"no token for the scheduler"})");
+  }
+  EXPECT_EQ(Authorization(), "Bearer second");
+  EXPECT_EQ(Runs(), "run\nrun\n");  // the pod's 401s ran nothing
   client.reset();
 }
 

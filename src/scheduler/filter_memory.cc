@@ -1,6 +1,7 @@
 #include "scheduler/filter_memory.h"
 
 #include <algorithm>
+#include <memory>
 
 namespace tessera::scheduler {
 namespace {
@@ -49,14 +50,23 @@ void FilterMemory::Record(const PodId& pod, const FilterResult& result) {
   }
   r.reasons_left_out = refused.size() - kept;
   const std::string key = pod.Key();
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!records_.count(key) && records_.size() >= max_pods_) {
-    auto oldest = std::min_element(
-        records_.begin(), records_.end(),
-        [](const auto& a, const auto& b) { return a.second.time < b.second.time; });
-    records_.erase(oldest);
+  auto record = std::make_shared<const FilterRecord>(std::move(r));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!records_.count(key) && records_.size() >= max_pods_) {
+      auto oldest = std::min_element(
+          records_.begin(), records_.end(),
+          [](const auto& a, const auto& b) { return a.second->time < b.second->time; });
+      records_.erase(oldest);
+    }
+    records_[key] = record;
   }
-  records_[key] = std::move(r);
+  // The pod may have been bound or deleted since the check above, its watch event finding no
+  // record to drop: ask again, and drop this record (not a newer one) when it no longer waits.
+  if (state_.Pending(pod)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = records_.find(key);
+  if (it != records_.end() && it->second == record) records_.erase(it);
 }
 
 void FilterMemory::OnPod(EventType type, const json& pod) {
@@ -69,13 +79,19 @@ void FilterMemory::OnPod(EventType type, const json& pod) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = records_.find(key);
   if (it == records_.end()) return;
-  const bool other_pod = !uid.empty() && !it->second.uid.empty() && uid != it->second.uid;
+  const bool other_pod = !uid.empty() && !it->second->uid.empty() && uid != it->second->uid;
   if (placed_or_gone || other_pod) records_.erase(it);
 }
 
 std::map<std::string, FilterRecord> FilterMemory::All() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return records_;
+  std::map<std::string, std::shared_ptr<const FilterRecord>> kept;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    kept = records_;  // pointers only: the filters are not held up by the copy of the records
+  }
+  std::map<std::string, FilterRecord> all;
+  for (auto& [key, record] : kept) all.emplace(key, *record);
+  return all;
 }
 
 size_t FilterMemory::size() const {

@@ -374,3 +374,28 @@ test('a scheduler that wants a token gets the one the user gives, in both header
   assert.equal(page.inspectHeaders[1].Authorization, 'Bearer abc');
   assert.equal(page.inspectHeaders[1]['X-Tessera-Authorization'], 'Bearer abc');
 });
+
+// Under kubectl tessera ui the API server may refuse the page itself, with its own Status (a 403
+// for POST /fit without create on pods/proxy): the page says so in its words and asks for no
+// token, which the API server would not read.
+test('the API server\'s own refusal names it and asks for no token', async () => {
+  const forbidden = { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 403,
+                      reason: 'Forbidden',
+                      message: 'pods "s" is forbidden: User "u" cannot create resource ' +
+                               '"pods/proxy" in API group "" in the namespace "tessera-system"' };
+  const page = await openPage([inspectOf(1)], { fitAnswers: [{ status: 403, body: forbidden }] });
+  page.el('fit-resources').value = 'nvidia.com/gpu: 1';
+  page.el('fit-form').dispatch('submit');
+  await page.settle();
+  assert.equal(page.text('fit-answer'),
+               'Cannot check: the API server answered HTTP 403 for /fit: pods "s" is forbidden: ' +
+               'User "u" cannot create resource "pods/proxy" in API group "" in the namespace ' +
+               '"tessera-system".');
+  assert.equal(page.el('token-form').hidden, true);
+
+  const refused = await openPage([{ status: 403, body: { ...forbidden,
+                                                        message: 'cannot get pods/proxy' } }]);
+  assert.match(refused.text('alert'),
+               /the API server answered HTTP 403 for \/inspect: cannot get pods\/proxy/);
+  assert.equal(refused.el('token-form').hidden, true);
+});

@@ -2,8 +2,8 @@
 // sort and page, and renders one page of nodes at a time, or one pod's page when the address
 // ends in #pod=NAMESPACE/NAME. Polling stops while the tab is hidden or the user pauses it, and
 // starts again with a fresh read when it comes back. The "would it fit" form posts to ../fit.
-// When the scheduler asks for a Kubernetes token (401), the page asks the user for one and keeps
-// it in sessionStorage, sent in Authorization and X-Tessera-Authorization (which
+// When the scheduler asks for a Kubernetes token (401, 403), the page asks the user for one and
+// keeps it in sessionStorage, sent in Authorization and X-Tessera-Authorization (which
 // kubectl tessera ui passes on through the API server).
 import { fitRequest } from './fit.mjs';
 import { renderFitAnswer, renderFitError } from './fit_view.mjs';
@@ -123,8 +123,12 @@ async function poll() {
     const res = await fetch(INSPECT_URL, { cache: 'no-store', signal: controller.signal,
                                            headers: { Accept: 'application/json',
                                                       ...authHeaders() } });
-    ui.tokenForm.hidden = res.status !== 401 && res.status !== 403;
-    if (!res.ok) throw new Error(await answerError(res, '/inspect'));
+    if (!res.ok) {
+      const refused = await refusal(res, '/inspect');
+      ui.tokenForm.hidden = !refused.askToken;
+      throw new Error(refused.message);
+    }
+    ui.tokenForm.hidden = true;
     const text = await res.text();
     if (text !== state.lastText) {
       state.cluster = buildCluster(JSON.parse(text));
@@ -168,15 +172,23 @@ function restartNow() {
   if (!state.paused && !document.hidden) poll();
 }
 
-// "the scheduler answered HTTP 401 for /inspect: <its error>".
-async function answerError(res, what) {
-  let why = '';
+// What an answer that is not 2xx says, and whether a token for the scheduler could help. Under
+// kubectl tessera ui the API server stands in front and refuses with its own meta/v1 Status
+// (for instance 403 without create on pods/proxy for /fit): that names the API server, and asks
+// for no token, which it would not read. The scheduler's own refusals are {"error": ...}.
+// message: "the scheduler answered HTTP 401 for /inspect: <its error>".
+async function refusal(res, what) {
+  let body = null;
   try {
-    why = JSON.parse(await res.text()).error ?? '';
+    body = JSON.parse(await res.text());
   } catch {
-    why = '';
+    body = null;
   }
-  return `the scheduler answered HTTP ${res.status} for ${what}` + (why ? `: ${why}` : '');
+  const apiServer = body?.kind === 'Status';
+  const why = (apiServer ? body.message : body?.error) ?? '';
+  const who = apiServer ? 'the API server' : 'the scheduler';
+  return { askToken: !apiServer && (res.status === 401 || res.status === 403),
+           message: `${who} answered HTTP ${res.status} for ${what}` + (why ? `: ${why}` : '') };
 }
 
 // Shows the pod of the address's fragment, or the map; the focus goes to the new heading.
@@ -213,8 +225,11 @@ async function checkFit() {
                                        headers: { 'Content-Type': 'application/json',
                                                   Accept: 'application/json',
                                                   ...authHeaders() } });
-    if (res.status === 401 || res.status === 403) ui.tokenForm.hidden = false;
-    if (!res.ok) throw new Error(await answerError(res, '/fit'));
+    if (!res.ok) {
+      const refused = await refusal(res, '/fit');
+      if (refused.askToken) ui.tokenForm.hidden = false;
+      throw new Error(refused.message);
+    }
     renderFitAnswer(ui.fitAnswer, JSON.parse(await res.text()));
   } catch (e) {
     renderFitError(ui.fitAnswer, `Cannot check: ${e.message}.`);
