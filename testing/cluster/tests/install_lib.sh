@@ -143,7 +143,7 @@ tessera-scheduler create pods -n default
 tessera-scheduler patch nodes
 tessera-scheduler update mutatingwebhookconfigurations/tessera
 tessera-scheduler update leases/another -n $ns
-tessera-scheduler patch pods -n default
+tessera-scheduler update pods -n default
 tessera-node get secrets -n $ns
 tessera-node create pods/binding -n default
 tessera-node delete pods -n default
