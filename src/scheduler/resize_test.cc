@@ -379,6 +379,21 @@ TEST(Resizer, AnOlderCopyNeverReplacesAQueuedPod) {
   EXPECT_EQ(api.patches, 1);
 }
 
+// An Event's name is a DNS subdomain of at most 253 characters whatever the pod's name.
+TEST(Resizer, EventNamesFitKubernetesLimitForTheLongestPodNames) {
+  const std::string short_name = Resizer::EventName("p", "r1");
+  EXPECT_EQ(short_name.rfind("p.tessera-resize-", 0), 0u) << short_name;
+  const std::string longest = Resizer::EventName(std::string(253, 'a'), "r1");
+  EXPECT_EQ(longest.size(), 253u);
+  EXPECT_EQ(longest.substr(longest.size() - short_name.size() + 1), short_name.substr(1));
+  // A cut that would end at a '-' or '.' drops it.
+  const std::string dashed =
+      Resizer::EventName(std::string(220, 'a') + "-b" + std::string(31, 'c'), "r1");
+  EXPECT_LE(dashed.size(), 253u);
+  EXPECT_EQ(dashed.find("-.tessera-resize-"), std::string::npos) << dashed;
+  EXPECT_EQ(dashed.rfind(std::string(220, 'a') + ".tessera-resize-", 0), 0u) << dashed;
+}
+
 TEST(Resizer, AReplicaThatTakesOverMakesTheMissingEventOfARecentAnswerOnly) {
   StateFixture f;
   FakeWriter api;

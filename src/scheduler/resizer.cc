@@ -118,8 +118,13 @@ void Resizer::Stop() {
 }
 
 std::string Resizer::EventName(const std::string& name, const std::string& id) {
-  // The id is the requester's text; the name must be a DNS subdomain.
-  return name + ".tessera-resize-" + HashText(id);
+  // The id is the requester's text; the name must be a DNS subdomain of at most 253 characters,
+  // so a long pod name is cut, never to end a label with '-' or '.'.
+  constexpr size_t kMaxName = 253;
+  const std::string suffix = ".tessera-resize-" + HashText(id);
+  std::string head = name.substr(0, kMaxName - suffix.size());
+  while (!head.empty() && (head.back() == '-' || head.back() == '.')) head.pop_back();
+  return head + suffix;
 }
 
 Resizer::Work Resizer::Needs(const json& pod, std::optional<ResizeRequest>& request,
