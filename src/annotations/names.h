@@ -19,6 +19,12 @@ inline constexpr char kResizeStatus[] = "tessera.io/resize-status";
 // out before it samples.
 inline constexpr char kGpuNodeLabel[] = "tessera.io/gpu-node";
 
+// The label the leading scheduler replica's pod carries ("true";
+// scheduler.leader-election.pod-name): the extender's Service selects it, so that kube-scheduler
+// reaches the replica that binds, and `kubectl tessera ui` prefers it (only the leader has the
+// filter reasons).
+inline constexpr char kLeaderLabel[] = "tessera.io/scheduler-leader";
+
 // Beside each of the four, the signature of its value (signing.h): "<name>-signature".
 inline constexpr char kSignatureSuffix[] = "-signature";
 inline constexpr char kGpusSignature[] = "tessera.io/gpus-signature";

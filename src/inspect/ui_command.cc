@@ -11,6 +11,7 @@
 #include <map>
 #include <thread>
 
+#include "annotations/names.h"
 #include "common/strings.h"
 #include "inspect/inspect_command.h"
 #include "inspect/ui_proxy.h"
@@ -25,8 +26,7 @@ namespace {
 constexpr int kDefaultPort = 8420;
 constexpr int kSchedulerPort = 8443;  // deploy/scheduler: the container port named "https"
 constexpr char kDefaultNamespace[] = "tessera-system";
-// The label the leading scheduler replica's pod carries (scheduler/scheduler_app.h kLeaderLabel).
-constexpr char kLeaderLabel[] = "tessera.io/scheduler-leader";
+using annotations::kLeaderLabel;
 
 struct SchedulerPod {
   std::string ns, name;

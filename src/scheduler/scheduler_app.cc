@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "annotations/names.h"
 #include "kube/resource.h"
 #include "log/log.h"
 
@@ -247,13 +248,13 @@ void SchedulerApp::StoppedLeading() {
 void SchedulerApp::LabelPod(bool leader) {
   if (options_.pod_name.empty()) return;
   kube::StringMapChanges change;
-  change[kLeaderLabel] = leader ? std::optional<std::string>("true") : std::nullopt;
+  change[annotations::kLeaderLabel] = leader ? std::optional<std::string>("true") : std::nullopt;
   Result<kube::Json> patched =
       client_.PatchLabels(kube::kPods, options_.pod_namespace, options_.pod_name, change);
   if (!patched.ok()) {
     log::Warn("cannot label this replica's pod; the extender's Service may not reach the leader",
               {{"pod", options_.pod_namespace + "/" + options_.pod_name},
-               {"label", kLeaderLabel},
+               {"label", annotations::kLeaderLabel},
                {"error", patched.status().message()}});
   }
 }

@@ -102,10 +102,6 @@ class KubeClaimTemplates : public ClaimTemplates {
   kube::Client& client_;
 };
 
-// The label the leading replica's pod carries (scheduler.leader-election.pod-name); the
-// extender's Service selects it, so that kube-scheduler reaches the replica that binds.
-inline constexpr char kLeaderLabel[] = "tessera.io/scheduler-leader";
-
 // How long past its lease duration a leader that has stopped renewing (its elector's thread is
 // stuck) still counts as live: /healthz answers 503 after that, kubelet restarts the replica, and
 // the other one, which has taken the expired Lease by then, leads alone. kube-scheduler's leader
