@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,14 @@
 #include "node/kubelet/kubelet_checkpoint.h"
 
 namespace tessera::node::testing {
+
+// The whole content of the file at `path` ("" when it cannot be read).
+inline std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 // A pod bound to `node` with one container `container` asking `count` of `resource`, and the
 // scheduler's decision for it when `decision` is not empty ({uuid, memoryMiB, cores} per device).

@@ -26,13 +26,6 @@ const ResourceSpec kGpu{"nvidia.com/gpu", ResourceKind::kVgpuSlots};
 const ResourceSpec kCore{"tencent.com/vcuda-core", ResourceKind::kVcudaCore};
 const ResourceSpec kMem{"tencent.com/vcuda-memory", ResourceKind::kVcudaMemory};
 
-std::string Read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 class AllocatorTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -24,13 +24,6 @@ const std::string kNode = "node-1";
 const ResourceSpec kGpu{"nvidia.com/gpu", ResourceKind::kVgpuSlots};
 constexpr char kKey[] = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 
-std::string Read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 class ForgedAllocationTest : public ::testing::Test {
  protected:
   void SetUp() override {

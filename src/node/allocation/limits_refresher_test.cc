@@ -25,13 +25,6 @@ using namespace tessera::node::testing;
 const std::string kNode = "node-1";
 const ResourceSpec kGpu{"nvidia.com/gpu", ResourceKind::kVgpuSlots};
 
-std::string Read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 class LimitsRefresherTest : public ::testing::Test {
  protected:
   void SetUp() override {
